@@ -1,0 +1,51 @@
+"""snipe: a headless, rule-driven buying engine for a peer-to-peer game-item marketplace.
+
+The public API is re-exported here; everything else lives in private modules.
+"""
+
+from ._clock import Clock, ScaledClock, SystemClock, VirtualClock
+from ._errors import (
+    APIError,
+    ConfigError,
+    InvalidRequest,
+    InvalidTradeLink,
+    KeyRejected,
+    LedgerError,
+    MalformedResponse,
+    OutcomeUnknown,
+    PurchaseRefusal,
+    PurchaseRefused,
+    RateLimited,
+    Refused,
+    SnipeError,
+    Unavailable,
+)
+from ._money import MILLS_PER_USD, Money, format_usd, parse_usd
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MILLS_PER_USD",
+    "APIError",
+    "Clock",
+    "ConfigError",
+    "InvalidRequest",
+    "InvalidTradeLink",
+    "KeyRejected",
+    "LedgerError",
+    "MalformedResponse",
+    "Money",
+    "OutcomeUnknown",
+    "PurchaseRefusal",
+    "PurchaseRefused",
+    "RateLimited",
+    "Refused",
+    "ScaledClock",
+    "SnipeError",
+    "SystemClock",
+    "Unavailable",
+    "VirtualClock",
+    "__version__",
+    "format_usd",
+    "parse_usd",
+]

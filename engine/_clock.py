@@ -1,0 +1,164 @@
+"""Time, injected.
+
+Everything in snipe that needs the time or needs to wait asks a :class:`Clock`. Live runs
+use :class:`SystemClock`; tests and backtests use :class:`VirtualClock`, whose time moves
+only when told to (or, with :meth:`VirtualClock.autojump`, jumps straight to the next
+deadline whenever every task is blocked), so no test ever really sleeps and a backtest
+replays a day in seconds, deterministically.
+
+Time is epoch seconds as a float, the unit of ``time.time()``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Protocol, runtime_checkable
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+
+__all__ = ["Clock", "ScaledClock", "SystemClock", "VirtualClock"]
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """A source of time and of waiting."""
+
+    def now(self) -> float:
+        """The current time in epoch seconds."""
+        ...
+
+    async def sleep_until(self, deadline: float) -> None:
+        """Return once :meth:`now` is at or past ``deadline`` (at once if it already is)."""
+        ...
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` of this clock's time."""
+        ...
+
+
+class SystemClock:
+    """Real time. ``now()`` follows the wall clock at start and then the monotonic clock, so
+    a wall-clock step (NTP, DST) cannot make a rate-limit window run backwards."""
+
+    def __init__(self) -> None:
+        self._epoch0 = time.time()
+        self._mono0 = time.monotonic()
+
+    def now(self) -> float:
+        return self._epoch0 + (time.monotonic() - self._mono0)
+
+    async def sleep(self, seconds: float) -> None:
+        await anyio.sleep(max(0.0, seconds))
+
+    async def sleep_until(self, deadline: float) -> None:
+        await anyio.sleep(max(0.0, deadline - self.now()))
+
+    def __repr__(self) -> str:
+        return "SystemClock()"
+
+
+class ScaledClock:
+    """Real time sped up: ``speed`` seconds of this clock pass per real second, starting at
+    ``start``. The sandbox's market time and ``snipe demo`` use it to run hours in minutes."""
+
+    def __init__(self, *, start: float, speed: float = 1.0) -> None:
+        if speed <= 0:
+            raise ValueError(f"speed must be positive, got {speed!r}")
+        self.speed = speed
+        self._start = start
+        self._mono0 = time.monotonic()
+
+    def now(self) -> float:
+        return self._start + (time.monotonic() - self._mono0) * self.speed
+
+    async def sleep(self, seconds: float) -> None:
+        await anyio.sleep(max(0.0, seconds) / self.speed)
+
+    async def sleep_until(self, deadline: float) -> None:
+        await self.sleep(deadline - self.now())
+
+    def __repr__(self) -> str:
+        return f"ScaledClock(speed={self.speed})"
+
+
+class VirtualClock:
+    """Time that moves only when told to.
+
+    :meth:`advance` and :meth:`jump_to` move it and wake every sleeper whose deadline has
+    come, in deadline order. :meth:`autojump` runs a helper task that, whenever every task
+    is blocked, jumps to the earliest pending deadline: code under test then runs as if time
+    passed, without waiting.
+    """
+
+    def __init__(self, start: float = 1_767_225_600.0) -> None:  # 2026-01-01T00:00:00Z
+        self._now = float(start)
+        self._sleepers: list[tuple[float, int, anyio.Event]] = []
+        self._order = itertools.count()
+
+    def now(self) -> float:
+        return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        await self.sleep_until(self._now + max(0.0, seconds))
+
+    async def sleep_until(self, deadline: float) -> None:
+        if deadline <= self._now:
+            await anyio.lowlevel.checkpoint()
+            return
+        event = anyio.Event()
+        entry = (deadline, next(self._order), event)
+        heapq.heappush(self._sleepers, entry)
+        try:
+            await event.wait()
+        finally:
+            if not event.is_set():  # cancelled: forget the sleeper
+                self._sleepers.remove(entry)
+                heapq.heapify(self._sleepers)
+
+    def next_deadline(self) -> float | None:
+        """The earliest deadline anyone is waiting for, or ``None``."""
+        return self._sleepers[0][0] if self._sleepers else None
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward by ``seconds`` and wake the sleepers that are due."""
+        if seconds < 0:
+            raise ValueError("time does not run backwards")
+        self.jump_to(self._now + seconds)
+
+    def jump_to(self, when: float) -> None:
+        """Move time to ``when`` (never backwards) and wake the sleepers that are due."""
+        self._now = max(self._now, float(when))
+        while self._sleepers and self._sleepers[0][0] <= self._now:
+            _, _, event = heapq.heappop(self._sleepers)
+            event.set()
+
+    @asynccontextmanager
+    async def autojump(self) -> AsyncIterator[None]:
+        """While inside, jump to the next deadline whenever every task is blocked."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._autojump_loop)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _autojump_loop(self) -> None:
+        from anyio import wait_all_tasks_blocked
+
+        while True:
+            await wait_all_tasks_blocked()
+            deadline = self.next_deadline()
+            if deadline is None:
+                # Nothing to jump to: yield briefly so new sleepers can register.
+                await anyio.sleep(0.0005)
+                continue
+            self.jump_to(deadline)
+
+    def __repr__(self) -> str:
+        return f"VirtualClock(now={self._now})"

@@ -1,0 +1,57 @@
+"""The ``snipe`` command.
+
+Each subcommand lives in its own module under ``engine.cli`` and exposes
+``register(subparsers)``, which adds its parser and sets ``handler`` (a function taking the
+parsed namespace and returning the exit code). Add a module to ``_COMMAND_MODULES`` to add a
+subcommand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+from .._errors import SnipeError
+
+__all__ = ["build_parser", "main"]
+
+_COMMAND_MODULES: tuple[str, ...] = ()
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="snipe",
+        description="A headless, rule-driven buying engine for a game-item marketplace.",
+    )
+    parser.add_argument("--version", action="version", version=f"snipe {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in _COMMAND_MODULES:
+        module = importlib.import_module(module_name, __name__)
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 0
+    try:
+        return handler(args)
+    except SnipeError as exc:
+        print(f"snipe {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,17 @@
+"""Shared fixtures. Every async test runs on asyncio and on trio."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import VirtualClock
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def clock() -> VirtualClock:
+    return VirtualClock()
