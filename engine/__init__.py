@@ -7,6 +7,8 @@ from ._clock import Clock, ScaledClock, SystemClock, VirtualClock
 from ._errors import (
     APIError,
     ConfigError,
+    IntentRefusal,
+    IntentRefused,
     InvalidRequest,
     InvalidTradeLink,
     KeyRejected,
@@ -29,6 +31,8 @@ __all__ = [
     "APIError",
     "Clock",
     "ConfigError",
+    "IntentRefusal",
+    "IntentRefused",
     "InvalidRequest",
     "InvalidTradeLink",
     "KeyRejected",

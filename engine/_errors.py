@@ -7,7 +7,8 @@ where they happen, so callers only ever catch these::
     ├── ConfigError                 bad rules file, CLI argument or recorded data; names the place
     ├── InvalidRequest (ValueError) an argument breaks a documented limit; nothing was sent
     │   └── InvalidTradeLink        a trade URL without a usable partner and token
-    ├── LedgerError                 the ledger cannot be read or written
+    ├── LedgerError                 the ledger cannot be read or written, or a move is illegal
+    ├── IntentRefused               an intent would break a cap or rebuy a listing; ``reason``
     └── APIError                    the marketplace answered (or failed to answer) badly
         ├── KeyRejected             HTTP 403: wrong key or non-whitelisted IP; stop trading
         ├── RateLimited             HTTP 429; ``retry_after`` seconds to wait
@@ -32,6 +33,8 @@ import enum
 __all__ = [
     "APIError",
     "ConfigError",
+    "IntentRefusal",
+    "IntentRefused",
     "InvalidRequest",
     "InvalidTradeLink",
     "KeyRejected",
@@ -76,7 +79,45 @@ class InvalidTradeLink(InvalidRequest):
 
 
 class LedgerError(SnipeError):
-    """The ledger cannot be opened, migrated, read or written."""
+    """The ledger cannot be opened, migrated, read or written, or was asked for an illegal
+    state transition (nothing is written then)."""
+
+
+class IntentRefusal(enum.Enum):
+    """Why the ledger would not record a purchase intent."""
+
+    CAP = "cap"
+    DUPLICATE_ITEM = "duplicate_item"
+    DUPLICATE_PROJECT_ID = "duplicate_project_id"
+
+
+class IntentRefused(SnipeError):
+    """The ledger refused to record a purchase intent, so it must not be sent: it would
+    break a cap (counting in-flight purchases), or buy a listing that already has a live
+    purchase, or reuse a ``project_id``. Nothing was written.
+
+    ``cap`` names the cap for ``CAP``, with ``committed`` (what the cap already counts) and
+    ``limit``. Not a :class:`LedgerError`: the ledger is fine, the purchase is not allowed.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: IntentRefusal,
+        project_id: str,
+        item_id: str,
+        cap: str | None = None,
+        committed: int | None = None,
+        limit: int | None = None,
+    ):
+        self.reason = reason
+        self.project_id = project_id
+        self.item_id = item_id
+        self.cap = cap
+        self.committed = committed
+        self.limit = limit
+        super().__init__(message)
 
 
 class APIError(SnipeError):
