@@ -1,0 +1,76 @@
+import pytest
+
+from engine.sniper._schedule import SearchSchedule
+
+
+def make(names: str, batch: int = 3) -> SearchSchedule:
+    return SearchSchedule(watched=frozenset(names.split()), batch_size=batch)
+
+
+def test_never_searched_names_come_first_in_name_order() -> None:
+    schedule = make("d c b a")
+    assert schedule.next_batch() == ("a", "b", "c")
+
+
+def test_round_robin_covers_every_name_stalest_first() -> None:
+    schedule = make("a b c d e")
+    seen: list[str] = []
+    for t in range(4):
+        batch = schedule.next_batch()
+        schedule.searched(batch, at=float(t))
+        seen.extend(batch)
+    assert set(seen[:5]) == {"a", "b", "c", "d", "e"}
+    assert seen[3:6] == ["d", "e", "a"]
+
+
+def test_flagged_names_jump_the_queue_by_promise() -> None:
+    schedule = make("a b c d e")
+    schedule.searched(["a", "b", "c", "d", "e"], at=0.0)
+    schedule.flag("e", promise=10, at=1.0)
+    schedule.flag("d", promise=50, at=2.0)
+    assert schedule.next_batch()[:2] == ("d", "e")
+
+
+def test_flag_keeps_the_best_promise_and_first_time() -> None:
+    schedule = make("a b c")
+    schedule.flag("c", promise=5, at=1.0)
+    schedule.flag("c", promise=3, at=2.0)
+    schedule.flag("b", promise=5, at=1.5)
+    assert schedule.next_batch()[:2] == ("c", "b")
+
+
+def test_searching_clears_the_flag() -> None:
+    schedule = make("a b c", batch=1)
+    schedule.flag("c", promise=1, at=0.0)
+    assert schedule.next_batch() == ("c",)
+    schedule.searched(["c"], at=1.0)
+    assert schedule.hot_count == 0
+    assert schedule.next_batch() == ("a",)
+
+
+def test_unwatched_names_are_never_flagged() -> None:
+    schedule = make("a")
+    schedule.flag("zzz", promise=100, at=0.0)
+    assert schedule.hot_count == 0
+
+
+def test_rewatching_drops_flags_of_names_no_longer_watched() -> None:
+    schedule = make("a b")
+    schedule.flag("b", promise=1, at=0.0)
+    schedule.watch(["a"])
+    assert schedule.next_batch() == ("a",)
+
+
+@pytest.mark.parametrize("size", [0, 51])
+def test_batch_size_is_bounded_by_the_interface(size: int) -> None:
+    with pytest.raises(ValueError, match="batch_size"):
+        SearchSchedule(batch_size=size)
+
+
+def test_staleness_reports_median_and_worst() -> None:
+    schedule = make("a b c")
+    schedule.searched(["a"], at=10.0)
+    schedule.searched(["b"], at=5.0)
+    median, worst = schedule.staleness(20.0)
+    assert median == 15.0
+    assert worst == float("inf")
