@@ -1,0 +1,38 @@
+"""The async marketplace client.
+
+One method per endpoint (:class:`MarketClient`), arguments checked against the documented
+limits before anything is sent, answers parsed into :mod:`engine.models`, and every failure
+translated into the :mod:`engine` error tree. The API key lives in an :class:`APIKey` and
+is added to each request by :class:`KeyInjectingTransport` just before it is sent, so no
+log line, exception or repr ever shows it.
+"""
+
+from ._bulk import BulkItem, BulkItemResult, BulkPurchase, BulkStatus
+from ._client import MarketClient
+from ._core import DEFAULT_TIMEOUT, SnapshotStream
+from ._params import Exterior, Game, Order, OrderBy, Sort
+from ._responses import DEFAULT_RETRY_AFTER, classify_refusal
+from ._secret import APIKey, Secret
+from ._tradelink import TradeLink
+from ._transport import KeyInjectingTransport
+
+__all__ = [
+    "DEFAULT_RETRY_AFTER",
+    "DEFAULT_TIMEOUT",
+    "APIKey",
+    "BulkItem",
+    "BulkItemResult",
+    "BulkPurchase",
+    "BulkStatus",
+    "Exterior",
+    "Game",
+    "KeyInjectingTransport",
+    "MarketClient",
+    "Order",
+    "OrderBy",
+    "Secret",
+    "SnapshotStream",
+    "Sort",
+    "TradeLink",
+    "classify_refusal",
+]

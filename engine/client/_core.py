@@ -1,0 +1,296 @@
+"""The client's machinery: one HTTP client, the key-injecting transport, the rate limiter,
+the overall deadline, and the translation of every failure into the snipe error tree.
+
+The endpoint methods (``_client.py``) build checked arguments and call :meth:`_call`.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager, suppress
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import anyio
+import httpx
+
+from .._clock import Clock, SystemClock
+from .._errors import APIError, ConfigError, RateLimited, Unavailable
+from .._limiter import Lane
+from ..models import WireModel
+from ._endpoints import Endpoint
+from ._responses import decode, http_error, transport_error
+from ._secret import APIKey, Secret
+from ._transport import AUTH_EXTENSION, SECRET_PARAMS_EXTENSION, KeyInjectingTransport
+
+if TYPE_CHECKING:
+    from .._limiter import RateLimiter
+
+__all__ = ["DEFAULT_TIMEOUT", "ClientCore", "SnapshotStream"]
+
+M = TypeVar("M", bound=WireModel)
+
+DEFAULT_TIMEOUT: Final = 10.0
+"""Seconds, for each phase of a request (httpx) and for the whole call (the clock)."""
+
+
+class _EndpointBucket:
+    """Sentinel: use the endpoint's own bucket."""
+
+
+_ENDPOINT_BUCKET: Final = _EndpointBucket()
+_NO_BODY: Final = object()
+
+
+class ClientCore:
+    """Construction, lifetime and the one request path shared by every endpoint method."""
+
+    def __init__(
+        self,
+        api_key: str | APIKey,
+        *,
+        base_url: str,
+        image_base_url: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        limiter: RateLimiter | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        clock: Clock | None = None,
+        catalogue_bucket: str | None = "search",
+    ) -> None:
+        self._key = _check_key(api_key)
+        self._base_url = _check_base_url(base_url)
+        self._image_base_url = image_base_url
+        self._limiter = limiter
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self._timeout = float(timeout)
+        self._clock: Clock = clock if clock is not None else SystemClock()
+        self._catalogue_bucket = catalogue_bucket
+        inner = transport if transport is not None else httpx.AsyncHTTPTransport(retries=0)
+        self._http = httpx.AsyncClient(
+            base_url=self._base_url,
+            transport=KeyInjectingTransport(inner, self._key),
+            timeout=self._timeout,
+            follow_redirects=False,  # a redirect would carry the key to another address
+            headers={"User-Agent": "snipe"},
+        )
+
+    # --- lifetime -----------------------------------------------------------------------
+
+    async def __aenter__(self) -> ClientCore:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self._http.aclose()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self._base_url!r}, api_key={self._key!r})"
+
+    @property
+    def base_url(self) -> str:
+        return self._base_url
+
+    # --- the request path ---------------------------------------------------------------
+
+    async def _call(
+        self,
+        endpoint: Endpoint,
+        model: type[M],
+        *,
+        params: list[tuple[str, str]] | None = None,
+        json_body: Any = _NO_BODY,
+        secrets: Mapping[str, Secret] | None = None,
+        bucket: str | _EndpointBucket | None = _ENDPOINT_BUCKET,
+        lane: Lane = Lane.BACKGROUND,
+        project_ids: tuple[str, ...] = (),
+    ) -> M:
+        """Send, check the status, and decode the answer as ``model``."""
+        response = await self._send(
+            endpoint,
+            params=params,
+            json_body=json_body,
+            secrets=secrets,
+            bucket=bucket,
+            lane=lane,
+            project_ids=project_ids,
+        )
+        return decode(
+            endpoint,
+            model,
+            response,
+            image_base_url=self._image_base_url,
+            project_ids=project_ids,
+        )
+
+    async def _send(
+        self,
+        endpoint: Endpoint,
+        *,
+        params: list[tuple[str, str]] | None = None,
+        json_body: Any = _NO_BODY,
+        secrets: Mapping[str, Secret] | None = None,
+        bucket: str | _EndpointBucket | None = _ENDPOINT_BUCKET,
+        lane: Lane = Lane.BACKGROUND,
+        project_ids: tuple[str, ...] = (),
+    ) -> httpx.Response:
+        """The answer of one call with a 2xx status; any failure raised as a snipe error."""
+        chosen = endpoint.bucket if isinstance(bucket, _EndpointBucket) else bucket
+        if chosen is not None and self._limiter is not None:
+            await self._limiter.acquire(chosen, lane)
+        request = self._build(endpoint, params, json_body, secrets)
+        failure: APIError | None = None
+        try:
+            response = await self._send_within_deadline(request)
+        except httpx.HTTPError as exc:
+            failure = transport_error(endpoint, exc, project_ids)
+        if failure is not None:
+            # Raised outside the except block: no httpx error rides along as __context__.
+            raise failure
+        failure = http_error(endpoint, response, project_ids, self._clock.now())
+        if failure is not None:
+            if isinstance(failure, RateLimited) and chosen is not None and self._limiter:
+                self._limiter.pause(chosen, failure.retry_after)
+            raise failure
+        return response
+
+    def _build(
+        self,
+        endpoint: Endpoint,
+        params: list[tuple[str, str]] | None,
+        json_body: Any,
+        secrets: Mapping[str, Secret] | None,
+    ) -> httpx.Request:
+        extensions: dict[str, Any] = {AUTH_EXTENSION: endpoint.auth}
+        if secrets:
+            extensions[SECRET_PARAMS_EXTENSION] = dict(secrets)
+        return self._http.build_request(
+            endpoint.method,
+            endpoint.path,
+            params=tuple(params) if params else None,
+            json=None if json_body is _NO_BODY else json_body,
+            extensions=extensions,
+        )
+
+    async def _send_within_deadline(self, request: httpx.Request) -> httpx.Response:
+        """``send``, abandoned when ``timeout`` seconds of the injected clock have passed
+        (httpx's own timeouts bound each phase; this bounds the whole call, and lets tests
+        with a virtual clock reach the deadline without waiting)."""
+        response: httpx.Response | None = None
+        timed_out = False
+
+        async def watchdog() -> None:
+            nonlocal timed_out
+            await self._clock.sleep(self._timeout)
+            timed_out = True
+            tg.cancel_scope.cancel()
+
+        error: httpx.HTTPError | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watchdog)
+            try:
+                response = await self._http.send(request)
+            except httpx.HTTPError as exc:
+                error = exc  # kept out of the task group: trio would wrap it in a group
+            finally:
+                tg.cancel_scope.cancel()
+        if error is not None:
+            raise error
+        if response is None:
+            assert timed_out  # otherwise send() raised, or we were cancelled from outside
+            raise httpx.TimeoutException(f"no answer within {self._timeout:g} s", request=request)
+        return response
+
+    @asynccontextmanager
+    async def _stream(
+        self, endpoint: Endpoint, params: list[tuple[str, str]]
+    ) -> AsyncIterator[SnapshotStream]:
+        """Open a streamed answer; errors before the body are raised on entry."""
+        request = self._build(endpoint, params, _NO_BODY, None)
+        failure: APIError | None = None
+        try:
+            response = await self._http.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            failure = transport_error(endpoint, exc, ())
+        if failure is not None:
+            raise failure
+        try:
+            if not 200 <= response.status_code < 300:
+                with suppress(httpx.HTTPError):
+                    await response.aread()
+                failure = http_error(endpoint, response, (), self._clock.now())
+                if failure is not None:
+                    raise failure
+            yield SnapshotStream(endpoint, response)
+        finally:
+            await response.aclose()
+
+
+class SnapshotStream:
+    """A streamed answer body: iterate it (``async for chunk in stream``) for ``bytes``
+    chunks, after HTTP content decoding. The CSV snapshot is a gzip file, so its chunks are
+    usually still gzip-compressed (they start with ``1f 8b``); ``content_type`` and
+    ``content_encoding`` tell what the service said. A failure while reading raises
+    :class:`~engine.Unavailable`."""
+
+    def __init__(self, endpoint: Endpoint, response: httpx.Response) -> None:
+        self._endpoint = endpoint
+        self._response = response
+        self.content_type: str | None = response.headers.get("content-type")
+        self.content_encoding: str | None = response.headers.get("content-encoding")
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        iterator = self._response.aiter_bytes()
+        while True:
+            failure: APIError | None = None
+            try:
+                chunk = await anext(iterator)
+            except StopAsyncIteration:
+                return
+            except httpx.HTTPError as exc:
+                failure = Unavailable(
+                    f"the stream broke after it started ({type(exc).__name__})",
+                    endpoint=self._endpoint.label,
+                )
+            if failure is not None:
+                raise failure
+            yield chunk
+
+    def __repr__(self) -> str:
+        return f"<SnapshotStream {self._endpoint.label} [{self._response.status_code}]>"
+
+
+def _check_key(api_key: object) -> APIKey:
+    if isinstance(api_key, APIKey):
+        return api_key
+    if isinstance(api_key, Secret):
+        return APIKey(api_key.reveal())
+    if isinstance(api_key, str) and api_key.strip():
+        if api_key != api_key.strip():
+            raise ConfigError("the API key has leading or trailing whitespace", field="api_key")
+        return APIKey(api_key)
+    raise ConfigError("the API key must be a non-empty string", field="api_key")
+
+
+def _check_base_url(base_url: object) -> str:
+    if not isinstance(base_url, str):
+        raise ConfigError("base_url must be a URL string", field="base_url")
+    parts = urllib.parse.urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError("base_url must be an http(s) URL", field="base_url")
+    if parts.query or parts.fragment:
+        # Never accept a key smuggled into the address: it would be logged with every call.
+        raise ConfigError("base_url must not carry a query or fragment", field="base_url")
+    return base_url.rstrip("/")

@@ -1,0 +1,309 @@
+"""From an HTTP answer (or the lack of one) to a model or an error of the snipe tree.
+
+Sans-I/O: every function here takes what arrived and decides. The rules, in order:
+
+* a transport error on a purchase is an unknown outcome, unless nothing was sent (the
+  connection was never made); elsewhere it is ``Unavailable``;
+* 401/403 is ``KeyRejected``; 429 is ``RateLimited`` (wait from ``msBeforeNext``, else
+  ``Retry-After``, else :data:`DEFAULT_RETRY_AFTER`);
+* any other non-2xx, a body that is not JSON, or JSON of the wrong shape is ``Unavailable``
+  (``MalformedResponse`` for the shape), and on a purchase ``OutcomeUnknown``;
+* ``success: false`` (``status`` other than success/ok on merchant endpoints) is
+  ``Refused``, on a purchase ``PurchaseRefused`` with a typed reason.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+from typing import Any, TypeVar
+
+import httpx
+import pydantic
+
+from .._errors import (
+    APIError,
+    KeyRejected,
+    MalformedResponse,
+    OutcomeUnknown,
+    PurchaseRefusal,
+    PurchaseRefused,
+    RateLimited,
+    Refused,
+    Unavailable,
+)
+from ..models import WireModel
+from ._endpoints import Endpoint
+
+__all__ = [
+    "DEFAULT_RETRY_AFTER",
+    "classify_refusal",
+    "decode",
+    "http_error",
+    "refusal_error",
+    "retry_after_seconds",
+    "transport_error",
+]
+
+M = TypeVar("M", bound=WireModel)
+
+DEFAULT_RETRY_AFTER = 10.0
+"""Seconds to wait after a 429 that says neither ``msBeforeNext`` nor ``Retry-After``."""
+
+_NOTHING_SENT = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.PoolTimeout,
+    httpx.UnsupportedProtocol,
+    httpx.ProxyError,
+)
+_OK_STATUSES = frozenset({"success", "ok", "true"})
+
+
+class _Envelope(pydantic.BaseModel):
+    """What every answer shares; parsed when the full model does not fit, to tell a
+    refusal with odd fields from a broken answer."""
+
+    model_config = pydantic.ConfigDict(extra="ignore", coerce_numbers_to_str=True)
+
+    success: bool | None = None
+    status: str | None = None
+    msg: str | None = None
+    new_price: int | None = None
+    msBeforeNext: float | None = None  # the wire's name
+
+    @pydantic.field_validator("msg", "status", mode="before")
+    @classmethod
+    def _any_text(cls, value: Any) -> Any:
+        if value is None or isinstance(value, str | int | float):
+            return value
+        return json.dumps(value)[:200]
+
+    @pydantic.field_validator("new_price", "msBeforeNext", mode="before")
+    @classmethod
+    def _lenient_number(cls, value: Any) -> Any:
+        try:
+            return None if value in (None, "") else float(value)
+        except (TypeError, ValueError):
+            return None
+
+
+def transport_error(
+    endpoint: Endpoint, exc: httpx.HTTPError, project_ids: tuple[str, ...]
+) -> APIError:
+    """An httpx error (or our own deadline) as a snipe error. The message names the error
+    type only: httpx messages may quote addresses."""
+    kind = type(exc).__name__
+    if endpoint.purchase and not isinstance(exc, _NOTHING_SENT):
+        return OutcomeUnknown(
+            f"{kind} after the purchase request may have been sent; resolve it by project_id",
+            endpoint=endpoint.label,
+            project_ids=project_ids,
+        )
+    what = "timed out" if isinstance(exc, httpx.TimeoutException) else "connection failed"
+    return Unavailable(f"{what} ({kind})", endpoint=endpoint.label)
+
+
+def http_error(
+    endpoint: Endpoint, response: httpx.Response, project_ids: tuple[str, ...], now: float
+) -> APIError | None:
+    """The error for a non-2xx status, or ``None`` for 2xx."""
+    code = response.status_code
+    if 200 <= code < 300:
+        return None
+    if code in (401, 403):
+        return KeyRejected(
+            f"HTTP {code}: the API key was rejected (wrong key or non-whitelisted IP); "
+            "stop trading and check the configuration",
+            endpoint=endpoint.label,
+            status_code=code,
+        )
+    if code == 429:
+        wait = retry_after_seconds(response, now)
+        return RateLimited(
+            f"HTTP 429: rate limited; retry after {wait:g} s",
+            endpoint=endpoint.label,
+            retry_after=wait,
+        )
+    if endpoint.purchase:
+        return OutcomeUnknown(
+            f"HTTP {code} after the purchase request was sent; resolve it by project_id",
+            endpoint=endpoint.label,
+            project_ids=project_ids,
+            status_code=code,
+        )
+    return Unavailable(f"HTTP {code}", endpoint=endpoint.label, status_code=code)
+
+
+def retry_after_seconds(response: httpx.Response, now: float) -> float:
+    """The wait a 429 asks for: body ``msBeforeNext`` (ms), else the ``Retry-After``
+    header (seconds or an HTTP date), else :data:`DEFAULT_RETRY_AFTER`."""
+    envelope = parse_envelope(response.content)
+    if envelope is not None and envelope.msBeforeNext is not None and envelope.msBeforeNext >= 0:
+        return envelope.msBeforeNext / 1000.0
+    header = response.headers.get("retry-after")
+    if header:
+        header = header.strip()
+        try:
+            return max(0.0, float(header))
+        except ValueError:
+            pass
+        try:
+            when = email.utils.parsedate_to_datetime(header)
+        except (TypeError, ValueError):
+            when = None
+        if when is not None and when.tzinfo is not None:
+            return max(0.0, when.timestamp() - now)
+    return DEFAULT_RETRY_AFTER
+
+
+def decode(
+    endpoint: Endpoint,
+    model: type[M],
+    response: httpx.Response,
+    *,
+    image_base_url: str | None,
+    project_ids: tuple[str, ...] = (),
+    check_refusal: bool = True,
+) -> M:
+    """A 2xx answer as ``model``, or the error it means (raised).
+
+    With ``check_refusal=False`` a well-formed ``success: false`` answer is returned as is
+    (the bulk purchase reads its per-item results itself), and a badly shaped one is never
+    read as a refusal.
+    """
+    content = response.content
+    try:
+        parsed = model.model_validate_json(content, context={"image_base_url": image_base_url})
+    except pydantic.ValidationError as exc:
+        failure = _undecodable(endpoint, content, exc, project_ids, check_refusal)
+    else:
+        refusal = _refusal_or_missing_flag(endpoint, parsed, project_ids, check_refusal)
+        if refusal is None:
+            return parsed
+        failure = refusal
+    raise failure  # outside the except block: the ValidationError does not ride along
+
+
+def _undecodable(
+    endpoint: Endpoint,
+    content: bytes,
+    exc: pydantic.ValidationError,
+    project_ids: tuple[str, ...],
+    check_refusal: bool,
+) -> APIError:
+    first = exc.errors(include_url=False, include_input=False)[0]
+    path = ".".join(str(part) for part in first["loc"]) or "(body)"
+    not_json = first["type"] == "json_invalid"
+    if check_refusal and not not_json:
+        # The shape is wrong, but it may still be a plain refusal with odd extra fields.
+        envelope = parse_envelope(content)
+        if envelope is not None and _refused(endpoint, envelope.success, envelope.status):
+            return refusal_error(endpoint, envelope.msg or envelope.status, envelope.new_price)
+    if endpoint.purchase:
+        what = "a body that is not JSON" if not_json else f"JSON with a bad field {path}"
+        return OutcomeUnknown(
+            f"{what} after the purchase request was sent; resolve it by project_id",
+            endpoint=endpoint.label,
+            project_ids=project_ids,
+            status_code=200,
+        )
+    if not_json:
+        return Unavailable(
+            "the answer is not JSON (an HTML challenge page?)",
+            endpoint=endpoint.label,
+            status_code=200,
+        )
+    return MalformedResponse(f"field {path}: {first['msg']}", endpoint=endpoint.label, field=path)
+
+
+def parse_envelope(content: bytes) -> _Envelope | None:
+    """``success``/``status``/``msg`` of a JSON object answer, or ``None``."""
+    try:
+        return _Envelope.model_validate_json(content)
+    except pydantic.ValidationError:
+        return None
+
+
+def _refusal_or_missing_flag(
+    endpoint: Endpoint, parsed: WireModel, project_ids: tuple[str, ...], check_refusal: bool
+) -> APIError | None:
+    flag = "status" if endpoint.merchant else "success"
+    if flag not in parsed.model_fields_set:
+        # The models default ``success`` to False; an answer without the flag must not be
+        # mistaken for a refusal (on a purchase that would hide a possible purchase).
+        if endpoint.purchase:
+            return OutcomeUnknown(
+                "the answer has no success flag; resolve it by project_id",
+                endpoint=endpoint.label,
+                project_ids=project_ids,
+                status_code=200,
+            )
+        return MalformedResponse(f"field {flag} is missing", endpoint=endpoint.label, field=flag)
+    success = getattr(parsed, "success", None)
+    status = getattr(parsed, "status", None)
+    if not check_refusal or not _refused(endpoint, success, status):
+        return None
+    msg = getattr(parsed, "msg", None)
+    if endpoint.merchant and not msg:
+        msg = status
+    new_price = getattr(parsed, "new_price", None)
+    return refusal_error(endpoint, msg, new_price)
+
+
+def _refused(endpoint: Endpoint, success: bool | None, status: str | None) -> bool:
+    if endpoint.merchant:
+        return status is not None and status.strip().lower() not in _OK_STATUSES
+    return success is False
+
+
+def refusal_error(
+    endpoint: Endpoint,
+    msg: str | None,
+    new_price: float | int | None = None,
+    *,
+    item_id: str | None = None,
+) -> Refused:
+    """``Refused`` for ``success: false``; on a purchase a typed ``PurchaseRefused``."""
+    shown = msg if msg else "no reason given"
+    if not endpoint.purchase:
+        return Refused(f"refused: {shown}", endpoint=endpoint.label, msg=msg)
+    reason = classify_refusal(msg, new_price)
+    price = int(new_price) if new_price is not None else None
+    return PurchaseRefused(
+        f"purchase refused ({reason.value}): {shown}",
+        endpoint=endpoint.label,
+        msg=msg,
+        reason=reason,
+        new_price=price if reason is PurchaseRefusal.PRICE_CHANGED else None,
+        item_id=item_id,
+    )
+
+
+_GAME_DISABLED = re.compile(r"^buy_[a-z0-9]+$|disabled")
+_TRADE_LOCKED = re.compile(r"allow_trade_locked|trade[ _-]?lock|on hold")
+_ITEM_SOLD = re.compile(r"\bsold\b|no longer available|not found|not available")
+_PRICE_CHANGED = re.compile(r"price (?:has )?changed|price (?:has )?increased|new_price")
+_NO_BALANCE = re.compile(
+    r"insufficient|not enough (?:money|balance|funds)|(?:low|no) balance|balance is too low"
+)
+
+
+def classify_refusal(msg: str | None, new_price: float | int | None = None) -> PurchaseRefusal:
+    """The typed reason of a refused purchase, from its ``msg`` (loosely, ignoring case)."""
+    text = " ".join((msg or "").lower().split())
+    if "busy" in text:
+        return PurchaseRefusal.SYSTEM_BUSY
+    # Before "disabled": the trade-lock refusal may say the listing is disabled for you.
+    if _TRADE_LOCKED.search(text):
+        return PurchaseRefusal.TRADE_LOCKED
+    if _GAME_DISABLED.search(text):
+        return PurchaseRefusal.GAME_DISABLED
+    if _PRICE_CHANGED.search(text) or (new_price is not None and not text):
+        return PurchaseRefusal.PRICE_CHANGED
+    if _NO_BALANCE.search(text):
+        return PurchaseRefusal.INSUFFICIENT_BALANCE
+    if _ITEM_SOLD.search(text):
+        return PurchaseRefusal.ITEM_SOLD
+    return PurchaseRefusal.OTHER
