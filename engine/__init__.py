@@ -22,11 +22,13 @@ from ._errors import (
     SnipeError,
     Unavailable,
 )
+from ._limiter import DEFAULT_LIMITS, Lane, Limit, RateLimiter
 from ._money import MILLS_PER_USD, Money, format_usd, parse_usd
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "MILLS_PER_USD",
     "APIError",
     "Clock",
@@ -36,13 +38,16 @@ __all__ = [
     "InvalidRequest",
     "InvalidTradeLink",
     "KeyRejected",
+    "Lane",
     "LedgerError",
+    "Limit",
     "MalformedResponse",
     "Money",
     "OutcomeUnknown",
     "PurchaseRefusal",
     "PurchaseRefused",
     "RateLimited",
+    "RateLimiter",
     "Refused",
     "ScaledClock",
     "SnipeError",
