@@ -1,0 +1,55 @@
+"""The ledger: every purchase, written before it is sent, with its append-only history.
+
+Open one with :meth:`Ledger.open` (a file path, or :data:`MEMORY` for backtests), write an
+:class:`Intent` with :meth:`Ledger.record_intent` (checked against :class:`Cap` s in the
+same transaction) before sending the request, and move it through :class:`PurchaseState`
+with :meth:`Ledger.transition` as answers arrive. After a restart,
+:meth:`Ledger.unresolved` lists what must be resolved by ``project_id``.
+"""
+
+from ._ledger import MEMORY, Ledger
+from ._records import (
+    DETAIL_FIELDS,
+    PROJECT_ID_MAX,
+    Cap,
+    Event,
+    Intent,
+    Purchase,
+    RuleTotals,
+    Totals,
+    new_project_id,
+    summarize,
+    utc_day_start,
+)
+from ._schema import SCHEMA_VERSION
+from ._states import (
+    BUDGET_STATES,
+    FINAL_STATES,
+    IN_FLIGHT_STATES,
+    SPENT_STATES,
+    TRANSITIONS,
+    PurchaseState,
+)
+
+__all__ = [
+    "BUDGET_STATES",
+    "DETAIL_FIELDS",
+    "FINAL_STATES",
+    "IN_FLIGHT_STATES",
+    "MEMORY",
+    "PROJECT_ID_MAX",
+    "SCHEMA_VERSION",
+    "SPENT_STATES",
+    "TRANSITIONS",
+    "Cap",
+    "Event",
+    "Intent",
+    "Ledger",
+    "Purchase",
+    "PurchaseState",
+    "RuleTotals",
+    "Totals",
+    "new_project_id",
+    "summarize",
+    "utc_day_start",
+]

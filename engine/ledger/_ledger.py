@@ -1,0 +1,674 @@
+"""The ledger: every purchase, written before it is sent, in a SQLite file.
+
+Durability. The file is in WAL mode with ``synchronous=FULL``: ``COMMIT`` returns only
+after the write-ahead log is on disk, so an intent the ledger acknowledged survives a
+process crash *and* a power cut or kernel panic. ``NORMAL`` would survive a process crash
+too (the log is already in the OS cache) and saves an fsync, but may lose the last
+commits on power loss; an intent lost after its request went out is a purchase the budget
+no longer counts and that no restart resolves. The fsync costs a fraction of a
+millisecond here (see ``bench/bench_intent.py``), well inside the intent-to-request
+budget, so the ledger pays it.
+
+Atomicity. Every write is one ``BEGIN IMMEDIATE`` transaction: the write lock is taken
+before anything is read, so the cap check and the insert of an intent cannot interleave
+with another writer, in this process (an anyio lock serialises tasks on the one
+connection) or in another (SQLite's lock). Two intents can never both pass a cap. A
+transaction, once begun, is shielded from cancellation: it commits or rolls back, and is
+never left open.
+
+Append-only history. Every change of state adds a row to ``events``; triggers refuse any
+update or delete of an event and any delete of a purchase. The ``purchases`` table is the
+current state, kept in the same transaction as the event that explains it.
+
+Secrets. Nothing written comes from a URL or a header: purchase columns are typed fields,
+and event details are a whitelist of scalar fields (:data:`DETAIL_FIELDS`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sqlite3
+import urllib.parse
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio
+
+from .._clock import Clock
+from .._errors import IntentRefusal, IntentRefused, LedgerError
+from .._money import Money
+from ._connection import AsyncConnection, Driver, Row, connect
+from ._records import Cap, Event, Intent, Purchase, Totals, encode_details, summarize
+from ._schema import (
+    APPLICATION_ID,
+    MIGRATIONS,
+    MIN_SQLITE,
+    SCHEMA_VERSION,
+    SECONDS_PER_DAY,
+    split_statements,
+)
+from ._states import BUDGET_STATES, IN_FLIGHT_STATES, PurchaseState, check_transition
+
+__all__ = ["MEMORY", "Ledger"]
+
+MEMORY = ":memory:"
+"""The path of a ledger that lives in memory only (backtests): same code, no file."""
+
+_T = TypeVar("_T")
+
+_COLUMNS = (
+    "project_id, item_id, name, game, price, charged_price, rule, state, batch_id,"
+    " allow_trade_locked, created_at, updated_at, unlock_at, send_until, marketplace_id,"
+    " reason"
+)
+_BUDGET_SQL = ", ".join(f"'{s.value}'" for s in sorted(BUDGET_STATES))
+_UNRESOLVED_SQL = ", ".join(f"'{s.value}'" for s in sorted(IN_FLIGHT_STATES))
+_OPEN_TRADE_SQL = ", ".join(f"'{s.value}'" for s in (PurchaseState.BOUGHT, PurchaseState.RESERVED))
+
+
+def _purchase(row: Row) -> Purchase:
+    return Purchase(
+        project_id=row[0],
+        item_id=row[1],
+        name=row[2],
+        game=row[3],
+        price=row[4],
+        charged_price=row[5],
+        rule=row[6],
+        state=PurchaseState(row[7]),
+        batch_id=row[8],
+        allow_trade_locked=bool(row[9]),
+        created_at=row[10],
+        updated_at=row[11],
+        unlock_at=row[12],
+        send_until=row[13],
+        marketplace_id=row[14],
+        reason=row[15],
+    )
+
+
+def _cap_query(cap: Cap) -> tuple[str, list[Any]]:
+    """SQL for what ``cap`` counts now (in-flight and spent purchases).
+
+    Whole UTC days come from the trigger-kept ``budget_days``; a ``since`` that is not a
+    day start adds the rest of its day from ``purchases`` (at most one day of rows).
+    """
+    column = "count" if cap.kind == "count" else "amount"
+    rule_sql = " AND rule = ?" if cap.rule is not None else ""
+    rule_params: list[Any] = [cap.rule] if cap.rule is not None else []
+    if cap.since is None:
+        sql = f"SELECT coalesce(sum({column}), 0) FROM budget_days WHERE 1{rule_sql}"
+        return sql, rule_params
+    first_full_day = math.ceil(cap.since / SECONDS_PER_DAY)
+    days_sql = f"(SELECT coalesce(sum({column}), 0) FROM budget_days WHERE day >= ?{rule_sql})"
+    what = "count(*)" if cap.kind == "count" else "coalesce(sum(coalesce(charged_price, price)), 0)"
+    head_sql = (
+        f"(SELECT {what} FROM purchases WHERE state IN ({_BUDGET_SQL})"
+        f" AND created_at >= ? AND created_at < ?{rule_sql})"
+    )
+    params = [first_full_day, *rule_params, cap.since, first_full_day * SECONDS_PER_DAY]
+    return f"SELECT {days_sql} + {head_sql}", [*params, *rule_params]
+
+
+def _check_money(project_id: str, name: str, value: int | None) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise LedgerError(
+            f"purchase {project_id}: {name} must be a non-negative int (USD x 1000), got {value!r}"
+        )
+
+
+class Ledger:
+    """Every purchase snipe makes, with its history. Open it with :meth:`open`.
+
+    All times come from the injected clock. All money is int USD x 1000.
+    """
+
+    def __init__(
+        self, connection: AsyncConnection, *, path: str, clock: Clock, readonly: bool
+    ) -> None:
+        self._connection: AsyncConnection | None = connection
+        self._lock = anyio.Lock()
+        self.path = path
+        """The file (or :data:`MEMORY`)."""
+        self.readonly = readonly
+        self._clock = clock
+
+    # -- opening -------------------------------------------------------------------------
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock,
+        readonly: bool = False,
+        driver: Driver = "auto",
+    ) -> Ledger:
+        """Open (creating and migrating if needed) the ledger at ``path``.
+
+        ``readonly=True`` never changes the file: it must exist and be at the current
+        schema version. :data:`MEMORY` opens a ledger that lives in memory. Raises
+        :class:`LedgerError` naming the file for a missing, corrupt or foreign file, or a
+        schema version newer than this snipe knows.
+        """
+        name = os.fspath(path)
+        if sqlite3.sqlite_version_info < MIN_SQLITE:
+            raise LedgerError(
+                f"{name}: the ledger needs SQLite {'.'.join(map(str, MIN_SQLITE))} or newer,"
+                f" this Python has {sqlite3.sqlite_version}"
+            )
+        database, uri = cls._locate(name, readonly)
+        try:
+            connection = await connect(database, uri=uri, driver=driver)
+        except sqlite3.Error as exc:
+            raise LedgerError(f"{name}: cannot open the ledger: {exc}") from exc
+        ledger = cls(connection, path=name, clock=clock, readonly=readonly)
+        try:
+            await ledger._prepare()
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await ledger.close()
+            raise
+        return ledger
+
+    @staticmethod
+    def _locate(name: str, readonly: bool) -> tuple[str, bool]:
+        if name == MEMORY:
+            if readonly:
+                raise LedgerError("an in-memory ledger cannot be opened read-only")
+            return name, False
+        file = Path(name)
+        if file.is_dir():
+            raise LedgerError(f"{name}: is a directory, not a ledger file")
+        if readonly:
+            if not file.is_file():
+                raise LedgerError(f"{name}: no ledger file there")
+            return f"file:{urllib.parse.quote(str(file.resolve()))}?mode=ro", True
+        if not file.parent.is_dir():
+            raise LedgerError(f"{name}: directory {str(file.parent)!r} does not exist")
+        return name, False
+
+    async def _prepare(self) -> None:
+        version, app_id, tables = await self._header()
+        if version > SCHEMA_VERSION:
+            raise LedgerError(
+                f"{self.path}: ledger schema version {version} is newer than this snipe"
+                f" knows ({SCHEMA_VERSION}); upgrade snipe to open it"
+            )
+        if app_id != APPLICATION_ID and (app_id != 0 or tables):
+            raise LedgerError(f"{self.path}: not a snipe ledger (another SQLite database)")
+        if self.readonly:
+            if version < SCHEMA_VERSION:
+                what = "is empty" if version == 0 else f"has schema version {version}"
+                raise LedgerError(
+                    f"{self.path}: ledger {what}; this snipe reads version {SCHEMA_VERSION}"
+                    " (open it for writing once to migrate)"
+                )
+            await self._exec("PRAGMA query_only = ON")
+        else:
+            await self._configure()
+            await self._migrate()
+        check = await self._exec("PRAGMA quick_check")
+        if [tuple(r) for r in check] != [("ok",)]:
+            problem = "; ".join(str(r[0]) for r in check[:3])
+            raise LedgerError(f"{self.path}: ledger file is corrupt: {problem}")
+
+    async def _header(self) -> tuple[int, int, int]:
+        # The first read of the file: a file that is not SQLite fails here.
+        version = (await self._exec("PRAGMA user_version"))[0][0]
+        app_id = (await self._exec("PRAGMA application_id"))[0][0]
+        tables = (await self._exec("SELECT count(*) FROM sqlite_schema"))[0][0]
+        return int(version), int(app_id), int(tables)
+
+    async def _configure(self) -> None:
+        if self.path != MEMORY:
+            mode = (await self._exec("PRAGMA journal_mode = WAL"))[0][0]
+            if str(mode).lower() != "wal":
+                raise LedgerError(f"{self.path}: cannot switch the ledger to WAL (got {mode})")
+        await self._exec("PRAGMA synchronous = FULL")
+        await self._exec("PRAGMA foreign_keys = ON")
+
+    async def _migrate(self) -> None:
+        async def run() -> None:
+            # Read again under the write lock: another process may have migrated meanwhile.
+            version = (await self._exec("PRAGMA user_version"))[0][0]
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in split_statements(MIGRATIONS[target - 1]):
+                    await self._exec(statement)
+                await self._exec(f"PRAGMA user_version = {int(target)}")
+
+        version = (await self._exec("PRAGMA user_version"))[0][0]
+        if version < SCHEMA_VERSION:
+            await self._transaction(run)
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version of the open file (always :data:`SCHEMA_VERSION`)."""
+        return SCHEMA_VERSION
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    async def _exec(self, sql: str, parameters: Sequence[Any] = ()) -> list[Row]:
+        if self._connection is None:
+            raise LedgerError(f"{self.path}: the ledger is closed")
+        try:
+            return await self._connection.execute_fetchall(sql, parameters)
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(f"{self.path}: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise LedgerError(f"{self.path}: ledger error: {exc}") from exc
+
+    async def _transaction(self, work: Callable[[], Awaitable[_T]]) -> _T:
+        """Run ``work`` inside ``BEGIN IMMEDIATE`` ... ``COMMIT``, one writer at a time."""
+        if self.readonly:
+            raise LedgerError(f"{self.path}: the ledger is open read-only")
+        async with self._lock:
+            # Past this point the transaction finishes even if the caller is cancelled.
+            with anyio.CancelScope(shield=True):
+                await self._exec("BEGIN IMMEDIATE")
+                try:
+                    result = await work()
+                    await self._exec("COMMIT")
+                except BaseException:
+                    await self._rollback()
+                    raise
+        return result
+
+    async def _rollback(self) -> None:
+        # A COMMIT that failed may have ended the transaction already: nothing to undo.
+        with contextlib.suppress(LedgerError):
+            await self._exec("ROLLBACK")
+
+    async def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[Row]:
+        async with self._lock:
+            return await self._exec(sql, parameters)
+
+    async def close(self) -> None:
+        """Close the ledger. Every acknowledged write is already durable."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await connection.close()
+                except sqlite3.Error as exc:
+                    raise LedgerError(f"{self.path}: closing the ledger: {exc}") from exc
+
+    async def __aenter__(self) -> Ledger:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._connection is None else "open"
+        mode = ", readonly" if self.readonly else ""
+        return f"Ledger({self.path!r}, {state}{mode})"
+
+    # -- writing -------------------------------------------------------------------------
+
+    async def record_intent(self, intent: Intent, *, caps: Sequence[Cap] = ()) -> Purchase:
+        """Write ``intent`` as an ``INTENT`` purchase, before it is sent.
+
+        In the same transaction it checks that no purchase has this ``project_id``, that
+        no purchase of this ``item_id`` is live (anything but ``FAILED``), and that every
+        cap in ``caps`` still holds with this intent added, counting in-flight purchases.
+        Otherwise it raises :class:`IntentRefused` and writes nothing. Returns the
+        purchase as written: once this returns, the intent survives any crash.
+        """
+        return (await self.record_intents([intent], caps=caps))[0]
+
+    async def record_intents(
+        self, intents: Sequence[Intent], *, caps: Sequence[Cap] = ()
+    ) -> list[Purchase]:
+        """Write several intents (a bulk purchase) in one transaction: all or none.
+
+        The checks of :meth:`record_intent` apply to each intent and, for caps, to the
+        batch as a whole.
+        """
+        if not intents:
+            return []
+        if len(intents) == 1:
+            written = await self._try_insert_checked(intents[0], caps)
+            if written is not None:
+                return [written]
+        # Refused (or a batch): check step by step under the write lock, to say exactly
+        # why, or to write after all if what refused the fast path has changed since.
+
+        async def work() -> list[Purchase]:
+            await self._refuse_duplicates(intents)
+            await self._refuse_over_caps(intents, caps)
+            now = self._clock.now()
+            return [await self._insert_intent(intent, now) for intent in intents]
+
+        return await self._transaction(work)
+
+    async def _try_insert_checked(self, intent: Intent, caps: Sequence[Cap]) -> Purchase | None:
+        """The fast path of one intent: a single ``INSERT ... SELECT ... WHERE <every
+        check>`` statement. One statement is one atomic transaction that takes the write
+        lock before it reads, so its checks and its write cannot interleave with another
+        writer; a trigger adds the event. Returns ``None`` (nothing written) if any check
+        fails."""
+        conditions = [
+            "NOT EXISTS (SELECT 1 FROM purchases WHERE project_id = ?)",
+            "NOT EXISTS (SELECT 1 FROM purchases WHERE item_id = ? AND state <> 'FAILED')",
+        ]
+        params: list[Any] = []
+        for cap in caps:
+            if cap.rule is not None and cap.rule != intent.rule:
+                continue
+            query, query_params = _cap_query(cap)
+            conditions.append(f"({query}) + ? <= ?")
+            adding = 1 if cap.kind == "count" else intent.price
+            params.extend([*query_params, adding, cap.limit])
+        now = self._clock.now()
+        sql = (
+            f"INSERT INTO purchases ({_COLUMNS})"
+            " SELECT ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL"
+            f" WHERE {' AND '.join(conditions)} RETURNING project_id"
+        )
+        values = [*self._intent_values(intent, now), intent.project_id, intent.item_id, *params]
+        async with self._lock:
+            with anyio.CancelScope(shield=True):
+                if self.readonly:
+                    raise LedgerError(f"{self.path}: the ledger is open read-only")
+                rows = await self._exec(sql, values)
+        return _intent_purchase(intent, now) if rows else None
+
+    @staticmethod
+    def _intent_values(intent: Intent, now: float) -> list[Any]:
+        return [
+            intent.project_id,
+            intent.item_id,
+            intent.name,
+            intent.game,
+            intent.price,
+            intent.rule,
+            PurchaseState.INTENT.value,
+            intent.batch_id,
+            int(intent.allow_trade_locked),
+            now,
+            now,
+            intent.unlock_at,
+            intent.send_until,
+        ]
+
+    async def _refuse_duplicates(self, intents: Sequence[Intent]) -> None:
+        seen_ids: set[str] = set()
+        seen_items: set[str] = set()
+        for intent in intents:
+            rows = await self._exec(
+                "SELECT (SELECT 1 FROM purchases WHERE project_id = ?),"
+                " (SELECT project_id FROM purchases WHERE item_id = ? AND state <> 'FAILED')",
+                (intent.project_id, intent.item_id),
+            )
+            known_id, live_purchase = rows[0]
+            if known_id or intent.project_id in seen_ids:
+                raise IntentRefused(
+                    f"project_id {intent.project_id} is already in the ledger",
+                    reason=IntentRefusal.DUPLICATE_PROJECT_ID,
+                    project_id=intent.project_id,
+                    item_id=intent.item_id,
+                )
+            if live_purchase or intent.item_id in seen_items:
+                holder = live_purchase or "the same batch"
+                raise IntentRefused(
+                    f"item {intent.item_id} already has a live purchase ({holder});"
+                    " a listing is bought at most once",
+                    reason=IntentRefusal.DUPLICATE_ITEM,
+                    project_id=intent.project_id,
+                    item_id=intent.item_id,
+                )
+            seen_ids.add(intent.project_id)
+            seen_items.add(intent.item_id)
+
+    async def _refuse_over_caps(self, intents: Sequence[Intent], caps: Sequence[Cap]) -> None:
+        if not caps:
+            return
+        queries = [_cap_query(cap) for cap in caps]
+        sql = "SELECT " + ", ".join(f"({q})" for q, _ in queries)
+        params = [p for _, qp in queries for p in qp]
+        used_by_cap = (await self._exec(sql, params))[0]
+        for cap, used in zip(caps, used_by_cap, strict=True):
+            mine = [i for i in intents if cap.rule is None or i.rule == cap.rule]
+            adding = len(mine) if cap.kind == "count" else sum(i.price for i in mine)
+            if mine and used + adding > cap.limit:
+                first = mine[0]
+                unit = "purchases" if cap.kind == "count" else "USD x 1000"
+                raise IntentRefused(
+                    f"{cap.describe()}: {used} {unit} committed (in flight included) + {adding}"
+                    f" would exceed the limit of {cap.limit}",
+                    reason=IntentRefusal.CAP,
+                    project_id=first.project_id,
+                    item_id=first.item_id,
+                    cap=cap.describe(),
+                    committed=int(used),
+                    limit=cap.limit,
+                )
+
+    async def _insert_intent(self, intent: Intent, now: float) -> Purchase:
+        # The purchases_intent_event trigger writes the INTENT event.
+        await self._exec(
+            f"INSERT INTO purchases ({_COLUMNS})"
+            " VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
+            self._intent_values(intent, now),
+        )
+        return _intent_purchase(intent, now)
+
+    async def _add_event(
+        self,
+        project_id: str,
+        at: float,
+        from_state: PurchaseState | None,
+        to_state: PurchaseState,
+        details: str | None,
+    ) -> None:
+        await self._exec(
+            "INSERT INTO events (project_id, at, from_state, to_state, details)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (project_id, at, from_state.value if from_state else None, to_state.value, details),
+        )
+
+    async def transition(
+        self,
+        project_id: str,
+        to: PurchaseState,
+        *,
+        reason: str | None = None,
+        charged_price: Money | None = None,
+        marketplace_id: int | None = None,
+        unlock_at: int | None = None,
+        send_until: int | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> Purchase:
+        """Move a purchase to ``to``, recording what is now known about it.
+
+        Raises :class:`LedgerError` and writes nothing for an unknown ``project_id``, a
+        move the state machine does not allow (:data:`TRANSITIONS`), a move to ``FAILED``
+        or ``REFUNDED`` without a ``reason``, or details outside :data:`DETAIL_FIELDS`.
+        Fields left ``None`` keep their value.
+        """
+        to = PurchaseState(to)
+        _check_money(project_id, "charged_price", charged_price)
+        encoded = encode_details(details)
+
+        async def work() -> Purchase:
+            rows = await self._exec(
+                f"SELECT {_COLUMNS} FROM purchases WHERE project_id = ?", (project_id,)
+            )
+            if not rows:
+                raise LedgerError(f"{self.path}: no purchase with project_id {project_id!r}")
+            before = _purchase(rows[0])
+            check_transition(project_id, before.state, to, reason)
+            now = self._clock.now()
+            after = _updated(before, to, now, reason, charged_price, marketplace_id)
+            after = _with_times(after, unlock_at, send_until)
+            await self._exec(
+                "UPDATE purchases SET state = ?, updated_at = ?, charged_price = ?,"
+                " marketplace_id = ?, unlock_at = ?, send_until = ?, reason = ?"
+                " WHERE project_id = ?",
+                (
+                    after.state.value,
+                    now,
+                    after.charged_price,
+                    after.marketplace_id,
+                    after.unlock_at,
+                    after.send_until,
+                    after.reason,
+                    project_id,
+                ),
+            )
+            await self._add_event(project_id, now, before.state, to, encoded)
+            return after
+
+        return await self._transaction(work)
+
+    # -- reading -------------------------------------------------------------------------
+
+    async def get(self, project_id: str) -> Purchase | None:
+        """The purchase with this ``project_id``, or ``None``."""
+        rows = await self._read(
+            f"SELECT {_COLUMNS} FROM purchases WHERE project_id = ?", (project_id,)
+        )
+        return _purchase(rows[0]) if rows else None
+
+    async def purchases(
+        self,
+        *,
+        states: Collection[PurchaseState] | None = None,
+        rule: str | None = None,
+        since: float | None = None,
+    ) -> list[Purchase]:
+        """Purchases, oldest first, optionally only in ``states``, of ``rule``, or created
+        at or after ``since``."""
+        sql = f"SELECT {_COLUMNS} FROM purchases WHERE 1"
+        params: list[Any] = []
+        if states is not None:
+            values = sorted(PurchaseState(s).value for s in states)
+            if not values:
+                return []
+            sql += f" AND state IN ({', '.join('?' * len(values))})"
+            params.extend(values)
+        if rule is not None:
+            sql += " AND rule = ?"
+            params.append(rule)
+        if since is not None:
+            sql += " AND created_at >= ?"
+            params.append(since)
+        sql += " ORDER BY created_at, project_id"
+        return [_purchase(r) for r in await self._read(sql, params)]
+
+    async def unresolved(self) -> list[Purchase]:
+        """``INTENT`` and ``UNKNOWN`` purchases, oldest first: after a restart, every one
+        must be resolved by its ``project_id`` before it may be considered failed."""
+        rows = await self._read(
+            f"SELECT {_COLUMNS} FROM purchases WHERE state IN ({_UNRESOLVED_SQL})"
+            " ORDER BY created_at, project_id"
+        )
+        return [_purchase(r) for r in rows]
+
+    async def open_trades(self) -> list[Purchase]:
+        """``BOUGHT`` and ``RESERVED`` purchases, oldest first: trades still to follow."""
+        rows = await self._read(
+            f"SELECT {_COLUMNS} FROM purchases WHERE state IN ({_OPEN_TRADE_SQL})"
+            " ORDER BY created_at, project_id"
+        )
+        return [_purchase(r) for r in rows]
+
+    async def events(self, project_id: str | None = None) -> list[Event]:
+        """The append-only history, oldest first (of one purchase, if given)."""
+        import json
+
+        sql = "SELECT id, project_id, at, from_state, to_state, details FROM events"
+        params: tuple[Any, ...] = ()
+        if project_id is not None:
+            sql += " WHERE project_id = ?"
+            params = (project_id,)
+        rows = await self._read(sql + " ORDER BY id", params)
+        return [
+            Event(
+                id=r[0],
+                project_id=r[1],
+                at=r[2],
+                from_state=PurchaseState(r[3]) if r[3] else None,
+                to_state=PurchaseState(r[4]),
+                details=json.loads(r[5]) if r[5] else {},
+            )
+            for r in rows
+        ]
+
+    async def committed(self, *, rule: str | None = None, since: float | None = None) -> Money:
+        """What budgets count: the amount of every purchase in flight or spent (of
+        ``rule``, created at or after ``since``)."""
+        sql, params = _cap_query(Cap(limit=0, rule=rule, since=since))
+        return int((await self._read(sql, params))[0][0])
+
+    async def count(self, *, rule: str | None = None, since: float | None = None) -> int:
+        """How many purchases count against a budget (of ``rule``, since ``since``)."""
+        sql, params = _cap_query(Cap(limit=0, kind="count", rule=rule, since=since))
+        return int((await self._read(sql, params))[0][0])
+
+    async def totals(self, *, since: float | None = None) -> Totals:
+        """Money and counts by state and by rule (of purchases created since ``since``)."""
+        return summarize(await self.purchases(since=since))
+
+
+def _intent_purchase(intent: Intent, now: float) -> Purchase:
+    return Purchase(
+        project_id=intent.project_id,
+        item_id=intent.item_id,
+        name=intent.name,
+        game=intent.game,
+        price=intent.price,
+        charged_price=None,
+        rule=intent.rule,
+        state=PurchaseState.INTENT,
+        batch_id=intent.batch_id,
+        allow_trade_locked=intent.allow_trade_locked,
+        created_at=now,
+        updated_at=now,
+        unlock_at=intent.unlock_at,
+        send_until=intent.send_until,
+        marketplace_id=None,
+        reason=None,
+    )
+
+
+def _updated(
+    before: Purchase,
+    to: PurchaseState,
+    now: float,
+    reason: str | None,
+    charged_price: Money | None,
+    marketplace_id: int | None,
+) -> Purchase:
+    from dataclasses import replace
+
+    return replace(
+        before,
+        state=to,
+        updated_at=now,
+        reason=reason if reason is not None else before.reason,
+        charged_price=charged_price if charged_price is not None else before.charged_price,
+        marketplace_id=marketplace_id if marketplace_id is not None else before.marketplace_id,
+    )
+
+
+def _with_times(purchase: Purchase, unlock_at: int | None, send_until: int | None) -> Purchase:
+    from dataclasses import replace
+
+    return replace(
+        purchase,
+        unlock_at=unlock_at if unlock_at is not None else purchase.unlock_at,
+        send_until=send_until if send_until is not None else purchase.send_until,
+    )

@@ -1,0 +1,147 @@
+"""The ledger's schema, its version, and the ordered migrations that reach it.
+
+The version lives in ``PRAGMA user_version``; ``PRAGMA application_id`` marks the file as
+a snipe ledger, so pointing snipe at some other SQLite file is refused instead of
+"migrated". Migration ``n`` takes a file from version ``n - 1`` to ``n``; an empty file is
+version 0. All pending migrations run in one transaction: a crash halfway leaves the file
+as it was.
+"""
+
+from __future__ import annotations
+
+from ._states import BUDGET_STATES, PurchaseState
+
+__all__ = [
+    "APPLICATION_ID",
+    "MIGRATIONS",
+    "MIN_SQLITE",
+    "SCHEMA_VERSION",
+    "SECONDS_PER_DAY",
+    "split_statements",
+]
+
+APPLICATION_ID = 0x736E7065
+"""``'snpe'``: written into the file header by the first migration."""
+
+MIN_SQLITE = (3, 37, 0)
+"""STRICT tables (money columns that refuse a float) need SQLite 3.37."""
+
+_STATES = ", ".join(f"'{state.value}'" for state in PurchaseState)
+_BUDGET = ", ".join(f"'{state.value}'" for state in sorted(BUDGET_STATES))
+
+SECONDS_PER_DAY = 86_400
+
+
+def _day(row: str) -> str:
+    # Floor to whole seconds first: floor(t) >= N exactly when t >= N for an integer N,
+    # so a day bucket and a "created_at >= day start" comparison never disagree.
+    return f"(CAST({row}.created_at AS INTEGER) / {SECONDS_PER_DAY})"
+
+
+_V1 = f"""
+CREATE TABLE purchases (
+    project_id         TEXT    PRIMARY KEY CHECK (length(project_id) BETWEEN 1 AND 50),
+    item_id            TEXT    NOT NULL CHECK (item_id <> ''),
+    name               TEXT    NOT NULL,
+    game               TEXT,
+    price              INTEGER NOT NULL CHECK (price >= 0),
+    charged_price      INTEGER CHECK (charged_price >= 0),
+    rule               TEXT    NOT NULL,
+    state              TEXT    NOT NULL CHECK (state IN ({_STATES})),
+    batch_id           TEXT,
+    allow_trade_locked INTEGER NOT NULL CHECK (allow_trade_locked IN (0, 1)),
+    created_at         REAL    NOT NULL,
+    updated_at         REAL    NOT NULL,
+    unlock_at          INTEGER,
+    send_until         INTEGER,
+    marketplace_id     INTEGER,
+    reason             TEXT
+) STRICT;
+
+-- A listing is bought at most once: only a FAILED purchase frees its item_id.
+CREATE UNIQUE INDEX purchases_live_item ON purchases (item_id) WHERE state <> 'FAILED';
+CREATE INDEX purchases_state ON purchases (state);
+CREATE INDEX purchases_rule_created ON purchases (rule, created_at);
+CREATE INDEX purchases_created ON purchases (created_at);
+
+CREATE TABLE events (
+    id          INTEGER PRIMARY KEY,
+    project_id  TEXT    NOT NULL REFERENCES purchases (project_id),
+    at          REAL    NOT NULL,
+    from_state  TEXT,
+    to_state    TEXT    NOT NULL,
+    details     TEXT
+) STRICT;
+CREATE INDEX events_project ON events (project_id, id);
+
+-- Every purchase starts with its INTENT event, in the statement that creates it.
+CREATE TRIGGER purchases_intent_event AFTER INSERT ON purchases
+BEGIN
+    INSERT INTO events (project_id, at, from_state, to_state, details)
+    VALUES (NEW.project_id, NEW.created_at, NULL, NEW.state, NULL);
+END;
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'ledger events are append-only'); END;
+CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'ledger events are append-only'); END;
+CREATE TRIGGER purchases_no_delete BEFORE DELETE ON purchases
+BEGIN SELECT RAISE(ABORT, 'ledger purchases are never deleted'); END;
+
+-- What budgets count, per rule and UTC day, kept by triggers in the transaction of every
+-- change, so a cap check reads a few rows instead of every purchase ever made.
+CREATE TABLE budget_days (
+    rule    TEXT    NOT NULL,
+    day     INTEGER NOT NULL,
+    amount  INTEGER NOT NULL,
+    count   INTEGER NOT NULL,
+    PRIMARY KEY (rule, day)
+) STRICT, WITHOUT ROWID;
+
+CREATE TRIGGER budget_on_insert AFTER INSERT ON purchases
+WHEN NEW.state IN ({_BUDGET})
+BEGIN
+    INSERT INTO budget_days (rule, day, amount, count)
+    VALUES (NEW.rule, {_day("NEW")}, coalesce(NEW.charged_price, NEW.price), 1)
+    ON CONFLICT (rule, day) DO UPDATE
+    SET amount = amount + excluded.amount, count = count + 1;
+END;
+
+CREATE TRIGGER budget_on_update AFTER UPDATE OF state, charged_price ON purchases
+BEGIN
+    UPDATE budget_days
+    SET amount = amount - coalesce(OLD.charged_price, OLD.price), count = count - 1
+    WHERE OLD.state IN ({_BUDGET}) AND rule = OLD.rule AND day = {_day("OLD")};
+    INSERT INTO budget_days (rule, day, amount, count)
+    SELECT NEW.rule, {_day("NEW")}, coalesce(NEW.charged_price, NEW.price), 1
+    WHERE NEW.state IN ({_BUDGET})
+    ON CONFLICT (rule, day) DO UPDATE
+    SET amount = amount + excluded.amount, count = count + 1;
+END;
+
+PRAGMA application_id = {APPLICATION_ID};
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1,)
+"""``MIGRATIONS[n - 1]`` takes version ``n - 1`` to ``n``. Append only; never edit one that
+has shipped."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The version this code reads and writes."""
+
+
+def split_statements(script: str) -> list[str]:
+    """Split a migration into statements (``CREATE TRIGGER`` bodies keep their ``;``)."""
+    import sqlite3
+
+    statements: list[str] = []
+    current = ""
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("--"):
+            continue
+        current += line
+        if sqlite3.complete_statement(current):
+            statements.append(current.strip())
+            current = ""
+    if current.strip():
+        statements.append(current.strip())
+    return statements

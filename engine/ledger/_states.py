@@ -1,0 +1,101 @@
+"""The life of a purchase, as a state machine checked before anything is written.
+
+::
+
+    INTENT ──► UNKNOWN ──► BOUGHT ──► COMPLETED
+      │           │          │  ▲
+      │           │          ▼  │
+      │           ├──────► RESERVED ──► REFUNDED
+      │           └──────► FAILED
+      └─► (any state but INTENT)
+
+``INTENT`` is written before the request is sent, so after a crash it may or may not have
+been sent. ``UNKNOWN`` means it was sent and the answer was lost. Both are *unresolved*:
+only the ``project_id`` check may move them on, never a second purchase. ``FAILED``,
+``COMPLETED`` and ``REFUNDED`` are final; nothing leaves them.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from .._errors import LedgerError
+
+__all__ = [
+    "BUDGET_STATES",
+    "FINAL_STATES",
+    "IN_FLIGHT_STATES",
+    "REASON_REQUIRED",
+    "SPENT_STATES",
+    "TRANSITIONS",
+    "PurchaseState",
+    "check_transition",
+]
+
+
+class PurchaseState(enum.StrEnum):
+    """Where a purchase stands. The value is what the ledger stores."""
+
+    INTENT = "INTENT"
+    """Written, about to be sent. After a crash it may or may not have been sent."""
+    UNKNOWN = "UNKNOWN"
+    """Sent; the answer was lost (timeout, broken connection, 5xx, unreadable body)."""
+    FAILED = "FAILED"
+    """Certainly not bought: refused, never sent, or absent from the service after the
+    grace period. Final; releases its budget."""
+    BOUGHT = "BOUGHT"
+    """Accepted and charged; the trade is in progress."""
+    RESERVED = "RESERVED"
+    """Accepted and charged; a trade-locked item waiting for its lock to end."""
+    COMPLETED = "COMPLETED"
+    """The trade completed (trade status 5). Final."""
+    REFUNDED = "REFUNDED"
+    """The trade failed and the money came back (status 6, or ``send_until`` passed).
+    Final; releases its budget; carries the reason."""
+
+
+_S = PurchaseState
+
+FINAL_STATES: frozenset[PurchaseState] = frozenset({_S.FAILED, _S.COMPLETED, _S.REFUNDED})
+"""States nothing leaves."""
+
+IN_FLIGHT_STATES: frozenset[PurchaseState] = frozenset({_S.INTENT, _S.UNKNOWN})
+"""Unresolved: the money may or may not have left. Resolved by ``project_id`` only."""
+
+SPENT_STATES: frozenset[PurchaseState] = frozenset({_S.BOUGHT, _S.RESERVED, _S.COMPLETED})
+"""The money certainly left and has not come back."""
+
+BUDGET_STATES: frozenset[PurchaseState] = IN_FLIGHT_STATES | SPENT_STATES
+"""States whose amount counts against a budget: a cap must hold even if every in-flight
+purchase turns out to have happened."""
+
+TRANSITIONS: dict[PurchaseState, frozenset[PurchaseState]] = {
+    # A restart may resolve an intent straight to whatever the service says happened.
+    _S.INTENT: frozenset(set(_S) - {_S.INTENT}),
+    _S.UNKNOWN: frozenset({_S.BOUGHT, _S.RESERVED, _S.COMPLETED, _S.REFUNDED, _S.FAILED}),
+    _S.BOUGHT: frozenset({_S.COMPLETED, _S.REFUNDED}),
+    # The lock ended and delivery started, or the trade ended while reserved.
+    _S.RESERVED: frozenset({_S.BOUGHT, _S.COMPLETED, _S.REFUNDED}),
+    _S.FAILED: frozenset(),
+    _S.COMPLETED: frozenset(),
+    _S.REFUNDED: frozenset(),
+}
+"""Every allowed move; anything else is refused before it is written."""
+
+REASON_REQUIRED: frozenset[PurchaseState] = frozenset({_S.FAILED, _S.REFUNDED})
+"""A move into these states must say why (a refusal text, "absent after grace", ...)."""
+
+
+def check_transition(
+    project_id: str, current: PurchaseState, target: PurchaseState, reason: str | None
+) -> None:
+    """Raise :class:`LedgerError` unless ``current -> target`` is allowed (with a reason
+    where one is required)."""
+    if target not in TRANSITIONS[current]:
+        raise LedgerError(
+            f"purchase {project_id}: illegal transition {current.value} -> {target.value}"
+        )
+    if target in REASON_REQUIRED and not reason:
+        raise LedgerError(
+            f"purchase {project_id}: a move to {target.value} needs a reason, none was given"
+        )
