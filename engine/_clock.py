@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -68,8 +69,8 @@ class ScaledClock:
     ``start``. The sandbox's market time and ``snipe demo`` use it to run hours in minutes."""
 
     def __init__(self, *, start: float, speed: float = 1.0) -> None:
-        if speed <= 0:
-            raise ValueError(f"speed must be positive, got {speed!r}")
+        if not (math.isfinite(speed) and speed > 0):  # a NaN would pass ``speed <= 0``
+            raise ValueError(f"speed must be a positive number, got {speed!r}")
         self.speed = speed
         self._start = start
         self._mono0 = time.monotonic()

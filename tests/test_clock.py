@@ -1,0 +1,261 @@
+"""Clocks: VirtualClock (tests and backtests), ScaledClock (sandbox, demo), SystemClock."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import anyio
+import pytest
+
+from engine import Clock, ScaledClock, SystemClock, VirtualClock
+
+# Real-time guard for tests that would hang (or really sleep for virtual hours) if the
+# clock were wrong; never reached when it is right.
+HANG_GUARD = 10.0
+
+START = 1_767_225_600.0  # 2026-01-01T00:00:00Z, VirtualClock's default
+
+
+class Wakeups:
+    """Sleepers that write down (name, virtual time) when they wake."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self.clock = clock
+        self.log: list[tuple[str, float]] = []
+
+    async def sleep_until(self, name: str, deadline: float) -> None:
+        await self.clock.sleep_until(deadline)
+        self.log.append((name, self.clock.now()))
+
+    async def sleep(self, name: str, seconds: float) -> None:
+        await self.clock.sleep(seconds)
+        self.log.append((name, self.clock.now()))
+
+
+@pytest.mark.parametrize("clock", [SystemClock(), ScaledClock(start=START), VirtualClock()])
+def test_every_clock_satisfies_the_protocol(clock: object) -> None:
+    assert isinstance(clock, Clock)
+
+
+# -- VirtualClock --------------------------------------------------------------------------
+
+
+def test_virtual_time_starts_where_told_and_moves_only_when_told() -> None:
+    assert VirtualClock().now() == START
+    clock = VirtualClock(start=100)
+    assert clock.now() == 100.0
+    assert clock.now() == 100.0
+    clock.advance(2.5)
+    assert clock.now() == 102.5
+    clock.jump_to(200)
+    assert clock.now() == 200.0
+    assert repr(clock) == "VirtualClock(now=200.0)"
+
+
+def test_virtual_time_never_runs_backwards() -> None:
+    clock = VirtualClock(start=100)
+    clock.jump_to(50)
+    assert clock.now() == 100.0
+    with pytest.raises(ValueError, match="backwards"):
+        clock.advance(-1)
+    assert clock.now() == 100.0
+
+
+async def test_a_deadline_already_passed_returns_at_once(clock: VirtualClock) -> None:
+    with anyio.fail_after(HANG_GUARD):
+        await clock.sleep_until(clock.now())
+        await clock.sleep_until(clock.now() - 10)
+        await clock.sleep(0)
+        await clock.sleep(-5)
+    assert clock.now() == START
+    assert clock.next_deadline() is None
+
+
+async def test_advance_wakes_the_due_sleepers_in_deadline_order(clock: VirtualClock) -> None:
+    wakeups = Wakeups(clock)
+    async with anyio.create_task_group() as tg:
+        for name, at in [("seven", 7.0), ("three", 3.0), ("five", 5.0), ("five-too", 5.0)]:
+            tg.start_soon(wakeups.sleep_until, name, START + at)
+        await anyio.wait_all_tasks_blocked()
+        assert clock.next_deadline() == START + 3.0
+        assert wakeups.log == []
+
+        clock.advance(4.0)
+        await anyio.wait_all_tasks_blocked()
+        assert wakeups.log == [("three", START + 4.0)]
+        assert clock.next_deadline() == START + 5.0
+
+        clock.advance(1.0)  # exactly at the deadline: due
+        await anyio.wait_all_tasks_blocked()
+        assert sorted(wakeups.log[1:]) == [("five", START + 5.0), ("five-too", START + 5.0)]
+
+        clock.jump_to(START + 100.0)
+        await anyio.wait_all_tasks_blocked()
+        assert wakeups.log[3:] == [("seven", START + 100.0)]
+    assert clock.next_deadline() is None
+
+
+async def test_a_cancelled_sleeper_is_forgotten(clock: VirtualClock) -> None:
+    wakeups = Wakeups(clock)
+    scopes: dict[str, anyio.CancelScope] = {}
+
+    async def sleeper(name: str, at: float) -> None:
+        with anyio.CancelScope() as scope:
+            scopes[name] = scope
+            await wakeups.sleep_until(name, START + at)
+
+    async with anyio.create_task_group() as tg:
+        for name, at in [("first", 10.0), ("middle", 20.0), ("last", 30.0)]:
+            tg.start_soon(sleeper, name, at)
+        await anyio.wait_all_tasks_blocked()
+        scopes["middle"].cancel()
+        await anyio.wait_all_tasks_blocked()
+        assert clock.next_deadline() == START + 10.0
+        scopes["first"].cancel()
+        await anyio.wait_all_tasks_blocked()
+        assert clock.next_deadline() == START + 30.0
+
+        clock.advance(25.0)  # past both cancelled deadlines: nobody to wake
+        await anyio.wait_all_tasks_blocked()
+        assert wakeups.log == []
+        clock.advance(5.0)
+    assert wakeups.log == [("last", START + 30.0)]
+    assert clock.next_deadline() is None
+
+
+async def test_autojump_runs_virtual_hours_at_once_waking_each_sleeper_at_its_deadline(
+    clock: VirtualClock,
+) -> None:
+    wakeups = Wakeups(clock)
+    with anyio.fail_after(HANG_GUARD):
+        async with clock.autojump(), anyio.create_task_group() as tg:
+            for name, seconds in [("day", 86_400.0), ("hour", 3_600.0), ("minute", 60.0)]:
+                tg.start_soon(wakeups.sleep, name, seconds)
+    assert wakeups.log == [
+        ("minute", START + 60.0),
+        ("hour", START + 3_600.0),
+        ("day", START + 86_400.0),
+    ]
+
+
+async def test_autojump_keeps_time_still_while_any_task_can_run(clock: VirtualClock) -> None:
+    seen: list[float] = []
+
+    async def busy() -> None:
+        for _ in range(50):
+            seen.append(clock.now())
+            await anyio.lowlevel.checkpoint()
+
+    wakeups = Wakeups(clock)
+    with anyio.fail_after(HANG_GUARD):
+        async with clock.autojump(), anyio.create_task_group() as tg:
+            tg.start_soon(wakeups.sleep, "sleeper", 10.0)
+            tg.start_soon(busy)
+    assert set(seen) == {START}
+    assert wakeups.log == [("sleeper", START + 10.0)]
+
+
+async def test_autojump_serves_many_tasks_that_yield_between_sleeps(clock: VirtualClock) -> None:
+    # Tasks that take several steps after each wake-up: each jump must wait for all of
+    # them to block again, on both backends.
+    woke: list[tuple[int, float]] = []
+
+    async def worker(i: int) -> None:
+        for round_ in range(5):
+            await clock.sleep_until(START + 10.0 * (round_ + 1) + i)
+            woke.append((i, clock.now()))
+            for _ in range(3):
+                await anyio.lowlevel.checkpoint()
+
+    with anyio.fail_after(HANG_GUARD):
+        async with clock.autojump(), anyio.create_task_group() as tg:
+            for i in range(10):
+                tg.start_soon(worker, i)
+    assert sorted(woke, key=lambda w: w[1]) == [
+        (i, START + 10.0 * (round_ + 1) + i) for round_ in range(5) for i in range(10)
+    ]
+
+
+async def test_autojump_waits_for_events_without_jumping(clock: VirtualClock) -> None:
+    ready = anyio.Event()
+
+    async def set_later() -> None:
+        await clock.sleep(5.0)
+        ready.set()
+
+    with anyio.fail_after(HANG_GUARD):
+        async with clock.autojump(), anyio.create_task_group() as tg:
+            tg.start_soon(set_later)
+            await ready.wait()
+            assert clock.now() == START + 5.0
+    assert clock.now() == START + 5.0
+
+
+async def test_an_error_inside_autojump_comes_out_as_itself(clock: VirtualClock) -> None:
+    async def fail_after_a_second() -> None:
+        async with clock.autojump():
+            await clock.sleep(1.0)
+            raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        await fail_after_a_second()
+    assert clock.now() == START + 1.0
+
+
+# -- ScaledClock ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("speed", [0.0, -1.0, math.nan, math.inf, -math.inf])
+def test_a_scaled_clock_needs_a_positive_finite_speed(speed: float) -> None:
+    with pytest.raises(ValueError, match="speed"):
+        ScaledClock(start=START, speed=speed)
+
+
+def test_scaled_time_starts_at_start_and_never_runs_backwards() -> None:
+    clock = ScaledClock(start=START, speed=60.0)
+    readings = [clock.now() for _ in range(1000)]
+    assert readings[0] >= START
+    assert readings == sorted(readings)
+    assert readings[-1] - START < 3_600.0  # a generous bound: only microseconds passed
+    assert repr(clock) == "ScaledClock(speed=60.0)"
+
+
+async def test_a_scaled_sleep_waits_its_own_seconds_sped_up() -> None:
+    # 2 scaled seconds at 1000x are 2 ms of real time.
+    clock = ScaledClock(start=START, speed=1000.0)
+    before = clock.now()
+    real_before = time.monotonic()
+    await clock.sleep(2.0)
+    assert clock.now() - before >= 2.0
+    deadline = clock.now() + 1.0
+    await clock.sleep_until(deadline)
+    assert clock.now() >= deadline
+    # at least the scaled wait really passed (2 s + 1 s at 1000x)
+    assert time.monotonic() - real_before >= 0.003 * 0.99
+    before = clock.now()
+    await clock.sleep_until(before - 10.0)  # in the past: at once
+    await clock.sleep(-1.0)
+
+
+# -- SystemClock ---------------------------------------------------------------------------
+
+
+def test_system_time_is_epoch_seconds_and_monotonic() -> None:
+    clock = SystemClock()
+    assert abs(clock.now() - time.time()) < 5.0
+    readings = [clock.now() for _ in range(1000)]
+    assert readings == sorted(readings)
+    assert repr(clock) == "SystemClock()"
+
+
+async def test_system_sleeps_return_at_or_after_their_deadline() -> None:
+    clock = SystemClock()
+    deadline = clock.now() + 0.002
+    await clock.sleep_until(deadline)
+    assert clock.now() >= deadline
+    before = clock.now()
+    await clock.sleep(0.001)
+    assert clock.now() - before >= 0.001
+    await clock.sleep_until(clock.now() - 1.0)  # in the past: at once
+    await clock.sleep(-1.0)
