@@ -39,7 +39,7 @@ from ._params import (
     Sort,
     check_secret,
 )
-from ._responses import decode, refusal_error
+from ._responses import decode, parse_envelope, refusal_error
 from ._secret import Secret
 
 __all__ = ["BuyingAPI"]
@@ -148,7 +148,9 @@ class BuyingAPI(ClientCore):
         response = await self._send(ep.BULK_BUY, json_body=body, project_ids=pids)
         answer = self._decode(ep.BULK_BUY, BulkBuyResponse, response, pids)
         if not answer.success and not answer.items:
-            raise refusal_error(ep.BULK_BUY, answer.msg)
+            envelope = parse_envelope(response.content)
+            new_price = envelope.new_price if envelope is not None else None
+            raise refusal_error(ep.BULK_BUY, answer.msg, new_price)
         return bulk_results(checked, answer)
 
     async def check_many_project_id(

@@ -41,6 +41,7 @@ __all__ = [
     "classify_refusal",
     "decode",
     "http_error",
+    "parse_envelope",
     "refusal_error",
     "retry_after_seconds",
     "transport_error",
