@@ -1,0 +1,185 @@
+"""``match:``: which items a rule watches.
+
+Names, glob patterns and regular expressions select names (checked once per distinct name,
+then memoised); ``exclude`` removes names; ``exterior`` is read from the name; ``game``,
+``brand`` and ``type`` are checked per listing, and a listing that does not carry the
+field a rule asks about is rejected with that reason, never waved through.
+
+A name with a Doppler phase written into it (``"★ Karambit | Doppler Phase 2 (Factory
+New)"``) matches its base name; written into a rule's ``names``, it also requires that
+phase.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, field_validator, model_validator
+
+from ..hookspecs import hookimpl
+from ..models import Listing
+from ..rules._contract import Compiled, Criterion, EvalContext, NameView, RuleContext
+from ..rules._names import split_name
+from ..rules._schema import StrictModel
+
+__all__ = ["Match", "snipe_register_criteria"]
+
+
+def _as_list(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+Strings = Annotated[list[Annotated[str, Field(min_length=1)]], BeforeValidator(_as_list)]
+Exterior = Literal["FN", "MW", "FT", "WW", "BS"]
+
+
+class Match(StrictModel):
+    """Name selection. At least one of ``names``, ``patterns``, ``regex``."""
+
+    names: Strings = Field(default_factory=list)
+    patterns: Strings = Field(default_factory=list)
+    regex: Strings = Field(default_factory=list)
+    exclude: Strings = Field(default_factory=list)
+    game: Literal["csgo", "tf2", "rust", "dota2"] | None = None
+    brand: Strings = Field(default_factory=list)
+    type: Strings = Field(default_factory=list)
+    exterior: Annotated[list[Exterior], BeforeValidator(_as_list)] = Field(default_factory=list)
+
+    @field_validator("regex", "exclude")
+    @classmethod
+    def _compiles(cls, values: list[str], info: Any) -> list[str]:
+        for value in values:
+            text = fnmatch.translate(value) if info.field_name == "exclude" else value
+            try:
+                re.compile(text)
+            except re.error as exc:
+                raise ValueError(f"{value!r} is not a valid pattern: {exc}") from None
+        return values
+
+    @model_validator(mode="after")
+    def _selects_something(self) -> Match:
+        if not (self.names or self.patterns or self.regex):
+            raise ValueError(
+                "`match:` needs `names`, `patterns` or `regex` (use `patterns: ['*']` to "
+                "watch every item, on purpose)"
+            )
+        return self
+
+
+def compile_match(value: Match, rule: RuleContext) -> Compiled:
+    exact: set[str] = set()
+    phase_of: dict[str, set[str]] = {}
+    for name in value.names:
+        parts = split_name(name)
+        exact.add(parts.base_name)
+        if parts.phase is not None:
+            phase_of.setdefault(parts.base_name, set()).add(parts.phase)
+    unphased = {split_name(n).base_name for n in value.names if split_name(n).phase is None}
+    selector = _selector([fnmatch.translate(p) for p in value.patterns] + list(value.regex))
+    excluder = _selector([fnmatch.translate(p) for p in value.exclude])
+    exteriors = frozenset(value.exterior)
+
+    def name_filter(view: NameView) -> str | None:
+        if view.base_name not in exact and not (
+            selector is not None and (selector(view.name) or selector(view.base_name))
+        ):
+            return "name is not in the rule's `match` names or patterns"
+        if excluder is not None and (excluder(view.name) or excluder(view.base_name)):
+            return "name is excluded by `match.exclude`"
+        if exteriors and view.exterior not in exteriors:
+            shown = view.exterior or "none in the name"
+            return f"exterior {shown} not in {', '.join(value.exterior)}"
+        return None
+
+    checks = []
+    if value.game is not None:
+        checks.append(_game_check(value.game))
+    if value.brand:
+        checks.append(_field_check("brand", frozenset(value.brand)))
+    if value.type:
+        checks.append(_field_check("type", frozenset(value.type)))
+    if phase_of:
+        checks.append(_named_phase_check(phase_of, unphased))
+    predicate = _all(checks) if checks else None
+    summary = "name " + ", ".join(
+        [*(repr(n) for n in value.names[:3]), *value.patterns[:3], *value.regex[:3]]
+    )
+    if len(value.names) > 3:
+        summary += f" (+{len(value.names) - 3} names)"
+    return Compiled(
+        predicate=predicate,
+        name_filter=name_filter,
+        names=frozenset(value.names),
+        summary=summary,
+    )
+
+
+def _selector(regexes: list[str]) -> Any:
+    if not regexes:
+        return None
+    return re.compile("|".join(f"(?:{r})" for r in regexes)).search
+
+
+def _all(checks: list[Any]) -> Any:
+    if len(checks) == 1:
+        return checks[0]
+
+    def every(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+        reasons = [r for r in (c(listing, view, ctx) for c in checks) if r is not None]
+        return "; ".join(reasons) if reasons else None
+
+    return every
+
+
+def _game_check(game: str) -> Any:
+    def same_game(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+        if ctx.game == game:
+            return None
+        if ctx.game is None:
+            return f"the game of this listing is not known (rule wants {game})"
+        return f"game {ctx.game} is not {game}"
+
+    return same_game
+
+
+def _field_check(field: str, allowed: frozenset[str]) -> Any:
+    wanted = ", ".join(sorted(allowed))
+
+    def has_field(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+        actual = getattr(listing, field)
+        if actual in allowed:
+            return None
+        if actual is None:
+            return f"listing carries no {field} (rule wants {wanted})"
+        return f"{field} {actual} not in {wanted}"
+
+    return has_field
+
+
+def _named_phase_check(phase_of: dict[str, set[str]], unphased: set[str]) -> Any:
+    def named_phase(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+        wanted = phase_of.get(view.base_name)
+        if wanted is None or view.base_name in unphased:
+            return None
+        phase = listing.phase or view.phase
+        if phase in wanted:
+            return None
+        return f"phase {phase or 'none'} is not the {', '.join(sorted(wanted))} named in the rule"
+
+    return named_phase
+
+
+@hookimpl
+def snipe_register_criteria() -> list[Criterion]:
+    return [
+        Criterion(
+            key="match",
+            schema=Match,
+            compile=compile_match,
+            description="which items the rule watches: names, glob patterns, regex, game, "
+            "brand, type, exterior",
+            example='match:\n  names: ["AK-47 | Redline (Field-Tested)"]\n  game: csgo',
+        )
+    ]

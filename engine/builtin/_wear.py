@@ -1,0 +1,141 @@
+"""``float:`` (the wear value) and ``phases:`` (Doppler phases).
+
+A listing without a float, or without a phase (``""`` on the wire is no phase), is
+rejected by a rule that asks for one, with that reason. The phase of a listing is its
+``phase`` field or, failing that, the phase written into its name. A rule asking for a
+phase that its named items never come in is reported when the file is loaded.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, model_validator
+
+from ..hookspecs import hookimpl
+from ..models import PHASES, Listing
+from ..rules._contract import Compiled, Criterion, EvalContext, NameView, RuleContext
+from ..rules._names import known_phases, split_name
+from ..rules._schema import StrictModel, closest
+from ..rules._values import Wear
+
+__all__ = ["FloatRange", "PhaseSet"]
+
+
+class FloatRange(StrictModel):
+    """Inclusive wear bounds between 0 and 1."""
+
+    min: Wear = 0.0
+    max: Wear = 1.0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> FloatRange:
+        if self.min > self.max:
+            raise ValueError(
+                f"float min {self.min} is above max {self.max}: the rule can never match"
+            )
+        return self
+
+
+def _phase(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a phase name, got {value!r}")
+    if value in PHASES:
+        return value
+    folded = {p.lower().replace(" ", ""): p for p in PHASES}
+    exact = folded.get(value.lower().replace(" ", "").replace("_", ""))
+    if exact is not None:
+        return exact
+    guess = closest(value, PHASES)
+    hint = f"; did you mean {guess!r}?" if guess else f" (phases: {', '.join(sorted(PHASES))})"
+    raise ValueError(f"unknown phase {value!r}{hint}")
+
+
+def _as_list(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+PhaseSet = Annotated[frozenset[Annotated[str, BeforeValidator(_phase)]], BeforeValidator(_as_list)]
+
+
+def compile_float(value: FloatRange, rule: RuleContext) -> Compiled:
+    low, high = value.min, value.max
+
+    def in_range(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+        wear = listing.float_value
+        if wear is None:
+            return f"listing has no float (rule wants {low:g}-{high:g})"
+        if wear < low:
+            return f"float {wear:.6g} below min {low:g}"
+        if wear > high:
+            return f"float {wear:.6g} above max {high:g}"
+        return None
+
+    return Compiled(predicate=in_range, summary=f"float {low:g}-{high:g}")
+
+
+def compile_phases(value: frozenset[str], rule: RuleContext) -> Compiled:
+    if not value:
+        rule.error("`phases:` is empty: the rule can never match")
+        return Compiled()
+    wanted = frozenset(value)
+    shown = ", ".join(sorted(wanted))
+    _check_names_have_phases(wanted, rule)
+
+    def has_phase(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+        phase = listing.phase or view.phase
+        if phase in wanted:
+            return None
+        if phase is None:
+            return f"listing has no phase (rule wants {shown})"
+        return f"phase {phase} not in {shown}"
+
+    return Compiled(predicate=has_phase, summary=f"phase {shown}")
+
+
+def _check_names_have_phases(wanted: frozenset[str], rule: RuleContext) -> None:
+    match = rule.values.get("match")
+    names: list[str] = list(getattr(match, "names", []))
+    if not names:
+        return
+    impossible = []
+    for name in names:
+        parts = split_name(name)
+        if parts.phase is not None:
+            phases: frozenset[str] | None = frozenset({parts.phase})
+        else:
+            phases = known_phases(name)
+        if phases is None:
+            continue
+        if not phases:
+            impossible.append(f"{name!r} has no phases (it is not a Doppler)")
+        elif not phases & wanted:
+            impossible.append(f"{name!r} comes only in {', '.join(sorted(phases))}")
+    if not impossible:
+        return
+    text = "; ".join(impossible)
+    every_name = len(impossible) == len(names)
+    if every_name and not (getattr(match, "patterns", None) or getattr(match, "regex", None)):
+        rule.error(f"never matches: {text}")
+    else:
+        rule.warn(f"some names can never match: {text}")
+
+
+@hookimpl
+def snipe_register_criteria() -> list[Criterion]:
+    return [
+        Criterion(
+            key="float",
+            schema=FloatRange,
+            compile=compile_float,
+            description="wear (float) range, inclusive",
+            example="float: {min: 0.0, max: 0.07}",
+        ),
+        Criterion(
+            key="phases",
+            schema=PhaseSet,
+            compile=compile_phases,
+            description="Doppler phases to accept (a set)",
+            example="phases: [Ruby, Sapphire, Black Pearl]",
+        ),
+    ]

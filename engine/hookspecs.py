@@ -1,0 +1,118 @@
+"""Every hook a snipe plugin can implement, in one place.
+
+A plugin is a module or object with functions marked ``@hookimpl`` (import it from here)
+and named like the specifications below. Install it with an entry point in the group
+``snipe``::
+
+    [project.entry-points.snipe]
+    paintseed = "snipe_paintseed"
+
+The engine loads installed plugins at start (only those named in ``SNIPE_PLUGINS`` when
+that variable is set), runs ``check_pending()`` so a misspelt hook name is an error, and
+lists them with ``snipe plugins``.
+
+When hooks run: the two ``register`` hooks run once, when a rules file is loaded. The
+others run once per evaluation batch or once per purchase, never once per listing per
+criterion: the per-listing work is done by the plain closures criteria compile to.
+
+Isolation: the engine calls each plugin's implementation separately. One that raises is
+named in the log and isolated: a registration that raises contributes nothing (and the
+load reports it), a veto that raises counts as a block, a notification that raises is
+dropped. A plugin can never crash the engine, and can never cause a purchase by failing.
+
+No hook here is ``firstresult``: every implementation is called and every answer counts.
+Hook wrappers are not supported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from .rules import Criterion, Decision, EvalContext, PriceSource
+
+__all__ = [
+    "PROJECT",
+    "hookimpl",
+    "hookspec",
+    "snipe_decisions",
+    "snipe_purchase",
+    "snipe_register_criteria",
+    "snipe_register_price_sources",
+    "snipe_veto_purchase",
+]
+
+PROJECT = "snipe"
+"""The pluggy project name, which is also the entry-point group."""
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+"""Mark a plugin function as the implementation of the hook of the same name."""
+
+
+@hookspec
+def snipe_register_criteria() -> Sequence[Criterion]:
+    """Contribute rule keys.
+
+    Called once per rules file load, before validation. Return the
+    :class:`~engine.rules.Criterion` objects this plugin adds (a YAML key, the type that
+    validates its value, and ``compile`` turning the value into predicates). The built-in
+    ``match``, ``price``, ``discount``, ``float``, ``phases``, ``stickers`` and ``hold``
+    keys are registered through this same hook. A key already taken (by the core or by an
+    earlier plugin) is refused and the refusal names both plugins.
+
+    Not ``firstresult``: every plugin's list is collected.
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def snipe_register_price_sources() -> Sequence[PriceSource]:
+    """Contribute reference price sources (named by ``discount.versus`` in a rule).
+
+    Called once per rules file load. Return :class:`~engine.rules.PriceSource` objects;
+    their ``fetch`` is awaited by the engine outside the hot path, and ``reference`` reads
+    the result per listing. The built-in ``platform_price`` source is registered this way.
+
+    Not ``firstresult``: every plugin's list is collected; a name taken twice is refused.
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def snipe_veto_purchase(decision: Decision, context: EvalContext) -> bool | None:
+    """Last word before a purchase.
+
+    Called once for every accepted decision, right before the purchase is written to the
+    ledger and sent. Return ``False`` to block it, ``True`` or ``None`` to let it go. Any
+    ``False`` blocks; an implementation that raises blocks too. Keep it fast and free of
+    blocking I/O (it runs on the buying path).
+
+    Not ``firstresult``: every implementation is asked.
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def snipe_decisions(decisions: Sequence[Decision], context: EvalContext) -> None:
+    """Notification: the decisions of one evaluation batch, accepted and rejected.
+
+    Called once per batch, after evaluation, before any purchase of the batch. The return
+    value is ignored; an implementation that raises is logged and dropped.
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def snipe_purchase(decision: Decision, outcome: str, detail: str | None) -> None:
+    """Notification: a purchase attempt ended.
+
+    ``outcome`` is ``"bought"``, ``"refused"``, ``"vetoed"`` or ``"unknown"`` (the answer
+    was lost; the engine resolves it by ``project_id``); ``detail`` is the service's
+    message or the veto's reason. Called once per attempt; the return value is ignored;
+    an implementation that raises is logged and dropped.
+    """
+    raise NotImplementedError

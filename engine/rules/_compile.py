@@ -1,0 +1,270 @@
+"""Compiling validated rules into plain closures, once, and indexing them by item name.
+
+Every enabled rule becomes a :class:`CompiledRule`: its name filters (run once per distinct
+item name and memoised in :meth:`RuleSet.view`) and one ``check`` closure that runs its
+predicates on a listing and collects the reasons it fails. Two checks are part of the core
+and cannot be switched off by a missing plugin: ``max_price`` and "no trade-locked listing
+unless the rule has ``hold:``".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._money import Money, format_usd
+from ..models import Listing
+from ._contract import (
+    Compiled,
+    Criterion,
+    EvalContext,
+    NameFilter,
+    NameView,
+    Predicate,
+    PriceSource,
+    Problem,
+    RuleContext,
+)
+from ._names import split_name
+from ._schema import CORE_RULE_KEYS, Account, Budgets, format_path
+
+__all__ = ["Check", "CompiledRule", "RuleSet", "compile_rule"]
+
+Check = Callable[[Listing, NameView, EvalContext], list[str] | None]
+"""A rule's whole per-listing check: ``None`` when every predicate passes, else reasons."""
+
+_VIEW_CACHE_LIMIT = 500_000
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledRule:
+    """One rule, ready to evaluate. Money is USD x 1000."""
+
+    name: str
+    priority: int
+    action: str
+    max_price: Money
+    max_count: int | None
+    max_spend: Money | None
+    order_price: Money | None
+    order_amount: int
+    game: str | None
+    names: frozenset[str]
+    criteria: tuple[str, ...]
+    summaries: tuple[str, ...]
+    name_filters: tuple[NameFilter, ...]
+    check: Check = field(repr=False)
+    index: int = 0
+
+    def why_not_watched(self, view: NameView) -> str | None:
+        """``None`` when this rule watches ``view``'s name, else the reason it does not."""
+        for name_filter in self.name_filters:
+            reason = name_filter(view)
+            if reason is not None:
+                return reason
+        return None
+
+
+def compile_rule(
+    *,
+    index: int,
+    core: Any,
+    values: Mapping[str, Any],
+    criteria: Mapping[str, Criterion],
+    price_sources: Mapping[str, PriceSource],
+    where: Callable[[tuple[str | int, ...]], str | None],
+) -> tuple[CompiledRule, list[Problem]]:
+    """Compile rule number ``index`` (validated ``core`` keys plus criteria ``values``)."""
+    problems: list[Problem] = []
+    all_values = {**{k: getattr(core, k) for k in CORE_RULE_KEYS}, **values}
+    predicates: list[tuple[Predicate, str, str]] = [
+        (_max_price_predicate(core.max_price), "max_price", "core")
+    ]
+    if "hold" not in values:
+        predicates.append((_no_hold_predicate, "hold", "core"))
+    name_filters: list[NameFilter] = []
+    names: set[str] = set()
+    summaries: list[str] = [f"price at most max_price {format_usd(core.max_price)}"]
+    prefix = format_path(("rules", index))
+    for key, value in values.items():
+        criterion = criteria[key]
+        ctx = RuleContext(
+            rule_name=core.name,
+            key=key,
+            values=all_values,
+            price_sources=price_sources,
+            where=lambda sub: where(("rules", index, *sub)),
+            field_prefix=prefix,
+        )
+        try:
+            compiled = criterion.compile(value, ctx)
+        except Exception as exc:
+            problems.append(
+                Problem(
+                    "error",
+                    f"criterion {key!r} (plugin {criterion.plugin}) failed to compile: "
+                    f"{type(exc).__name__}: {exc}",
+                    location=where(("rules", index, key)),
+                    field=f"{prefix}.{key}",
+                )
+            )
+            continue
+        problems.extend(ctx.problems)
+        if not isinstance(compiled, Compiled):
+            problems.append(
+                Problem(
+                    "error",
+                    f"criterion {key!r} (plugin {criterion.plugin}) returned "
+                    f"{type(compiled).__name__}, not Compiled",
+                    location=where(("rules", index, key)),
+                )
+            )
+            continue
+        if compiled.predicate is not None:
+            predicates.append((compiled.predicate, key, criterion.plugin))
+        if compiled.name_filter is not None:
+            name_filters.append(compiled.name_filter)
+        names |= compiled.names
+        if compiled.summary:
+            summaries.append(compiled.summary)
+    if not name_filters and core.action != "buy_order":
+        problems.append(
+            Problem(
+                "error",
+                f"rule {core.name!r} watches no item: add `match:` with `names`, "
+                "`patterns` or `regex`",
+                location=where(("rules", index)),
+                field=prefix,
+            )
+        )
+    match = values.get("match")
+    rule = CompiledRule(
+        name=core.name,
+        priority=core.priority,
+        action=core.action,
+        max_price=core.max_price,
+        max_count=core.max_count,
+        max_spend=core.max_spend,
+        order_price=core.buy_order.price if core.buy_order else None,
+        order_amount=core.buy_order.amount if core.buy_order else 0,
+        game=getattr(match, "game", None),
+        names=frozenset(names),
+        criteria=tuple(values),
+        summaries=tuple(summaries),
+        name_filters=tuple(name_filters),
+        check=_chain(tuple(predicates)),
+        index=index,
+    )
+    return rule, problems
+
+
+def _chain(predicates: tuple[tuple[Predicate, str, str], ...]) -> Check:
+    """One closure running every predicate. A predicate that raises is named in the reason
+    and the listing is rejected: a failing plugin can only ever block a purchase."""
+
+    def check(listing: Listing, view: NameView, ctx: EvalContext) -> list[str] | None:
+        reasons: list[str] | None = None
+        for predicate, key, plugin in predicates:
+            try:
+                reason = predicate(listing, view, ctx)
+            except Exception as exc:
+                reason = (
+                    f"criterion {key!r} (plugin {plugin}) raised {type(exc).__name__}: {exc}; "
+                    "rejected to be safe"
+                )
+            if reason is not None:
+                if reasons is None:
+                    reasons = [reason]
+                else:
+                    reasons.append(reason)
+        return reasons
+
+    return check
+
+
+def _max_price_predicate(max_price: Money) -> Predicate:
+    def over_max_price(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+        if listing.price <= max_price:
+            return None
+        return f"price {format_usd(listing.price)} above max_price {format_usd(max_price)}"
+
+    return over_max_price
+
+
+def _no_hold_predicate(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+    if listing.unlock_at is None:
+        return None
+    return "trade-locked listing, and the rule has no `hold:` (it buys tradable items only)"
+
+
+class RuleSet:
+    """A loaded, compiled rules file: account, budgets, rules, and the name index.
+
+    ``rules`` are the enabled rules that buy listings, highest priority first;
+    ``buy_order_rules`` are the enabled ``action: buy_order`` rules; ``problems`` are the
+    warnings found while loading (errors prevent a RuleSet from existing).
+    """
+
+    def __init__(
+        self,
+        *,
+        filename: str,
+        account: Account,
+        budgets: Budgets,
+        rules: Sequence[CompiledRule],
+        disabled: Sequence[str] = (),
+        problems: Sequence[Problem] = (),
+    ) -> None:
+        self.filename = filename
+        self.account = account
+        self.budgets = budgets
+        ordered = sorted(rules, key=lambda r: (-r.priority, r.index))
+        self.rules: tuple[CompiledRule, ...] = tuple(r for r in ordered if r.action != "buy_order")
+        self.buy_order_rules: tuple[CompiledRule, ...] = tuple(
+            r for r in ordered if r.action == "buy_order"
+        )
+        self.disabled = tuple(disabled)
+        self.problems = tuple(problems)
+        self.watched_names: frozenset[str] = frozenset().union(*(r.names for r in ordered))
+        self._views: dict[str, NameView] = {}
+
+    def view(self, name: str) -> NameView:
+        """The :class:`NameView` of ``name``, with the rules that watch it (memoised)."""
+        view = self._views.get(name)
+        if view is None:
+            view = self._compute_view(name)
+        return view
+
+    def _compute_view(self, name: str) -> NameView:
+        parts = split_name(name)
+        bare = NameView(parts.name, parts.base_name, parts.phase, parts.exterior)
+        rules = tuple(r for r in self.rules if r.why_not_watched(bare) is None)
+        view = NameView(parts.name, parts.base_name, parts.phase, parts.exterior, rules)
+        if len(self._views) >= _VIEW_CACHE_LIMIT:
+            self._views.clear()
+        self._views[name] = view
+        return view
+
+    def why_not_watched(self, name: str) -> dict[str, str]:
+        """For each rule that does not watch ``name``: why not."""
+        view = self.view(name)
+        out = {}
+        for rule in self.rules:
+            reason = rule.why_not_watched(view)
+            if reason is not None:
+                out[rule.name] = reason
+        return out
+
+    def rule(self, name: str) -> CompiledRule:
+        """The enabled rule called ``name``."""
+        for rule in (*self.rules, *self.buy_order_rules):
+            if rule.name == name:
+                return rule
+        raise KeyError(name)
+
+    def __repr__(self) -> str:
+        return (
+            f"<RuleSet {self.filename!r}: {len(self.rules)} rules, "
+            f"{len(self.buy_order_rules)} buy-order rules>"
+        )

@@ -1,0 +1,222 @@
+"""What a criterion is: the contract between the rule engine and every criterion plugin.
+
+A criterion owns one YAML key of a rule. At configuration time it gives the engine a type
+that validates the key's value (:attr:`Criterion.schema`) and a ``compile`` function that
+turns the validated value into a :class:`Compiled`: a predicate over listings, and/or a
+filter over item names. The engine chains those plain closures into one check per rule;
+the hot path never goes through pluggy.
+
+A predicate answers ``None`` when the listing passes and a short, specific reason when it
+does not (``"float 0.23 above max 0.15"``). It must be pure (same listing and context, same
+answer), must not raise on a listing that lacks the data it looks at (return a reason
+instead: a filter that cannot be checked rejects, it is never silently skipped), and must
+not do I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .._money import Money
+from ..models import Listing
+
+__all__ = [
+    "BudgetState",
+    "Compiled",
+    "Criterion",
+    "EvalContext",
+    "NameFilter",
+    "NameView",
+    "Predicate",
+    "PriceSource",
+    "Problem",
+    "RuleContext",
+    "RuleSpend",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSpend:
+    """What one rule has spent and bought, in-flight purchases included."""
+
+    spent: Money = 0
+    count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetState:
+    """Money already committed, *including purchases in flight or of unknown outcome*
+    (a purchase whose answer was lost may have happened; it counts until resolved).
+
+    ``spent_today`` is the current day's spend as the ledger defines the day.
+    """
+
+    spent_today: Money = 0
+    spent_total: Money = 0
+    per_rule: Mapping[str, RuleSpend] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class EvalContext:
+    """Everything outside the listings that a decision depends on.
+
+    ``now`` is epoch seconds (from the injected clock). ``reference_prices`` maps a price
+    source name to ``{item name: price}`` (USD x 1000), filled by the engine from the price
+    source plugins before evaluating. ``game`` is the game the listings were fetched for,
+    when known.
+    """
+
+    now: float
+    reference_prices: Mapping[str, Mapping[str, Money]] = field(default_factory=dict)
+    budget: BudgetState = field(default_factory=BudgetState)
+    game: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NameView:
+    """What the engine knows about one distinct item name, computed once per name.
+
+    ``base_name`` has a Doppler phase written into the name removed (``phase`` is that
+    phase); ``exterior`` is ``FN``..``BS`` or ``None``. ``rules`` are the compiled rules
+    whose name selection accepts this name, highest priority first.
+    """
+
+    name: str
+    base_name: str
+    phase: str | None
+    exterior: str | None
+    rules: tuple[Any, ...] = ()
+
+
+Predicate = Callable[[Listing, NameView, EvalContext], str | None]
+"""``(listing, name view, context) -> None`` when it passes, else the reason it does not."""
+
+NameFilter = Callable[[NameView], str | None]
+"""``(name view) -> None`` when the rule watches this name, else why not. Run once per
+distinct name (memoised), never per listing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    """A criterion compiled for one rule.
+
+    ``predicate`` runs per listing; ``name_filter`` runs once per distinct name and decides
+    whether the rule watches it; ``names`` lists the exact names the rule asks for (the
+    engine searches for them and indexes them); ``summary`` is a short human description of
+    the condition (``"float 0.00-0.07"``), shown in explanations of accepted purchases.
+    """
+
+    predicate: Predicate | None = None
+    name_filter: NameFilter | None = None
+    names: frozenset[str] = frozenset()
+    summary: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """An error or warning found while loading rules, with its place."""
+
+    severity: Literal["error", "warning"]
+    message: str
+    location: str | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        parts = [p for p in (self.location, self.field) if p]
+        return ": ".join([*parts, self.message])
+
+
+class RuleContext:
+    """Given to :meth:`Criterion.compile`: the rule being compiled and a way to report.
+
+    ``values`` holds every validated value of the rule (core keys and criteria), so a
+    criterion may look at another one (the phase criterion reads the watched names).
+    ``price_sources`` are the registered reference price sources by name.
+    """
+
+    def __init__(
+        self,
+        *,
+        rule_name: str,
+        key: str,
+        values: Mapping[str, Any],
+        price_sources: Mapping[str, PriceSource],
+        where: Callable[[tuple[str | int, ...]], str | None],
+        field_prefix: str,
+    ) -> None:
+        self.rule_name = rule_name
+        self.key = key
+        self.values = values
+        self.price_sources = price_sources
+        self.problems: list[Problem] = []
+        self._where = where
+        self._field_prefix = field_prefix
+
+    def warn(self, message: str, *path: str | int) -> None:
+        """Report that the rule probably does not do what its author meant."""
+        self._report("warning", message, path)
+
+    def error(self, message: str, *path: str | int) -> None:
+        """Report that the rule is wrong (for example: it can never match)."""
+        self._report("error", message, path)
+
+    def _report(self, severity: Literal["error", "warning"], message: str, path: Any) -> None:
+        sub = (self.key, *path)
+        dotted = ".".join(str(p) for p in sub)
+        self.problems.append(
+            Problem(
+                severity=severity,
+                message=f"rule {self.rule_name!r}: {message}",
+                location=self._where(sub),
+                field=f"{self._field_prefix}.{dotted}",
+            )
+        )
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One YAML key of a rule, contributed by a plugin through ``snipe_register_criteria``.
+
+    ``schema`` is any type pydantic validates (usually a model with ``extra="forbid"``);
+    ``compile(value, rule_context)`` receives the validated value and returns a
+    :class:`Compiled` (it may report problems through the context). ``description`` is
+    shown by ``snipe plugins``; ``example`` is a YAML snippet for the documentation.
+    ``plugin`` is filled in by the engine with the name of the plugin that registered it.
+    """
+
+    key: str
+    schema: Any
+    compile: Callable[[Any, RuleContext], Compiled]
+    description: str = ""
+    example: str = ""
+    plugin: str = ""
+
+
+class PriceSource:
+    """A reference price source, contributed through ``snipe_register_price_sources``.
+
+    A rule's ``discount.versus`` names one. Before evaluating, the engine awaits
+    :meth:`fetch` for the watched names (I/O happens there, never in a predicate) and puts
+    the answer into :attr:`EvalContext.reference_prices` under :attr:`name`;
+    :meth:`reference` then reads it per listing. Subclass and set ``name``.
+    """
+
+    name: str = ""
+    description: str = ""
+
+    async def fetch(self, names: Sequence[str]) -> Mapping[str, Money]:
+        """Reference prices (USD x 1000) for ``names``; names without one are left out."""
+        return {}
+
+    def reference(self, listing: Listing, view: NameView, ctx: EvalContext) -> Money | None:
+        """The reference price for ``listing``: by its own name, then by its base name."""
+        table = ctx.reference_prices.get(self.name)
+        if not table:
+            return None
+        price = table.get(listing.name)
+        return table.get(view.base_name) if price is None else price
+
+    def __repr__(self) -> str:
+        return f"<PriceSource {self.name!r}>"

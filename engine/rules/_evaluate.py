@@ -1,0 +1,241 @@
+"""Turning listings into decisions: a pure function, no I/O, no clock, no pluggy.
+
+:func:`evaluate` runs in two passes:
+
+1. every listing meets the rules that watch its name (one memoised dictionary lookup per
+   listing; a listing no rule watches costs nothing more); each (listing, rule) pair gets
+   the rule's predicates, and a pair that fails becomes a rejected :class:`Decision`
+   carrying every reason;
+2. the pairs that pass are allocated, highest priority first and cheapest first, against
+   the caps: one purchase per listing, the rule's ``max_count`` and ``max_spend``, and the
+   daily and total budgets, counting what was already spent (in-flight included) *and what
+   this same batch has already accepted*. A cap that would be exceeded is a reason too.
+
+Every listing a rule watches therefore ends up with a decision saying why it is, or is
+not, bought; :func:`explain` answers "why was nothing bought" for a name.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .._money import Money, format_usd
+from ..models import Listing
+from ._compile import CompiledRule, RuleSet
+from ._contract import EvalContext, NameView, RuleSpend
+
+__all__ = ["Decision", "evaluate", "explain", "summarize_rejections"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The outcome of one rule for one listing.
+
+    ``price`` is what to pay (USD x 1000): the listing's price, which the rule's checks
+    guarantee is never above its ``max_price``. ``allow_trade_locked`` is true when the
+    listing is trade-locked and the rule's ``hold:`` accepted the wait (the purchase must
+    then be sent with ``allow_trade_locked``). ``reasons`` say why it is bought, or every
+    reason it is not.
+    """
+
+    listing: Listing
+    rule: str
+    accepted: bool
+    reasons: tuple[str, ...]
+    price: Money
+    action: str
+    priority: int
+    allow_trade_locked: bool
+
+    @property
+    def item_id(self) -> str:
+        return self.listing.item_id
+
+    @property
+    def name(self) -> str:
+        return self.listing.name
+
+    def __str__(self) -> str:
+        verdict = "BUY " if self.accepted else "skip"
+        head = (
+            f"{verdict} {self.listing.name} (item {self.listing.item_id}) at "
+            f"{format_usd(self.listing.price)} - rule {self.rule!r}"
+        )
+        return head + "".join(f"\n    - {reason}" for reason in self.reasons)
+
+
+@dataclass(slots=True)
+class _Pass:
+    rule: CompiledRule
+    listing: Listing
+    order: int
+
+
+def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext) -> list[Decision]:
+    """Decide, for every listing and every rule watching its name, whether to buy it.
+
+    Pure: the result depends only on the arguments. Listings no rule watches get no
+    decision (use :func:`explain` to see why a name is not watched).
+    """
+    decisions: list[Decision] = []
+    passes: list[_Pass] = []
+    views = ruleset._views
+    compute = ruleset._compute_view
+    for listing in listings:
+        view = views.get(listing.name)
+        if view is None:
+            view = compute(listing.name)
+        if not view.rules:
+            continue
+        for rule in view.rules:
+            reasons = rule.check(listing, view, context)
+            if reasons is None:
+                passes.append(_Pass(rule, listing, len(passes)))
+            else:
+                decisions.append(_reject(rule, listing, tuple(reasons)))
+    if passes:
+        decisions.extend(_allocate(ruleset, passes, context))
+    return decisions
+
+
+def _reject(rule: CompiledRule, listing: Listing, reasons: tuple[str, ...]) -> Decision:
+    return Decision(
+        listing=listing,
+        rule=rule.name,
+        accepted=False,
+        reasons=reasons,
+        price=listing.price,
+        action=rule.action,
+        priority=rule.priority,
+        allow_trade_locked=False,
+    )
+
+
+def _allocate(ruleset: RuleSet, passes: list[_Pass], context: EvalContext) -> list[Decision]:
+    passes.sort(key=lambda p: (-p.rule.priority, p.listing.price, p.order))
+    budget = context.budget
+    today, total = budget.spent_today, budget.spent_total
+    per_rule: dict[str, RuleSpend] = {}
+    taken: dict[str, str] = {}
+    out = []
+    for p in passes:
+        rule, listing, price = p.rule, p.listing, p.listing.price
+        spend = per_rule.get(rule.name) or budget.per_rule.get(rule.name) or RuleSpend()
+        owner = taken.get(listing.item_id)
+        if owner is not None:
+            reasons = [f"already chosen for rule {owner!r} (higher priority or cheaper)"]
+        else:
+            reasons = _cap_reasons(ruleset, rule, spend, today, total, price)
+        if reasons:
+            out.append(_reject(rule, listing, tuple(reasons)))
+            continue
+        taken[listing.item_id] = rule.name
+        per_rule[rule.name] = RuleSpend(spend.spent + price, spend.count + 1)
+        today += price
+        total += price
+        out.append(
+            Decision(
+                listing=listing,
+                rule=rule.name,
+                accepted=True,
+                reasons=(*rule.summaries, _within_budget(ruleset, rule, spend, today, total)),
+                price=price,
+                action=rule.action,
+                priority=rule.priority,
+                allow_trade_locked=listing.unlock_at is not None,
+            )
+        )
+    return out
+
+
+def _cap_reasons(
+    ruleset: RuleSet,
+    rule: CompiledRule,
+    spend: RuleSpend,
+    today: Money,
+    total: Money,
+    price: Money,
+) -> list[str]:
+    reasons = []
+    if rule.max_count is not None and spend.count >= rule.max_count:
+        reasons.append(f"rule max_count {rule.max_count} reached: {spend.count} bought")
+    if rule.max_spend is not None and spend.spent + price > rule.max_spend:
+        reasons.append(_cap("rule cap", rule.max_spend, spend.spent, "spent", price))
+    if today + price > ruleset.budgets.per_day:
+        reasons.append(_cap("daily budget", ruleset.budgets.per_day, today, "spent today", price))
+    if total + price > ruleset.budgets.total:
+        reasons.append(_cap("total budget", ruleset.budgets.total, total, "spent", price))
+    return reasons
+
+
+def _cap(what: str, cap: Money, spent: Money, spent_word: str, price: Money) -> str:
+    return (
+        f"{what} {format_usd(cap)} would be exceeded: "
+        f"{format_usd(spent)} {spent_word} + {format_usd(price)}"
+    )
+
+
+def _within_budget(
+    ruleset: RuleSet, rule: CompiledRule, spend: RuleSpend, today: Money, total: Money
+) -> str:
+    parts = []
+    if rule.max_spend is not None:
+        parts.append(f"rule {format_usd(spend.spent)} of {format_usd(rule.max_spend)} before")
+    parts.append(f"today {format_usd(today)} of {format_usd(ruleset.budgets.per_day)}")
+    parts.append(f"total {format_usd(total)} of {format_usd(ruleset.budgets.total)}")
+    return "within budgets: " + ", ".join(parts)
+
+
+def explain(
+    ruleset: RuleSet,
+    name: str,
+    listings: Sequence[Listing] = (),
+    context: EvalContext | None = None,
+) -> list[str]:
+    """Why nothing (or what) would be bought for the item called ``name``.
+
+    Lists the rules that do not watch the name and why, then one line per decision for
+    ``listings`` of that name under ``context`` (nothing listed is said plainly too).
+    """
+    view: NameView = ruleset.view(name)
+    lines = []
+    for rule_name, reason in ruleset.why_not_watched(name).items():
+        lines.append(f"rule {rule_name!r} does not watch {name!r}: {reason}")
+    if not view.rules:
+        lines.append(f"no enabled rule watches {name!r}")
+        return lines
+    watching = ", ".join(repr(r.name) for r in view.rules)
+    lines.append(f"watched by {watching}")
+    mine = [listing for listing in listings if listing.name == name]
+    if not mine:
+        lines.append(f"no listing of {name!r} was seen")
+        return lines
+    if context is None:
+        raise ValueError("explaining listings needs the evaluation context")
+    lines.extend(str(d) for d in evaluate(ruleset, mine, context))
+    return lines
+
+
+def summarize_rejections(decisions: Iterable[Decision]) -> dict[str, Counter[str]]:
+    """Per rule, how often each rejection reason occurred (numbers stripped, so the same
+    kind of reason is counted together)."""
+    out: dict[str, Counter[str]] = {}
+    for decision in decisions:
+        if decision.accepted:
+            continue
+        counter = out.setdefault(decision.rule, Counter())
+        for reason in decision.reasons:
+            counter[_kind(reason)] += 1
+    return out
+
+
+def _kind(reason: str) -> str:
+    words = []
+    for word in reason.split():
+        if any(ch.isdigit() for ch in word):
+            words.append("#")
+        else:
+            words.append(word)
+    return " ".join(words)

@@ -1,0 +1,320 @@
+"""The shape of a rules file: pydantic models with unknown keys forbidden, and the
+translation of pydantic's errors into errors a trader can act on (place, field, and the
+closest key when a key is misspelt).
+
+The rule model is built per plugin host: every registered criterion adds one optional key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import types
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path as FilePath
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from urllib.parse import parse_qs, urlsplit
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
+
+from .._errors import ConfigError
+from ._contract import Criterion, Problem
+from ._values import USD
+from ._yaml import Document
+
+__all__ = [
+    "CORE_RULE_KEYS",
+    "Account",
+    "Budgets",
+    "BuyOrder",
+    "RateLimits",
+    "RuleCore",
+    "StrictModel",
+    "build_config_model",
+    "problems_from_validation_error",
+]
+
+
+class StrictModel(BaseModel):
+    """Base of every model of the rules file: unknown keys are errors, values immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+class RateLimits(StrictModel):
+    """Requests per minute snipe allows itself (interface.md section 8)."""
+
+    search_per_minute: int = Field(20, ge=1, le=600)
+    buy_orders_per_minute: int = Field(60, ge=1, le=600)
+
+
+class Account(StrictModel):
+    """Where and as whom snipe trades. The key is read from the environment variable named
+    by ``api_key_env`` or from ``api_key_file``; writing it inline needs
+    ``allow_inline_key: true``. The key never appears in a repr."""
+
+    base_url: str
+    api_key_env: str = "SNIPE_API_KEY"
+    api_key_file: str | None = None
+    api_key: SecretStr | None = Field(default=None, repr=False)
+    allow_inline_key: bool = False
+    trade_link: str | None = None
+    ledger: str = "snipe-ledger.sqlite"
+    rate_limits: RateLimits = RateLimits()
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"expected an http(s) address such as 'https://host', got {value!r}")
+        if parts.query:
+            raise ValueError("the base address must not carry a query (the key goes elsewhere)")
+        return value.rstrip("/")
+
+    @field_validator("trade_link")
+    @classmethod
+    def _trade_link(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        query = parse_qs(urlsplit(value).query)
+        if not query.get("partner") or not query.get("token"):
+            raise ValueError("a trade link carries `partner=` and `token=` in its query")
+        return value
+
+    @model_validator(mode="after")
+    def _no_inline_key_by_default(self) -> Account:
+        if self.api_key is not None and not self.allow_inline_key:
+            raise ValueError(
+                "the API key is written in the rules file; remove `api_key` and set it in "
+                f"the environment variable {self.api_key_env} or in a file named by "
+                "`api_key_file` (to keep it inline anyway, add `allow_inline_key: true`)"
+            )
+        return self
+
+    def api_key_source(self) -> str:
+        """Where the key comes from, for a summary (never the key itself)."""
+        if self.api_key is not None:
+            return "inline in the rules file"
+        if self.api_key_file is not None:
+            return f"file {self.api_key_file}"
+        return f"environment variable {self.api_key_env}"
+
+    def resolve_api_key(
+        self, environ: Mapping[str, str] | None = None, *, relative_to: str | None = None
+    ) -> SecretStr:
+        """The API key, wrapped so that printing it shows ``**********``.
+
+        Raises :class:`~engine.ConfigError` naming where it looked (never the key).
+        """
+        if self.api_key is not None:
+            return self.api_key
+        if self.api_key_file is not None:
+            path = FilePath(self.api_key_file).expanduser()
+            if relative_to and not path.is_absolute():
+                path = FilePath(relative_to).parent / path
+            try:
+                text = path.read_text("utf-8").strip()
+            except OSError as exc:
+                raise ConfigError(
+                    f"cannot read the API key file: {exc.strerror}", field="account.api_key_file"
+                ) from None
+            if not text:
+                raise ConfigError("the API key file is empty", field="account.api_key_file")
+            return SecretStr(text)
+        value = (os.environ if environ is None else environ).get(self.api_key_env, "").strip()
+        if not value:
+            raise ConfigError(
+                f"the environment variable {self.api_key_env} (the API key) is not set",
+                field="account.api_key_env",
+            )
+        return SecretStr(value)
+
+
+class Budgets(StrictModel):
+    """Global spending caps, in dollars. Both count purchases in flight."""
+
+    per_day: USD
+    total: USD
+
+
+class BuyOrder(StrictModel):
+    """For ``action: buy_order``: the order's maximum price and how many to buy."""
+
+    price: USD
+    amount: int = Field(1, ge=1, le=1000)
+
+
+class RuleCore(StrictModel):
+    """The keys every rule has, whatever plugins are loaded."""
+
+    name: str = Field(min_length=1, max_length=80)
+    enabled: bool = True
+    note: str | None = None
+    priority: int = Field(0, ge=-1000, le=1000)
+    action: Literal["buy", "bulk", "buy_order"] = "buy"
+    buy_order: BuyOrder | None = None
+    max_price: USD
+    max_count: int | None = Field(None, ge=1)
+    max_spend: USD | None = None
+
+    @model_validator(mode="after")
+    def _action_consistent(self) -> RuleCore:
+        if self.action == "buy_order" and self.buy_order is None:
+            raise ValueError("`action: buy_order` needs a `buy_order:` block with `price`")
+        if self.action != "buy_order" and self.buy_order is not None:
+            raise ValueError(f"`buy_order:` is given but the action is {self.action!r}")
+        if self.buy_order is not None and self.buy_order.price > self.max_price:
+            raise ValueError("the buy order price is above the rule's `max_price`")
+        return self
+
+
+CORE_RULE_KEYS: frozenset[str] = frozenset(RuleCore.model_fields)
+_ALIAS_PREFIX = "c_"
+
+
+def build_config_model(criteria: Sequence[Criterion]) -> type[BaseModel]:
+    """The model of a whole rules file, with one optional rule key per criterion."""
+    fields: dict[str, Any] = {
+        _ALIAS_PREFIX + c.key: (c.schema | None, Field(default=None, alias=c.key)) for c in criteria
+    }
+    rule_model = create_model("Rule", __base__=RuleCore, __module__=__name__, **fields)
+    rules_type = Annotated[list[rule_model], Field(min_length=1)]
+    model: type[BaseModel] = create_model(
+        "RulesFile",
+        __base__=StrictModel,
+        __module__=__name__,
+        version=(Literal[1], 1),
+        account=(Account, ...),
+        budgets=(Budgets, ...),
+        rules=(rules_type, ...),
+    )
+    return model
+
+
+def criterion_values(rule: BaseModel) -> dict[str, Any]:
+    """The criteria keys a rule uses -> their validated values."""
+    out: dict[str, Any] = {}
+    for name, info in type(rule).model_fields.items():
+        if name.startswith(_ALIAS_PREFIX) and info.alias:
+            value = getattr(rule, name)
+            if value is not None:
+                out[info.alias] = value
+    return out
+
+
+# ---------------------------------------------------------------- error translation
+
+
+def problems_from_validation_error(
+    error: ValidationError, doc: Document, model: type[BaseModel]
+) -> list[Problem]:
+    """One :class:`Problem` per pydantic error, with place, field and a plain message."""
+    problems = []
+    for item in error.errors(include_url=False):
+        loc = tuple(item["loc"])
+        kind = item["type"]
+        if kind == "extra_forbidden":
+            parent = _model_at(model, loc[:-1])
+            allowed = _keys_of(parent) if parent is not None else []
+            message = _unknown_key_message(str(loc[-1]), allowed)
+            where = doc.where(loc, key=True)
+        elif kind == "missing":
+            message = f"the required key {loc[-1]!r} is missing"
+            where = doc.where(loc[:-1])
+        else:
+            message = _value_message(item, secret="api_key" in loc)
+            where = doc.where(loc)
+        problems.append(Problem("error", message, location=where, field=format_path(loc) or None))
+    return problems
+
+
+def format_path(loc: Iterable[Any]) -> str:
+    """``("rules", 2, "float", "max")`` -> ``"rules[2].float.max"``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def closest(word: str, choices: Iterable[str]) -> str | None:
+    """The choice a typo most likely meant, if one is close enough."""
+    matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    if matches:
+        return matches[0]
+    folded = {c.lower().replace("-", "_"): c for c in choices}
+    return folded.get(word.lower().replace("-", "_"))
+
+
+def _unknown_key_message(key: str, allowed: list[str]) -> str:
+    guess = closest(key, allowed)
+    if guess is not None:
+        return f"unknown key {key!r}; did you mean {guess!r}?"
+    listing = ", ".join(sorted(allowed))
+    return f"unknown key {key!r}; the keys here are: {listing}" if allowed else f"unknown {key!r}"
+
+
+def _value_message(item: Any, *, secret: bool) -> str:
+    message = str(item["msg"]).removeprefix("Value error, ")
+    raw = item.get("input")
+    if item["type"] == "literal_error" and isinstance(raw, str):
+        expected = re.findall(r"'([^']*)'", str(item.get("ctx", {}).get("expected", "")))
+        guess = closest(raw, expected)
+        if guess is not None:
+            return f"{message}, got {raw!r}; did you mean {guess!r}?"
+    if secret or item["type"].startswith("value_error") or isinstance(raw, dict | list):
+        return message
+    shown = repr(raw)
+    return f"{message}, got {shown[:60]}"
+
+
+def _keys_of(model: type[BaseModel]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model class that validates the mapping at ``loc`` (for typo suggestions)."""
+    current: Any = model
+    for part in loc:
+        current = _unwrap(current)
+        if isinstance(part, int):
+            if get_origin(current) in (list, tuple, set, frozenset):
+                current = get_args(current)[0]
+                continue
+            return None
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = next(
+            (f for n, f in current.model_fields.items() if part in (n, f.alias)),
+            None,
+        )
+        if field is None:
+            return None
+        current = field.annotation
+    current = _unwrap(current)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _unwrap(tp: Any) -> Any:
+    """Strip ``Annotated`` and ``X | None`` to reach the type that matters."""
+    while True:
+        origin = get_origin(tp)
+        if origin is Annotated:
+            tp = get_args(tp)[0]
+        elif origin in (Union, types.UnionType):
+            non_none = [a for a in get_args(tp) if a is not type(None)]
+            if len(non_none) != 1:
+                return tp
+            tp = non_none[0]
+        else:
+            return tp

@@ -1,0 +1,135 @@
+"""The value types of the rule language: dollars, percentages, wear, durations.
+
+Each is an ``Annotated`` type with a validator that reads the text a person wrote exactly
+(the YAML loader hands numbers over as ``Decimal`` built from their source text) and turns
+it into the one internal form:
+
+- :data:`USD` -> ``int`` USD x 1000 (``"12.50"``, ``12.5``, ``"$12.50"`` -> ``12500``);
+- :data:`Percent` -> ``int`` basis points (``20``, ``"20%"``, ``12.5`` -> ``2000``, ``1250``);
+- :data:`Wear` -> ``float`` in ``[0, 1]``;
+- :data:`Duration` -> ``int`` seconds (``"7d"``, ``"36h"``, ``"1d12h"``, ``"90m"``, ``3600``).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
+
+from .._money import parse_usd
+
+__all__ = [
+    "BASIS_POINTS",
+    "USD",
+    "Duration",
+    "Percent",
+    "Wear",
+    "format_duration",
+    "format_percent",
+    "parse_duration",
+    "parse_percent",
+    "parse_wear",
+]
+
+BASIS_POINTS = 10_000
+"""100% in the unit :data:`Percent` is kept in."""
+
+
+def _usd(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
+        raise ValueError(f"expected a dollar amount such as '12.50', got {value!r}")
+    if isinstance(value, Decimal) and not value.is_finite():
+        raise ValueError(f"{value} is not a dollar amount")
+    return parse_usd(value)
+
+
+USD = Annotated[int, BeforeValidator(_usd)]
+"""Dollars as written (text or a number read exactly) -> USD x 1000."""
+
+
+def parse_percent(value: Any) -> int:
+    """``20``, ``"20%"``, ``12.5``, ``"0.5 %"`` -> basis points (``2000``, ``1250``, ``50``).
+
+    A percentage is a number from 0 to 100 with at most two decimals.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"expected a percentage such as 20 or '20%', got {value!r}")
+    text = value.strip().removesuffix("%").strip() if isinstance(value, str) else value
+    try:
+        amount = Decimal(text) if isinstance(text, str | int | Decimal) else None
+    except InvalidOperation:
+        amount = None
+    if amount is None or not amount.is_finite():
+        raise ValueError(f"expected a percentage such as 20 or '20%', got {value!r}")
+    if not 0 <= amount <= 100:
+        raise ValueError(f"a percentage is between 0 and 100, got {value!r}")
+    points = amount * 100
+    if points != points.to_integral_value():
+        raise ValueError(f"{value!r} has more than two decimals")
+    return int(points)
+
+
+Percent = Annotated[int, BeforeValidator(parse_percent)]
+"""A percentage -> basis points (``20%`` -> ``2000``)."""
+
+
+def format_percent(points: int | float) -> str:
+    """Basis points -> ``"20%"`` / ``"12.5%"``."""
+    return f"{points / 100:.2f}".rstrip("0").rstrip(".") + "%"
+
+
+def parse_wear(value: Any) -> float:
+    """A float (wear) value from 0 to 1."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal | str):
+        raise ValueError(f"expected a wear value between 0 and 1, got {value!r}")
+    try:
+        wear = float(Decimal(value.strip()) if isinstance(value, str) else value)
+    except (InvalidOperation, ValueError):
+        raise ValueError(f"expected a wear value between 0 and 1, got {value!r}") from None
+    if not 0.0 <= wear <= 1.0:
+        raise ValueError(f"a wear (float) value is between 0 and 1, got {value!r}")
+    return wear
+
+
+Wear = Annotated[float, BeforeValidator(parse_wear)]
+
+_DURATION_PART = re.compile(r"(\d+)\s*([wdhms])")
+_DURATION = re.compile(r"^\s*(?:\d+\s*[wdhms]\s*)+$")
+_UNIT_SECONDS = {"w": 604_800, "d": 86_400, "h": 3_600, "m": 60, "s": 1}
+
+
+def parse_duration(value: Any) -> int:
+    """``"7d"``, ``"36h"``, ``"1d12h"``, ``"90m"``, ``"30s"``, ``"2w"`` or whole seconds."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a duration such as '7d' or '36h', got {value!r}")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"a duration cannot be negative, got {value!r}")
+        return value
+    if isinstance(value, str) and _DURATION.match(value.lower()):
+        return sum(
+            int(n) * _UNIT_SECONDS[unit] for n, unit in _DURATION_PART.findall(value.lower())
+        )
+    raise ValueError(f"expected a duration such as '7d', '36h', '1d12h' or '90m', got {value!r}")
+
+
+Duration = Annotated[int, BeforeValidator(parse_duration)]
+"""A duration -> seconds."""
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds -> ``"2d 4h"`` / ``"36m"`` (for reasons shown to a person)."""
+    seconds = int(seconds)
+    if seconds < 0:
+        return "-" + format_duration(-seconds)
+    days, rest = divmod(seconds, 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes = rest // 60
+    parts = [f"{days}d"] if days else []
+    if hours:
+        parts.append(f"{hours}h")
+    if minutes and not days:
+        parts.append(f"{minutes}m")
+    return " ".join(parts) or f"{seconds}s"
