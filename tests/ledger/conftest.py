@@ -1,0 +1,41 @@
+"""Fixtures of the ledger tests: a ledger on a temporary file, on every driver."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from engine import VirtualClock
+from engine.ledger import Intent, Ledger
+
+
+@pytest.fixture(params=["auto", "thread"])
+def driver(request: pytest.FixtureRequest) -> str:
+    """``auto`` is aiosqlite under asyncio and the thread connection under trio; ``thread``
+    runs the thread connection under asyncio too."""
+    return str(request.param)
+
+
+@pytest.fixture
+def ledger_path(tmp_path: Path) -> Path:
+    return tmp_path / "ledger.sqlite"
+
+
+@pytest.fixture
+async def ledger(ledger_path: Path, clock: VirtualClock, driver: str) -> AsyncIterator[Ledger]:
+    async with await Ledger.open(ledger_path, clock=clock, driver=driver) as opened:  # type: ignore[arg-type]
+        yield opened
+
+
+def intent(n: int, *, price: int = 1_000, rule: str = "r1", item: str | None = None) -> Intent:
+    """The ``n``-th test intent: its own project id and item unless told otherwise."""
+    return Intent(
+        project_id=f"snp-test-{n:04d}",
+        item_id=item if item is not None else f"item-{n}",
+        name=f"AK-47 | Redline (Field-Tested) #{n}",
+        price=price,
+        rule=rule,
+        game="csgo",
+    )
