@@ -76,6 +76,8 @@ class PluginHost:
         self._sources: dict[str, str] = {}
         self._criteria: list[Criterion] | None = None
         self._price_sources: dict[str, PriceSource] | None = None
+        self.source_owners: dict[str, str] = {}
+        """Price source name -> the plugin that registered it."""
 
     # ------------------------------------------------------------ registration
 
@@ -198,6 +200,7 @@ class PluginHost:
                         error = f"price source {source.name!r} is already registered"
                     else:
                         sources[source.name] = source
+                        self.source_owners[source.name] = plugin
                         continue
                     self.failures.append(PluginFailure(plugin, "register price sources", error))
             self._price_sources = sources

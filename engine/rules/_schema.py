@@ -22,6 +22,7 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     create_model,
     field_validator,
     model_validator,
@@ -66,8 +67,8 @@ class Account(StrictModel):
     base_url: str
     api_key_env: str = "SNIPE_API_KEY"
     api_key_file: str | None = None
-    api_key: SecretStr | None = Field(default=None, repr=False)
     allow_inline_key: bool = False
+    api_key: SecretStr | None = Field(default=None, repr=False)
     trade_link: str | None = None
     ledger: str = "snipe-ledger.sqlite"
     rate_limits: RateLimits = RateLimits()
@@ -92,15 +93,17 @@ class Account(StrictModel):
             raise ValueError("a trade link carries `partner=` and `token=` in its query")
         return value
 
-    @model_validator(mode="after")
-    def _no_inline_key_by_default(self) -> Account:
-        if self.api_key is not None and not self.allow_inline_key:
+    @field_validator("api_key")
+    @classmethod
+    def _no_inline_key_by_default(cls, value: SecretStr | None, info: ValidationInfo) -> Any:
+        if value is not None and not info.data.get("allow_inline_key"):
+            env = info.data.get("api_key_env", "SNIPE_API_KEY")
             raise ValueError(
                 "the API key is written in the rules file; remove `api_key` and set it in "
-                f"the environment variable {self.api_key_env} or in a file named by "
-                "`api_key_file` (to keep it inline anyway, add `allow_inline_key: true`)"
+                f"the environment variable {env} or in a file named by `api_key_file` (to "
+                "keep it inline anyway, add `allow_inline_key: true`)"
             )
-        return self
+        return value
 
     def api_key_source(self) -> str:
         """Where the key comes from, for a summary (never the key itself)."""
@@ -236,7 +239,15 @@ def problems_from_validation_error(
             message = _value_message(item, secret="api_key" in loc)
             where = doc.where(loc)
         problems.append(Problem("error", message, location=where, field=format_path(loc) or None))
-    return problems
+    return sorted(problems, key=lambda p: _line_column(p.location))
+
+
+def _line_column(location: str | None) -> tuple[int, int]:
+    parts = (location or "").rsplit(":", 2)
+    try:
+        return int(parts[1]), int(parts[2])
+    except (IndexError, ValueError):
+        return 0, 0
 
 
 def format_path(loc: Iterable[Any]) -> str:

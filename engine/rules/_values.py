@@ -42,7 +42,8 @@ def _usd(value: Any) -> int:
         raise ValueError(f"expected a dollar amount such as '12.50', got {value!r}")
     if isinstance(value, Decimal) and not value.is_finite():
         raise ValueError(f"{value} is not a dollar amount")
-    return parse_usd(value)
+    # Decimal from the YAML source text: quote it as the person wrote it
+    return parse_usd(format(value, "f") if isinstance(value, Decimal) else value)
 
 
 USD = Annotated[int, BeforeValidator(_usd)]

@@ -1,0 +1,103 @@
+"""``snipe check RULES.yaml``: validate a rules file and summarise it.
+
+Exit status 0 when the file is usable (warnings are printed), 2 when it has errors (every
+error is printed with ``file:line:column`` and field).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .._money import format_usd
+from ..rules import RuleSet, check_rules_file
+
+__all__ = ["register"]
+
+EXIT_OK = 0
+EXIT_INVALID = 2
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "check",
+        help="validate a rules file and print a summary",
+        description="Validate a rules file: exit 0 and print a summary when it is usable, "
+        "exit 2 and print every error (file:line:column, field) when it is not.",
+    )
+    parser.add_argument("rules", metavar="RULES.yaml", help="the rules file to check")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._plugins import make_plugin_host
+
+    console = Console(highlight=False, soft_wrap=True)
+    result = check_rules_file(args.rules, host=make_plugin_host())
+    for problem in result.errors:
+        console.print(f"[bold red]error[/]: {escape(str(problem))}")
+    if result.ruleset is None:
+        count = len(result.errors)
+        console.print(f"[red]{escape(args.rules)}: {count} error{'s' * (count != 1)}[/]")
+        return EXIT_INVALID
+    _summary(console, result.ruleset)
+    for problem in result.warnings:
+        console.print(f"[yellow]warning[/]: {escape(str(problem))}")
+    console.print(f"[green]ok[/]: {escape(args.rules)}")
+    return EXIT_OK
+
+
+def _summary(console: Console, ruleset: RuleSet) -> None:
+    account = ruleset.account
+    key_state = ""
+    if account.api_key is None and account.api_key_file is None:
+        key_state = " (set)" if os.environ.get(account.api_key_env) else " (not set now)"
+    console.print(f"[bold]{escape(ruleset.filename)}[/]")
+    console.print(f"  service     {escape(account.base_url)}")
+    console.print(f"  API key     {escape(account.api_key_source())}{key_state}")
+    console.print(f"  trade link  {'set' if account.trade_link else 'not set (needed to buy)'}")
+    console.print(f"  ledger      {escape(account.ledger)}")
+    limits = account.rate_limits
+    console.print(
+        f"  limits      {limits.search_per_minute} searches/min, "
+        f"{limits.buy_orders_per_minute} buy-order changes/min"
+    )
+    budgets = ruleset.budgets
+    console.print(
+        f"  budgets     {format_usd(budgets.per_day)} per day, {format_usd(budgets.total)} in total"
+    )
+    table = Table(title=None, show_lines=False, pad_edge=False)
+    for column in ("rule", "prio", "action", "max price", "caps", "criteria"):
+        table.add_column(column, overflow="fold")
+    for rule in (*ruleset.rules, *ruleset.buy_order_rules):
+        caps = []
+        if rule.max_count is not None:
+            caps.append(f"{rule.max_count} items")
+        if rule.max_spend is not None:
+            caps.append(format_usd(rule.max_spend))
+        action = rule.action
+        if rule.order_price is not None:
+            action += f" {rule.order_amount} at {format_usd(rule.order_price)}"
+        table.add_row(
+            escape(rule.name),
+            str(rule.priority),
+            action,
+            format_usd(rule.max_price),
+            ", ".join(caps) or "budgets only",
+            ", ".join(rule.criteria),
+        )
+    console.print(table)
+    if ruleset.disabled:
+        console.print(f"  disabled    {escape(', '.join(ruleset.disabled))}")
+    total = len(ruleset.rules) + len(ruleset.buy_order_rules)
+    console.print(
+        f"  {total} rule{'s' * (total != 1)}, {len(ruleset.watched_names)} names watched "
+        "by exact name (patterns match more):"
+    )
+    for name in sorted(ruleset.watched_names):
+        console.print(f"    {escape(name)}")
