@@ -6,6 +6,7 @@ The endpoint methods (``_client.py``) build checked arguments and call :meth:`_c
 
 from __future__ import annotations
 
+import logging
 import urllib.parse
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, suppress
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_TIMEOUT", "ClientCore", "SnapshotStream"]
 
 M = TypeVar("M", bound=WireModel)
+
+_log = logging.getLogger("engine.client")
 
 DEFAULT_TIMEOUT: Final = 10.0
 """Seconds, for each phase of a request (httpx) and for the whole call (the clock)."""
@@ -124,13 +127,17 @@ class ClientCore:
             lane=lane,
             project_ids=project_ids,
         )
-        return decode(
-            endpoint,
-            model,
-            response,
-            image_base_url=self._image_base_url,
-            project_ids=project_ids,
-        )
+        try:
+            return decode(
+                endpoint,
+                model,
+                response,
+                image_base_url=self._image_base_url,
+                project_ids=project_ids,
+            )
+        except APIError as exc:
+            _log.debug("%s", exc)
+            raise
 
     async def _send(
         self,
@@ -153,13 +160,13 @@ class ClientCore:
             response = await self._send_within_deadline(request)
         except httpx.HTTPError as exc:
             failure = transport_error(endpoint, exc, project_ids)
-        if failure is not None:
-            # Raised outside the except block: no httpx error rides along as __context__.
-            raise failure
-        failure = http_error(endpoint, response, project_ids, self._clock.now())
+        if failure is None:
+            failure = http_error(endpoint, response, project_ids, self._clock.now())
         if failure is not None:
             if isinstance(failure, RateLimited) and chosen is not None and self._limiter:
                 self._limiter.pause(chosen, failure.retry_after)
+            _log.debug("%s", failure)  # messages name the endpoint, never the URL
+            # Raised outside the except block: no httpx error rides along as __context__.
             raise failure
         return response
 
