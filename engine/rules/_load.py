@@ -73,7 +73,9 @@ def check_rules_text(
     criteria = host.criteria()
     model = build_config_model(criteria)
     try:
-        config = model.model_validate(doc.data)
+        # top-level `x-...` keys hold YAML anchors shared by rules; they are not settings
+        data = {k: v for k, v in doc.data.items() if not str(k).startswith("x-")}
+        config = model.model_validate(data)
     except ValidationError as exc:
         problems = problems_from_validation_error(exc, doc, model)
         if host.failures:
