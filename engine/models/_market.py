@@ -56,6 +56,9 @@ class Listing(WireModel):
     discount: float | None = None
     brand: OptionalText = None
     type: OptionalText = None
+    # extras the live service sends (wire-notes.md); kept for pattern criteria plugins
+    paintseed: int | None = None
+    paintindex: int | None = None
 
     @property
     def trade_locked(self) -> bool:
