@@ -1,0 +1,198 @@
+"""The ASGI application: request in, faults and limits applied, handler called, answer out.
+
+Two flavours share everything but how a lost answer looks. In-process (``wire_faults``
+false, for ``httpx.ASGITransport``) a timeout or a dropped connection is raised as the
+``httpx`` exception a real socket would have produced, right after the purchase was
+committed. Served over a socket (``wire_faults`` true), a timeout really hangs on market
+time and a dropped connection really breaks the response half-way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import anyio.lowlevel
+import httpx
+
+from . import _routes_account, _routes_market, _routes_trading  # noqa: F401 - registration
+from ._faults import Fault
+from ._http import ROUTES, BadRequest, Request, Response, Route, html_response, json_response
+from ._inspect import inspect_request
+
+if TYPE_CHECKING:
+    from ._sandbox import Sandbox
+
+__all__ = ["DroppedConnection", "SandboxApp"]
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class DroppedConnection(Exception):
+    """Raised out of the server app to make the server cut the connection mid-answer."""
+
+
+class SandboxApp:
+    """ASGI 3 application over a :class:`Sandbox`."""
+
+    def __init__(self, sandbox: Sandbox, *, wire_faults: bool) -> None:
+        self.sandbox = sandbox
+        self.wire_faults = wire_faults
+
+    def __repr__(self) -> str:
+        return f"SandboxApp(wire_faults={self.wire_faults})"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        request = Request.from_scope(scope, await _read_body(receive))
+        self.sandbox.advance()
+        if request.path.startswith("/_sandbox/"):
+            await _send_response(send, inspect_request(self.sandbox, request))
+            return
+        found = ROUTES.get((request.method, request.path))
+        if found is None:
+            known_path = any(path == request.path for _, path in ROUTES)
+            status = 405 if known_path else 404
+            response = json_response({"success": False, "msg": "Not found"}, status)
+            self._count(request, status)
+            await _send_response(send, response)
+            return
+        fault = self.sandbox.faults.draw(request.method, request.path)
+        if fault is not None:
+            self.sandbox.faults_fired.append(
+                {"endpoint": request.endpoint, "kind": fault.kind, "at": self.sandbox.now()}
+            )
+        await self._serve(found, request, fault, send)
+
+    def _count(self, request: Request, status: int) -> None:
+        self.sandbox.requests[request.endpoint] += 1
+        self.sandbox.requests[f"{request.endpoint} {status}"] += 1
+
+    async def _serve(self, found: Route, request: Request, fault: Fault | None, send: Send) -> None:
+        clock = self.sandbox.clock
+        if fault is not None and fault.kind == "latency":
+            await clock.sleep(fault.delay)
+            self.sandbox.advance()
+        commits = fault is not None and fault.commits(found.purchase)
+        if fault is not None and not commits:
+            early = _failure_response(fault, request)
+            if early is not None:
+                self._count(request, early.status)
+                await _send_response(send, early)
+                return
+            if fault.kind == "drop_connection":
+                self._count(request, 0)
+                await self._drop(send)
+                return
+        response = self._handle(found, request)
+        self._count(request, response.status)
+        if fault is None or fault.kind == "latency":
+            await _send_response(send, response)
+        elif fault.kind == "timeout_after_commit":
+            if not self.wire_faults:
+                raise httpx.ReadTimeout("sandbox: the answer was never sent (timeout_after_commit)")
+            await clock.sleep(fault.delay)
+            await _send_response(send, response)
+        elif fault.kind == "drop_connection":
+            await self._drop(send)
+        else:
+            await _send_response(send, _failure_response(fault, request) or response)
+
+    async def _drop(self, send: Send) -> None:
+        if not self.wire_faults:
+            raise httpx.RemoteProtocolError("sandbox: server disconnected without a response")
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", b"400")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b'{"success":tr', "more_body": True})
+        raise DroppedConnection("sandbox: connection dropped on purpose (fault injection)")
+
+    def _handle(self, found: Route, request: Request) -> Response:
+        sandbox = self.sandbox
+        account = sandbox.trading.account_for(request.arg("api"))
+        if found.auth and account is None:
+            return json_response({"success": False, "msg": "Wrong API key"}, 403)
+        try:
+            if found.bucket is not None and account is not None:
+                wait = sandbox.limits.try_acquire(account.account_id, found.bucket, sandbox.now())
+                if wait is not None:
+                    return _rate_limited(found.bucket, wait)
+            return found.handler(sandbox, request, account)
+        except BadRequest as exc:
+            return json_response({"success": False, "msg": str(exc)})
+
+
+def _rate_limited(bucket: str, wait: float) -> Response:
+    body: dict[str, Any] = {"success": False, "msg": "Too many requests, slow down"}
+    if bucket == "search":
+        body["msBeforeNext"] = math.ceil(wait * 1000)
+    return json_response(body, 429)
+
+
+def _failure_response(fault: Fault, request: Request) -> Response | None:
+    if fault.kind == "http_error":
+        return html_response(fault.status, f"{fault.status} Service Unavailable")
+    if fault.kind == "html_200":
+        return html_response(200, "Just a moment...")
+    if fault.kind == "rate_limit":
+        response = json_response(
+            {"success": False, "msg": "Too many requests", "msBeforeNext": fault.retry_ms}, 429
+        )
+        if request.path == "/v1/prices/snapshot":
+            response.headers.append((b"retry-after", b"1"))
+        return response
+    if fault.kind == "system_busy":
+        return json_response({"success": False, "msg": "System busy"})
+    return None
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+async def _send_response(send: Send, response: Response) -> None:
+    headers = list(response.headers)
+    if isinstance(response.body, bytes):
+        headers.append((b"content-length", str(len(response.body)).encode()))
+        await send({"type": "http.response.start", "status": response.status, "headers": headers})
+        await send({"type": "http.response.body", "body": response.body})
+        return
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await _stream(send, response.body)
+
+
+async def _stream(send: Send, chunks: Iterator[bytes]) -> None:
+    for chunk in chunks:
+        if chunk:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await anyio.lowlevel.checkpoint()  # let other requests run during a big answer
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

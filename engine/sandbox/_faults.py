@@ -1,0 +1,206 @@
+"""Fault injection: the nasty ways the real service fails, on purpose.
+
+A scenario (a YAML or JSON file, or :meth:`FaultPlan.add` from a test) lists faults per
+endpoint. Each fault fires for the next ``count`` matching calls, or with ``probability`` on
+every matching call (drawn from the sandbox's seeded random source, so a run repeats).
+
+Kinds:
+
+``latency``
+    wait ``seconds`` of market time, then answer normally.
+``timeout_after_commit``
+    do the work (a purchase is committed), then never answer in time: the classic
+    double-buy trap.
+``drop_connection``
+    do the work when ``commit`` is true (the default for purchases), then break the
+    connection without a complete answer.
+``http_error``
+    answer ``status`` (default 503) with an HTML error page.
+``html_200``
+    answer 200 with an HTML challenge page instead of JSON.
+``rate_limit``
+    answer 429 as the search limit does (``msBeforeNext``), a "429 storm" with ``count``.
+``system_busy``
+    answer 200 ``{"success": false, "msg": "System busy"}``.
+
+``commit`` (``http_error``, ``html_200``, ``drop_connection``) decides whether the request
+is carried out before the failure is shown. ``timeout_after_commit`` always commits.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from .._errors import ConfigError
+
+__all__ = ["Fault", "FaultKind", "FaultPlan", "Scenario", "load_scenario"]
+
+FaultKind = Literal[
+    "latency",
+    "timeout_after_commit",
+    "drop_connection",
+    "http_error",
+    "html_200",
+    "rate_limit",
+    "system_busy",
+]
+
+
+class Fault(BaseModel):
+    """One fault. ``endpoint`` is ``"METHOD /path"``, a bare ``/path`` (any method) or
+    ``"*"`` (every interface endpoint)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    endpoint: str
+    kind: FaultKind
+    count: int | None = Field(default=None, ge=1)
+    probability: float | None = Field(default=None, ge=0.0, le=1.0)
+    after: int = Field(default=0, ge=0, description="let this many matching calls pass first")
+    seconds: float | None = Field(
+        default=None, ge=0.0, description="latency (default 2), or how long a timeout hangs"
+    )
+    status: int = Field(default=503, ge=500, le=599)
+    retry_ms: int = Field(default=5000, ge=0, description="msBeforeNext of a rate_limit fault")
+    commit: bool | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one_trigger(self) -> Fault:
+        if (self.count is None) == (self.probability is None):
+            raise ValueError("give exactly one of 'count' or 'probability'")
+        if not (self.endpoint == "*" or self.endpoint.startswith("/") or " /" in self.endpoint):
+            raise ValueError("endpoint must be '*', '/path' or 'METHOD /path'")
+        return self
+
+    def matches(self, method: str, path: str) -> bool:
+        if self.endpoint == "*":
+            return True
+        if self.endpoint.startswith("/"):
+            return self.endpoint == path
+        want_method, _, want_path = self.endpoint.partition(" ")
+        return want_method.upper() == method and want_path == path
+
+    @property
+    def delay(self) -> float:
+        """Market seconds to wait: a latency (default 2 s) or a timeout's hang (1 h)."""
+        if self.seconds is not None:
+            return self.seconds
+        return 3600.0 if self.kind == "timeout_after_commit" else 2.0
+
+    def commits(self, default: bool) -> bool:
+        if self.kind == "timeout_after_commit":
+            return True
+        return default if self.commit is None else self.commit
+
+
+class Scenario(BaseModel):
+    """A scenario file: ``faults:`` and optional market settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    faults: list[Fault] = Field(default_factory=list)
+    busy_probability: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
+@dataclass
+class _Armed:
+    fault: Fault
+    seen: int = 0
+    fired: int = 0
+
+    def spent(self) -> bool:
+        return self.fault.count is not None and self.fired >= self.fault.count
+
+
+class FaultPlan:
+    """The faults in force. Thread-free and sans-I/O: :meth:`draw` decides, the HTTP layer
+    acts."""
+
+    def __init__(self, faults: list[Fault] | None = None, *, seed: int = 0) -> None:
+        self._armed: list[_Armed] = []
+        self._rng = random.Random(f"faults:{seed}")
+        for fault in faults or ():
+            self.add(fault)
+
+    def add(self, fault: Fault | None = None, /, **fields: Any) -> Fault:
+        """Arm a fault, given as a :class:`Fault` or as its fields
+        (``plan.add(endpoint="GET /v1/buy-one-p2p", kind="timeout_after_commit", count=1)``).
+        """
+        made = fault if fault is not None else Fault(**fields)
+        self._armed.append(_Armed(made))
+        return made
+
+    def clear(self) -> None:
+        self._armed.clear()
+
+    def draw(self, method: str, path: str) -> Fault | None:
+        """The fault for this call, if one fires. Every armed fault that matches sees the
+        call, so ``after`` and ``count`` mean what they say even when faults overlap."""
+        chosen: Fault | None = None
+        for armed in self._armed:
+            if armed.spent() or not armed.fault.matches(method, path):
+                continue
+            armed.seen += 1
+            if armed.seen <= armed.fault.after or chosen is not None:
+                continue
+            probability = armed.fault.probability
+            if probability is not None and self._rng.random() >= probability:
+                continue
+            armed.fired += 1
+            chosen = armed.fault
+        self._armed = [a for a in self._armed if not a.spent()]
+        return chosen
+
+    def __len__(self) -> int:
+        return len(self._armed)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file (YAML or JSON). Errors name ``file:line:column``
+    and the field."""
+    path = Path(path)
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read scenario: {exc.strerror}", location=str(path)) from None
+    yaml = YAML(typ="rt")  # round-trip keeps line numbers; it builds only plain data
+    try:
+        data = yaml.load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or exc
+        raise ConfigError(f"not valid YAML/JSON: {problem}", location=where) from None
+    if data is None:
+        data = {}
+    try:
+        return Scenario.model_validate(json.loads(json.dumps(data)))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = tuple(error["loc"])
+        raise ConfigError(
+            error["msg"], location=_location(path, data, loc), field=".".join(map(str, loc))
+        ) from None
+
+
+def _location(path: Path, data: Any, loc: tuple[Any, ...]) -> str:
+    """``file:line:column`` of the deepest node of ``loc`` that exists in the document."""
+    line, column = 0, 0
+    node = data
+    for key in loc:
+        lc = getattr(node, "lc", None)
+        try:
+            if lc is not None:
+                line, column = lc.key(key) if isinstance(key, str) else lc.item(key)
+            node = node[key]
+        except (KeyError, IndexError, TypeError, AttributeError):
+            break
+    return f"{path}:{line + 1}:{column + 1}"

@@ -1,0 +1,301 @@
+"""A living market, deterministic for a seed and a clock. Sans-I/O.
+
+Listings arrive, get repriced and leave (other buyers, delistings) on a schedule drawn from
+a seeded ``random.Random``. Nothing runs in the background: :meth:`Market.advance_to` plays
+every event up to a time, so the market at market time ``t`` is the same whether it was
+asked once at ``t`` or a thousand times on the way. The schedule is drawn when a listing is
+created, never when a request arrives, so requests cannot change what the market does
+(except by buying: a bought listing's later events are skipped).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import itertools
+import random
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from ._catalogue import CatalogueItem, build_catalogue, phase_multiplier, sticker_kinds
+
+__all__ = ["Listing", "Market", "MarketConfig", "PlacedSticker", "phased_name"]
+
+_RARE_PHASES = frozenset({"Ruby", "Sapphire", "Black Pearl", "Emerald"})
+_STICKER_COUNT_WEIGHTS = (50, 20, 12, 8, 5, 5)  # 0..5 stickers
+
+
+@dataclass(frozen=True, slots=True)
+class MarketConfig:
+    """How big and how lively the market is. Times are market seconds."""
+
+    size: int = 3000
+    games: tuple[str, ...] = ("csgo", "dota2", "rust", "tf2")
+    deal_share: float = 0.06
+    hold_share: float = 0.15
+    reprice_share: float = 0.35
+    mean_lifetime: float = 3 * 3600.0
+    deal_mean_lifetime: float = 600.0
+    hold_send_window: float = 12 * 3600.0
+
+    def __post_init__(self) -> None:
+        if self.size < 0:
+            raise ValueError("market size must be >= 0")
+        for share in (self.deal_share, self.hold_share, self.reprice_share):
+            if not 0.0 <= share <= 1.0:
+                raise ValueError(f"shares must be within 0..1, got {share}")
+
+
+@dataclass(frozen=True, slots=True)
+class PlacedSticker:
+    name: str
+    image: str
+    wear: float | None
+    slot: int
+    price: int
+
+
+@dataclass(slots=True, eq=False)
+class Listing:
+    """An item for sale. ``unlock_at``/``send_until`` are set on trade-locked listings; the
+    lock is over once market time passes ``unlock_at``."""
+
+    item_id: int
+    item: CatalogueItem
+    price: int
+    listed_at: float
+    phase: str | None
+    float_value: float | None
+    stickers: tuple[PlacedSticker, ...]
+    unlock_at: float | None
+    send_until: float | None
+    paintseed: int
+    initial_price: int
+    edits: list[tuple[float, int]] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.item.name
+
+    @property
+    def game(self) -> str:
+        return self.item.game
+
+    @property
+    def platform_price(self) -> int:
+        return round(self.item.reference * phase_multiplier(self.phase))
+
+    @property
+    def snapshot_name(self) -> str:
+        """The name with the phase written in, as the CSV snapshot does
+        (``★ Karambit | Doppler Phase 2 (Factory New)``)."""
+        return phased_name(self.name, self.phase) if self.phase else self.name
+
+    def locked(self, now: float) -> bool:
+        return self.unlock_at is not None and self.unlock_at > now
+
+    def price_at(self, when: float) -> int:
+        """The asking price at market time ``when`` (the cursor sorts by it)."""
+        price = self.initial_price
+        for at, new_price in self.edits:
+            if at > when:
+                break
+            price = new_price
+        return price
+
+
+_ARRIVE, _LEAVE, _REPRICE = 0, 1, 2
+
+
+def phased_name(name: str, phase: str) -> str:
+    """Write the phase into a market name, before the exterior."""
+    head, sep, tail = name.rpartition(" (")
+    return f"{head} {phase}{sep}{tail}" if sep else f"{name} {phase}"
+
+
+class Market:
+    """All listings and their schedule. ``on_arrival`` is told of every new listing and may
+    claim it (a buy order filled) by returning ``True``."""
+
+    def __init__(
+        self,
+        *,
+        seed: int,
+        start: float,
+        config: MarketConfig | None = None,
+        catalogue: Iterable[CatalogueItem] | None = None,
+    ) -> None:
+        self.config = config or MarketConfig()
+        self.now = start
+        self.on_arrival: Callable[[Listing], bool] = lambda listing: False
+        self._rng = random.Random(f"market:{seed}")
+        items = [i for i in (catalogue or build_catalogue()) if i.game in self.config.games]
+        if not items:
+            raise ValueError(f"no catalogue items for games {self.config.games}")
+        self.items: tuple[CatalogueItem, ...] = tuple(items)
+        self.items_by_name = {item.name: item for item in self.items}
+        # "★ Karambit | Doppler Phase 2 (Factory New)" -> (base name, phase)
+        self.phased_names = {
+            phased_name(item.name, phase): (item.name, phase)
+            for item in self.items
+            for phase in item.phases
+        }
+        self._cum_weights = list(itertools.accumulate(item.popularity for item in items))
+        self.listings: dict[int, Listing] = {}
+        self.by_name: dict[str, dict[int, Listing]] = {}
+        self._events: list[tuple[float, int, int, int, int]] = []
+        self._seq = itertools.count()
+        self._ids = itertools.count(31_000_001)
+        self.departed = 0
+        self._populate(start)
+
+    # -- schedule ---------------------------------------------------------------------
+
+    def _populate(self, start: float) -> None:
+        for _ in range(self.config.size):
+            # Listed in the past; lifetimes are memoryless, so they are drawn from now.
+            listed_at = start - self._rng.uniform(0.0, 2 * 86400.0)
+            self._add(self._new_listing(listed_at, alive_from=start))
+        if self.config.size:
+            self._push(start + self._next_gap(), _ARRIVE, 0, 0)
+
+    def _mean_gap(self) -> float:
+        c = self.config
+        mean_life = c.deal_share * c.deal_mean_lifetime + (1 - c.deal_share) * c.mean_lifetime
+        return mean_life / max(1, c.size)
+
+    def _next_gap(self) -> float:
+        return self._rng.expovariate(1.0 / self._mean_gap())
+
+    def _push(self, when: float, kind: int, item_id: int, value: int) -> None:
+        heapq.heappush(self._events, (when, next(self._seq), kind, item_id, value))
+
+    def next_event_time(self) -> float | None:
+        return self._events[0][0] if self._events else None
+
+    def advance_to(self, when: float) -> None:
+        """Play every event up to market time ``when`` (never backwards)."""
+        while self._events and self._events[0][0] <= when:
+            self.step()
+        self.now = max(self.now, when)
+
+    def step(self) -> None:
+        """Play the next scheduled event."""
+        if self._events:
+            at, _, kind, item_id, value = heapq.heappop(self._events)
+            self.now = max(self.now, at)
+            if kind == _ARRIVE:
+                self._push(at + self._next_gap(), _ARRIVE, 0, 0)
+                listing = self._new_listing(at, alive_from=at)
+                self._add(listing)
+                if self.on_arrival(listing):
+                    self.remove(listing.item_id)
+            elif kind == _LEAVE:
+                if self.remove(item_id) is not None:
+                    self.departed += 1
+            elif kind == _REPRICE and (listing_ := self.listings.get(item_id)) is not None:
+                listing_.price = value
+                listing_.edits.append((at, value))
+
+    # -- listings ---------------------------------------------------------------------
+
+    def _pick_item(self) -> CatalogueItem:
+        point = self._rng.random() * self._cum_weights[-1]
+        return self.items[min(bisect.bisect_right(self._cum_weights, point), len(self.items) - 1)]
+
+    def _new_listing(self, listed_at: float, *, alive_from: float) -> Listing:
+        rng, config = self._rng, self.config
+        item = self._pick_item()
+        phase = None
+        if item.phases:
+            weights = [1 if p in _RARE_PHASES else 10 for p in item.phases]
+            phase = rng.choices(item.phases, weights)[0]
+        reference = round(item.reference * phase_multiplier(phase))
+        is_deal = rng.random() < config.deal_share
+        factor = rng.uniform(0.55, 0.85) if is_deal else 0.93 + rng.lognormvariate(0.0, 0.1) / 8
+        price = max(10, round(reference * factor))
+        float_value = None
+        if item.float_range is not None:
+            low, high = item.float_range
+            float_value = round(rng.uniform(low, high), 14)
+        stickers: tuple[PlacedSticker, ...] = ()
+        if item.takes_stickers:
+            count = rng.choices(range(6), _STICKER_COUNT_WEIGHTS)[0]
+            stickers = tuple(self._sticker(slot) for slot in range(count))
+        unlock_at = send_until = None
+        if rng.random() < config.hold_share:
+            unlock_at = float(int(alive_from + rng.uniform(3600.0, 7 * 86400.0)))
+            send_until = unlock_at + config.hold_send_window
+        lifetime_mean = config.deal_mean_lifetime if is_deal else config.mean_lifetime
+        lifetime = rng.expovariate(1.0 / lifetime_mean)
+        reprice_at = alive_from + rng.uniform(0.0, lifetime)
+        reprice_to = max(10, round(price * rng.uniform(0.9, 1.08)))
+        reprices = rng.random() < config.reprice_share
+        listing = Listing(
+            item_id=next(self._ids),
+            item=item,
+            price=price,
+            listed_at=listed_at,
+            phase=phase,
+            float_value=float_value,
+            stickers=stickers,
+            unlock_at=unlock_at,
+            send_until=send_until,
+            paintseed=rng.randrange(1, 1001),
+            initial_price=price,
+        )
+        listing.edits = [(reprice_at, reprice_to)] if reprices else []
+        self._schedule(listing, alive_from + lifetime)
+        return listing
+
+    def _schedule(self, listing: Listing, leave_at: float) -> None:
+        for at, new_price in listing.edits:
+            self._push(at, _REPRICE, listing.item_id, new_price)
+        listing.edits = []  # filled in as the reprices happen
+        self._push(leave_at, _LEAVE, listing.item_id, 0)
+
+    def _sticker(self, slot: int) -> PlacedSticker:
+        kinds = sticker_kinds()
+        # Cheap stickers are everywhere; the famous ones are rare.
+        kind = kinds[min(int(self._rng.paretovariate(1.2)) - 1 + 6, len(kinds) - 1)]
+        if self._rng.random() < 0.08:
+            kind = self._rng.choice(kinds)
+        wear = None if self._rng.random() < 0.6 else round(self._rng.random(), 3)
+        return PlacedSticker(kind.name, kind.image, wear, slot, kind.price)
+
+    def _add(self, listing: Listing) -> None:
+        self.listings[listing.item_id] = listing
+        self.by_name.setdefault(listing.name, {})[listing.item_id] = listing
+
+    def add_listing(self, listing: Listing) -> None:
+        """Put a listing on the market (tests and the inspection API use it)."""
+        self._add(listing)
+
+    def new_item_id(self) -> int:
+        return next(self._ids)
+
+    def remove(self, item_id: int) -> Listing | None:
+        listing = self.listings.pop(item_id, None)
+        if listing is not None:
+            same_name = self.by_name.get(listing.name)
+            if same_name is not None:
+                same_name.pop(item_id, None)
+                if not same_name:
+                    del self.by_name[listing.name]
+        return listing
+
+    def get(self, item_id: int) -> Listing | None:
+        return self.listings.get(item_id)
+
+    # -- queries ----------------------------------------------------------------------
+
+    def cheapest(self, name: str, *, include_hold: bool, game: str | None = None) -> list[Listing]:
+        """Listings of one name, cheapest first, ``item_id`` breaking ties."""
+        found = [
+            listing
+            for listing in self.by_name.get(name, {}).values()
+            if (include_hold or not listing.locked(self.now))
+            and (game is None or listing.game == game)
+        ]
+        found.sort(key=lambda listing: (listing.price, listing.item_id))
+        return found

@@ -1,0 +1,58 @@
+"""Serving the sandbox over a socket with hypercorn, on asyncio or trio (whichever runs)."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import sniffio
+from hypercorn.config import Config
+
+from ._sandbox import Sandbox
+
+__all__ = ["serve"]
+
+
+def _bound_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve(
+    sandbox: Sandbox,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8787,
+    on_ready: Callable[[str], None] | None = None,
+    shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """Serve ``sandbox`` on ``host:port`` (port 0 picks a free one) until
+    ``shutdown_trigger`` returns (or SIGINT/SIGTERM without one). ``on_ready`` gets the
+    address once the socket listens, before the first request can arrive."""
+    sock = _bound_socket(host, port)
+    bound_port = sock.getsockname()[1]
+    config = Config()
+    config.bind = [f"fd://{sock.detach()}"]  # hypercorn owns the listening socket now
+    config.accesslog = None
+    config.loglevel = "WARNING"
+    app: Any = sandbox.server_app  # an ASGI 3 callable; hypercorn's own types are narrower
+    shown_host = f"[{host}]" if ":" in host else host
+    if on_ready is not None:
+        on_ready(f"http://{shown_host}:{bound_port}")
+    if sniffio.current_async_library() == "trio":
+        from hypercorn.trio import serve as trio_serve
+
+        await trio_serve(app, config, shutdown_trigger=shutdown_trigger)
+    else:
+        from hypercorn.asyncio import serve as asyncio_serve
+
+        await asyncio_serve(app, config, shutdown_trigger=shutdown_trigger)
