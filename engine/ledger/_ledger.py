@@ -203,6 +203,11 @@ class Ledger:
             )
         if app_id != APPLICATION_ID and (app_id != 0 or tables):
             raise LedgerError(f"{self.path}: not a snipe ledger (another SQLite database)")
+        # Before anything is written: a damaged file is reported, never "repaired".
+        check = await self._exec("PRAGMA quick_check")
+        if [tuple(r) for r in check] != [("ok",)]:
+            problem = "; ".join(str(r[0]) for r in check[:3])
+            raise LedgerError(f"{self.path}: ledger file is corrupt: {problem}")
         if self.readonly:
             if version < SCHEMA_VERSION:
                 what = "is empty" if version == 0 else f"has schema version {version}"
@@ -214,10 +219,6 @@ class Ledger:
         else:
             await self._configure()
             await self._migrate()
-        check = await self._exec("PRAGMA quick_check")
-        if [tuple(r) for r in check] != [("ok",)]:
-            problem = "; ".join(str(r[0]) for r in check[:3])
-            raise LedgerError(f"{self.path}: ledger file is corrupt: {problem}")
 
     async def _header(self) -> tuple[int, int, int]:
         # The first read of the file: a file that is not SQLite fails here.
