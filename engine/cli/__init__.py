@@ -17,7 +17,7 @@ from .._errors import SnipeError
 
 __all__ = ["build_parser", "main"]
 
-_COMMAND_MODULES: tuple[str, ...] = ("._ledger", "._check", "._plugins")
+_COMMAND_MODULES: tuple[str, ...] = ("._ledger", "._check", "._plugins", "._sandbox")
 
 Handler = Callable[[argparse.Namespace], int]
 

@@ -339,9 +339,9 @@ def _csgo_items() -> list[CatalogueItem]:
                     name = f"{weapon} | {skin} ({EXTERIORS[code][0]})"
                     items.append(_item(name, "csgo", base_usd, brand, type_))
     for name, phases in doppler_phases().items():
-        usd: float = 350.0 if name.startswith("★") else 40.0
+        doppler_usd: float = 350.0 if name.startswith("★") else 40.0
         brand, type_ = ("knife", "Knife") if name.startswith("★") else ("pistol", "Pistol")
-        items.append(_item(name, "csgo", usd, brand, type_, phases=phases))
+        items.append(_item(name, "csgo", doppler_usd, brand, type_, phases=phases))
     for name, cents in _CSGO_CASES:
         items.append(_item(name, "csgo", cents / 100, "key", "Container"))
     return items
