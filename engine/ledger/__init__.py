@@ -7,6 +7,7 @@ with :meth:`Ledger.transition` as answers arrive. After a restart,
 :meth:`Ledger.unresolved` lists what must be resolved by ``project_id``.
 """
 
+from ._connection import Driver
 from ._ledger import MEMORY, Ledger
 from ._records import (
     DETAIL_FIELDS,
@@ -42,6 +43,7 @@ __all__ = [
     "SPENT_STATES",
     "TRANSITIONS",
     "Cap",
+    "Driver",
     "Event",
     "Intent",
     "Ledger",

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from engine import VirtualClock
-from engine.ledger import Intent, Ledger
+from engine.ledger import Driver, Intent, Ledger
 
 
 @pytest.fixture(params=["auto", "thread"])
-def driver(request: pytest.FixtureRequest) -> str:
+def driver(request: pytest.FixtureRequest) -> Driver:
     """``auto`` is aiosqlite under asyncio and the thread connection under trio; ``thread``
     runs the thread connection under asyncio too."""
-    return str(request.param)
+    return cast(Driver, request.param)
 
 
 @pytest.fixture
@@ -24,8 +25,8 @@ def ledger_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def ledger(ledger_path: Path, clock: VirtualClock, driver: str) -> AsyncIterator[Ledger]:
-    async with await Ledger.open(ledger_path, clock=clock, driver=driver) as opened:  # type: ignore[arg-type]
+async def ledger(ledger_path: Path, clock: VirtualClock, driver: Driver) -> AsyncIterator[Ledger]:
+    async with await Ledger.open(ledger_path, clock=clock, driver=driver) as opened:
         yield opened
 
 

@@ -16,6 +16,7 @@ from engine.ledger import (
     MEMORY,
     TRANSITIONS,
     Cap,
+    Driver,
     Ledger,
     PurchaseState,
     utc_day_start,
@@ -232,7 +233,7 @@ async def test_many_concurrent_intents_never_pass_a_cap(ledger: Ledger) -> None:
 
 
 async def test_two_connections_on_one_file_never_pass_a_cap(
-    ledger_path: Path, clock: VirtualClock, driver: str
+    ledger_path: Path, clock: VirtualClock, driver: Driver
 ) -> None:
     cap = Cap(limit=5_000)
     written = 0
@@ -245,8 +246,8 @@ async def test_two_connections_on_one_file_never_pass_a_cap(
         except IntentRefused:
             pass
 
-    a = await Ledger.open(ledger_path, clock=clock, driver=driver)  # type: ignore[arg-type]
-    b = await Ledger.open(ledger_path, clock=clock, driver=driver)  # type: ignore[arg-type]
+    a = await Ledger.open(ledger_path, clock=clock, driver=driver)
+    b = await Ledger.open(ledger_path, clock=clock, driver=driver)
     async with a, b, anyio.create_task_group() as tg:
         for n in range(30):
             tg.start_soon(buy, a if n % 2 else b, n)
@@ -312,8 +313,8 @@ async def test_budget_buckets_agree_with_the_purchases(
             assert await ledger.count(rule=rule, since=since) == len(mine)
 
 
-async def test_an_in_memory_ledger_works_the_same(clock: VirtualClock, driver: str) -> None:
-    async with await Ledger.open(MEMORY, clock=clock, driver=driver) as book:  # type: ignore[arg-type]
+async def test_an_in_memory_ledger_works_the_same(clock: VirtualClock, driver: Driver) -> None:
+    async with await Ledger.open(MEMORY, clock=clock, driver=driver) as book:
         await book.record_intent(intent(1), caps=[Cap(limit=1_000)])
         with pytest.raises(IntentRefused):
             await book.record_intent(intent(2), caps=[Cap(limit=1_000)])
