@@ -20,7 +20,7 @@ from .._clock import Clock, SystemClock
 from .._errors import APIError, ConfigError, RateLimited, Unavailable
 from .._limiter import Lane
 from ..models import WireModel
-from ._endpoints import Endpoint
+from ._endpoints import ENDPOINT_BUCKETS, Endpoint
 from ._responses import decode, http_error, transport_error
 from ._secret import APIKey, Secret
 from ._transport import AUTH_EXTENSION, SECRET_PARAMS_EXTENSION, KeyInjectingTransport
@@ -70,6 +70,8 @@ class ClientCore:
         self._timeout = float(timeout)
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._catalogue_bucket = catalogue_bucket
+        if limiter is not None:
+            _check_buckets(limiter, catalogue_bucket)
         inner = transport if transport is not None else httpx.AsyncHTTPTransport(retries=0)
         self._http = httpx.AsyncClient(
             base_url=self._base_url,
@@ -301,3 +303,17 @@ def _check_base_url(base_url: object) -> str:
         # Never accept a key smuggled into the address: it would be logged with every call.
         raise ConfigError("base_url must not carry a query or fragment", field="base_url")
     return base_url.rstrip("/")
+
+
+def _check_buckets(limiter: RateLimiter, catalogue_bucket: str | None) -> None:
+    """Every bucket the client will ask for exists (an unknown one would fail every call)."""
+    wanted = set(ENDPOINT_BUCKETS)
+    if catalogue_bucket is not None:
+        wanted.add(catalogue_bucket)
+    for bucket in sorted(wanted):
+        try:
+            limiter.usage(bucket)
+        except ValueError:
+            raise ConfigError(
+                f"the rate limiter has no bucket {bucket!r}", field="limiter"
+            ) from None

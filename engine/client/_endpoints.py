@@ -87,3 +87,8 @@ MERCHANT_WEBHOOK: Final = _get("/v2/merchant/webhook", merchant=True)
 MERCHANT_RESEND: Final = _post("/v2/merchant/webhook/resend", merchant=True)
 # 4.7 payments
 TRON_RENT: Final = _post("/v1/payment/tron-energy/rent")
+
+ENDPOINT_BUCKETS: Final = frozenset(
+    e.bucket for e in (SEARCH_V2, SEARCH_V1, CREATE_BUY_ORDER, SET_PLATFORM_API) if e.bucket
+)
+"""The rate-limit buckets endpoints use (besides the client's catalogue bucket)."""

@@ -364,6 +364,9 @@ class FakeLimiter:
     def pause(self, bucket: str, seconds: float) -> None:
         self.paused.append((bucket, seconds))
 
+    def usage(self, bucket: str) -> tuple[int, int | None]:
+        return (0, None)
+
 
 LIMITED: list[tuple[str, Call, str | None]] = [
     ("search", lambda c: c.search_items_by_name(["A"], lane=Lane.BUY), "search"),
