@@ -8,7 +8,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 __all__ = ["register"]
 
@@ -31,16 +30,13 @@ def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False, soft_wrap=True)
     criteria = host.criteria()
     sources = host.price_sources()
-    table = Table(pad_edge=False)
-    for column in ("plugin", "source", "hooks", "adds"):
-        table.add_column(column, overflow="fold")
     for info in host.plugins():
         adds = [f"key {c.key}" for c in criteria if c.plugin == info.name]
         adds += [f"price source {n}" for n in sources if host.source_owners[n] == info.name]
-        table.add_row(
-            escape(info.name), escape(info.source), ", ".join(info.hooks), ", ".join(adds)
-        )
-    console.print(table)
+        console.print(f"[bold]{escape(info.name)}[/]  ({escape(info.source)})")
+        console.print(f"    hooks: {', '.join(info.hooks) or 'none'}")
+        if adds:
+            console.print(f"    adds:  {escape(', '.join(adds))}")
     for name in host.not_allowed:
         console.print(f"not loaded: {escape(name)} (installed, not in {PLUGINS_ENV})")
     for failure in host.failures:
