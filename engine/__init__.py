@@ -24,6 +24,15 @@ from ._errors import (
 )
 from ._limiter import DEFAULT_LIMITS, Lane, Limit, RateLimiter
 from ._money import MILLS_PER_USD, Money, format_usd, parse_usd
+from .client import (
+    APIKey,
+    BulkItem,
+    BulkPurchase,
+    BulkStatus,
+    MarketClient,
+    Secret,
+    TradeLink,
+)
 
 __version__ = "0.1.0"
 
@@ -31,6 +40,10 @@ __all__ = [
     "DEFAULT_LIMITS",
     "MILLS_PER_USD",
     "APIError",
+    "APIKey",
+    "BulkItem",
+    "BulkPurchase",
+    "BulkStatus",
     "Clock",
     "ConfigError",
     "IntentRefusal",
@@ -42,6 +55,7 @@ __all__ = [
     "LedgerError",
     "Limit",
     "MalformedResponse",
+    "MarketClient",
     "Money",
     "OutcomeUnknown",
     "PurchaseRefusal",
@@ -50,8 +64,10 @@ __all__ = [
     "RateLimiter",
     "Refused",
     "ScaledClock",
+    "Secret",
     "SnipeError",
     "SystemClock",
+    "TradeLink",
     "Unavailable",
     "VirtualClock",
     "__version__",
