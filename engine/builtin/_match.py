@@ -112,6 +112,7 @@ def compile_match(value: Match, rule: RuleContext) -> Compiled:
         predicate=predicate,
         name_filter=name_filter,
         names=frozenset(value.names),
+        patterns=(*value.patterns, *(f"/{r}/" for r in value.regex)),
         summary=summary,
     )
 

@@ -101,3 +101,5 @@ def _summary(console: Console, ruleset: RuleSet) -> None:
     )
     for name in sorted(ruleset.watched_names):
         console.print(f"    {escape(name)}")
+    for rule_name, patterns in ruleset.watched_patterns.items():
+        console.print(f"    {escape(rule_name)}: patterns {escape(', '.join(patterns))}")

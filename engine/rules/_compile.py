@@ -51,6 +51,7 @@ class CompiledRule:
     order_amount: int
     game: str | None
     names: frozenset[str]
+    patterns: tuple[str, ...]
     criteria: tuple[str, ...]
     summaries: tuple[str, ...]
     name_filters: tuple[NameFilter, ...]
@@ -85,6 +86,7 @@ def compile_rule(
         predicates.append((_no_hold_predicate, "hold", "core"))
     name_filters: list[NameFilter] = []
     names: set[str] = set()
+    patterns: list[str] = []
     summaries: list[str] = [f"price at most max_price {format_usd(core.max_price)}"]
     prefix = format_path(("rules", index))
     for key, value in values.items():
@@ -126,6 +128,7 @@ def compile_rule(
         if compiled.name_filter is not None:
             name_filters.append(compiled.name_filter)
         names |= compiled.names
+        patterns.extend(compiled.patterns)
         if compiled.summary:
             summaries.append(compiled.summary)
     if not name_filters and core.action != "buy_order":
@@ -150,6 +153,7 @@ def compile_rule(
         order_amount=core.buy_order.amount if core.buy_order else 0,
         game=getattr(match, "game", None),
         names=frozenset(names),
+        patterns=tuple(patterns),
         criteria=tuple(values),
         summaries=tuple(summaries),
         name_filters=tuple(name_filters),
@@ -227,6 +231,12 @@ class RuleSet:
         self.disabled = tuple(disabled)
         self.problems = tuple(problems)
         self.watched_names: frozenset[str] = frozenset().union(*(r.names for r in ordered))
+        """Every exact name the enabled rules ask for (search these by name)."""
+        self.watched_patterns: dict[str, tuple[str, ...]] = {
+            r.name: r.patterns for r in ordered if r.patterns
+        }
+        """Rule -> its glob patterns and ``/regex/``es; non-empty means the catalogue or
+        the snapshot must be scanned to find matching names."""
         self._views: dict[str, NameView] = {}
 
     def view(self, name: str) -> NameView:

@@ -106,11 +106,14 @@ class Compiled:
     whether the rule watches it; ``names`` lists the exact names the rule asks for (the
     engine searches for them and indexes them); ``summary`` is a short human description of
     the condition (``"float 0.00-0.07"``), shown in explanations of accepted purchases.
+    ``patterns`` describes selections beyond exact names (globs, regexes): a rule with any
+    needs the catalogue scanned, since its names are not known in advance.
     """
 
     predicate: Predicate | None = None
     name_filter: NameFilter | None = None
     names: frozenset[str] = frozenset()
+    patterns: tuple[str, ...] = ()
     summary: str = ""
 
 
