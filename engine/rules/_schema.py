@@ -8,6 +8,7 @@ The rule model is built per plugin host: every registered criterion adds one opt
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 import types
@@ -188,6 +189,11 @@ _ALIAS_PREFIX = "c_"
 
 def build_config_model(criteria: Sequence[Criterion]) -> type[BaseModel]:
     """The model of a whole rules file, with one optional rule key per criterion."""
+    return _config_model(tuple(criteria))
+
+
+@functools.lru_cache(maxsize=32)
+def _config_model(criteria: tuple[Criterion, ...]) -> type[BaseModel]:
     fields: dict[str, Any] = {
         _ALIAS_PREFIX + c.key: (c.schema | None, Field(default=None, alias=c.key)) for c in criteria
     }

@@ -65,11 +65,15 @@ def parse_percent(value: Any) -> int:
     if amount is None or not amount.is_finite():
         raise ValueError(f"expected a percentage such as 20 or '20%', got {value!r}")
     if not 0 <= amount <= 100:
-        raise ValueError(f"a percentage is between 0 and 100, got {value!r}")
+        raise ValueError(f"a percentage is between 0 and 100, got {_shown(value)}")
     points = amount * 100
     if points != points.to_integral_value():
-        raise ValueError(f"{value!r} has more than two decimals")
+        raise ValueError(f"{_shown(value)} has more than two decimals")
     return int(points)
+
+
+def _shown(value: Any) -> str:
+    return format(value, "f") if isinstance(value, Decimal) else repr(value)
 
 
 Percent = Annotated[int, BeforeValidator(parse_percent)]
@@ -90,7 +94,8 @@ def parse_wear(value: Any) -> float:
     except (InvalidOperation, ValueError):
         raise ValueError(f"expected a wear value between 0 and 1, got {value!r}") from None
     if not 0.0 <= wear <= 1.0:
-        raise ValueError(f"a wear (float) value is between 0 and 1, got {value!r}")
+        shown = format(value, "f") if isinstance(value, Decimal) else repr(value)
+        raise ValueError(f"a wear (float) value is between 0 and 1, got {shown}")
     return wear
 
 

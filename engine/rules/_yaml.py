@@ -94,6 +94,11 @@ class _Builder:
 
     def build(self, node: Node, path: Path) -> Any:
         self.doc.values.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+        if isinstance(node, MappingNode | SequenceNode) and node.tag not in (_MAP, _SEQ):
+            raise ConfigError(
+                f"the tag {node.tag!r} is not allowed in a rules file (only plain YAML values are)",
+                location=self._at(node),
+            )
         if isinstance(node, MappingNode):
             return self._mapping(node, path)
         if isinstance(node, SequenceNode):
