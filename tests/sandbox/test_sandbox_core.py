@@ -61,10 +61,12 @@ def test_market_listings_are_realistic() -> None:
     for listing in listings:
         if listing.item.exterior is not None:
             _, low, high = EXTERIORS[listing.item.exterior]
-            assert listing.float_value is not None and low <= listing.float_value <= high
+            assert listing.float_value is not None
+            assert low <= listing.float_value <= high
         assert listing.phase is None or listing.phase in listing.item.phases
         assert 0 <= len(listing.stickers) <= 5
-        assert isinstance(listing.price, int) and listing.price > 0
+        assert isinstance(listing.price, int)
+        assert listing.price > 0
     assert any(li.phase for li in listings)
     assert any(li.stickers for li in listings)
     assert any(li.locked(START) for li in listings)
@@ -195,7 +197,8 @@ def test_bad_scenario_names_file_line_column_and_field(
     path.write_text(text)
     with pytest.raises(ConfigError) as info:
         load_scenario(path)
-    assert info.value.location is not None and info.value.location.startswith(f"{path}{where}")
+    assert info.value.location is not None
+    assert info.value.location.startswith(f"{path}{where}")
     assert info.value.field == field
 
 
@@ -208,14 +211,16 @@ def test_snapshot_csv_and_json_from_listings() -> None:
     assert lines[0] == "item_id,name,price,auto,inspect,unlock_at,send_until"
     assert len(lines) - 1 == 300
     first = lines[1].split(",")
-    assert len(first[2]) == 12 and first[2].isdigit()  # zero-padded price
+    assert len(first[2]) == 12
+    assert first[2].isdigit()
     held = [line for line in lines[1:] if line.split(",")[5]]
     assert {int(line.split(",")[0]) for line in held} == locked
     plain = b"".join(snap.csv_chunks()).decode().splitlines()
     assert plain[0] == "item_id,name,price,auto,inspect"
     assert len(plain) - 1 == 300 - len(locked)
     data = json.loads(b"".join(snap.json_chunks()))
-    assert data["success"] is True and data["timestamp"] == int(START)
+    assert data["success"] is True
+    assert data["timestamp"] == int(START)
     assert all(isinstance(row["price"], str) for row in data["items"])
     assert len(data["items"]) == 300 - len(locked)
 

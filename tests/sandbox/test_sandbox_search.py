@@ -95,7 +95,8 @@ async def test_include_hold_adds_trade_locked_listings_with_times(
     ]
     assert len(held) > len(plain)
     locked = [entry for entry in held if "unlock_at" in entry]
-    assert locked and all(entry["send_until"] > entry["unlock_at"] for entry in locked)
+    assert locked
+    assert all(entry["send_until"] > entry["unlock_at"] for entry in locked)
     assert all(entry["unlock_at"].endswith("Z") for entry in locked)
 
 
@@ -124,7 +125,8 @@ async def test_a_phase_in_the_name_filters_unless_ignore_phase(api: Api, sandbox
     head, _, tail = base.rpartition(" (")
     phased = f"{head} {phase} ({tail}"
     only = (await api.get("/v2/search-items-by-name", name=phased, include_hold=1))["items"][phased]
-    assert only and {entry["phase"] for entry in only} == {phase}
+    assert only
+    assert {entry["phase"] for entry in only} == {phase}
     every = await api.get("/v2/search-items-by-name", name=phased, include_hold=1, ignore_phase=1)
     assert len(every["items"][phased]) == min(50, len(sandbox.market.by_name[base]))
 
@@ -137,7 +139,8 @@ async def test_the_21st_search_in_a_window_gets_429_with_ms_before_next(
         body = await api.get("/v2/search-items-by-name", name="Revolution Case")
         assert body["success"] is True, n
     body = await api.get("/v1/search-items-by-name", name="Revolution Case")  # shared counter
-    assert api.last is not None and api.last.status_code == 429
+    assert api.last is not None
+    assert api.last.status_code == 429
     assert body["success"] is False
     assert body["msBeforeNext"] == 41_000  # the first call leaves the window 41 s from now
     clock.advance(41.0)
@@ -150,11 +153,13 @@ async def test_catalogue_filters_and_orders(api: Api) -> None:
         order="asc", limit=100,
     )  # fmt: skip
     items = body["items"]
-    assert items and body["count"] == len(items) <= 100
+    assert items
+    assert body["count"] == len(items) <= 100
     assert all(i["name"].endswith("(Factory New)") and 1000 <= i["price"] <= 50_000 for i in items)
     assert [i["price"] for i in items] == sorted(i["price"] for i in items)
     knives = (await api.get("/v1/get-items-list", brand="knife", search="karambit"))["items"]
-    assert knives and all("Karambit" in i["name"] and i["brand"] == "knife" for i in knives)
+    assert knives
+    assert all("Karambit" in i["name"] and i["brand"] == "knife" for i in knives)
     by_profit = (await api.get("/v2/get-items-list", order_by="profit", sort="DESC"))["items"]
     profits = [i["best_deals"] for i in by_profit]
     assert profits == sorted(profits, reverse=True)
@@ -186,11 +191,14 @@ async def test_catalogue_refuses_bad_parameters_naming_them(
 async def test_v1_skip_pages_and_caps_at_5000_rows(api: Api, sandbox: Sandbox) -> None:
     first = await api.get("/v1/get-items-list", order="asc")
     second = await api.get("/v1/get-items-list", order="asc", skip=100)
-    assert first["count"] == second["count"] == 100 and first["has_more"]
+    assert first["count"] == second["count"] == 100
+    assert first["has_more"]
     assert not {i["item_id"] for i in first["items"]} & {i["item_id"] for i in second["items"]}
     assert first["items"][-1]["price"] <= second["items"][0]["price"]
     last = await api.get("/v1/get-items-list", order="asc", skip=5000)
-    assert last["success"] is True and last["items"] == [] and last["has_more"] is False
+    assert last["success"] is True
+    assert last["items"] == []
+    assert last["has_more"] is False
 
 
 async def test_cursor_walk_over_a_changing_market_returns_each_listing_at_most_once(
@@ -239,14 +247,16 @@ async def test_cursor_price_and_item_id_continue_a_walk(api: Api) -> None:
 async def test_a_cursor_is_refused_for_another_query(api: Api) -> None:
     first = await api.get("/v2/get-items-list", limit=10, order="asc")
     body = await api.get("/v2/get-items-list", limit=10, order="desc", cursor=first["next_cursor"])
-    assert body["success"] is False and "cursor" in body["msg"]
+    assert body["success"] is False
+    assert "cursor" in body["msg"]
 
 
 async def test_snapshot_needs_no_key_and_is_rebuilt_every_10_seconds(
     api: Api, sandbox: Sandbox, clock: VirtualClock
 ) -> None:
     first = (await api.http.get("/v1/prices/snapshot")).json()
-    assert first["success"] is True and first["items"]
+    assert first["success"] is True
+    assert first["items"]
     gone = first["items"][0]["item_id"]
     sandbox.market.remove(int(gone))  # the market changes...
     clock.advance(9.0)
@@ -269,12 +279,14 @@ async def test_snapshot_as_gzip_csv_with_hold_columns(api: Api, sandbox: Sandbox
     csgo = await api.http.get("/v1/prices/snapshot", params={"format": "csv", "game": "rust"})
     rust_rows = gzip.decompress(csgo.content).decode().splitlines()[1:]
     rust_names = {li.snapshot_name for li in sandbox.market.listings.values() if li.game == "rust"}
-    assert rust_rows and {row.split(",")[1] for row in rust_rows} <= rust_names
+    assert rust_rows
+    assert {row.split(",")[1] for row in rust_rows} <= rust_names
 
 
 async def test_platform_items_and_own_listings(api: Api) -> None:
     items = await api.get("/v1/get-platform-items", game="rust")
-    assert items["success"] and all(i["game_id"] == 252490 for i in items["items"])
+    assert items["success"]
+    assert all(i["game_id"] == 252490 for i in items["items"])
     assert (await api.get("/v1/get-platform-items"))["success"] is False  # game is required
     own = await api.get("/v1/list-items-platform")
     assert len(own["items"]) == 4
