@@ -69,8 +69,9 @@ def check_rules_text(
         doc = load_yaml(text, filename)
     except ConfigError as exc:
         return LoadResult(None, [Problem("error", exc.message, exc.location, exc.field)])
-    plugin_notes = [Problem("warning", str(f), filename) for f in host.failures]
     criteria = host.criteria()
+    host.price_sources()  # registration failures are known after both calls
+    plugin_notes = [Problem("warning", str(f), filename) for f in host.failures]
     model = build_config_model(criteria)
     try:
         # top-level `x-...` keys hold YAML anchors shared by rules; they are not settings
