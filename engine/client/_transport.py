@@ -10,6 +10,7 @@ them: only the copy does, and the copy never leaves this module.
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -82,7 +83,10 @@ def _without_ours(request: httpx.Request) -> httpx.Request:
 
 
 def _with_params(request: httpx.Request, secrets: Mapping[str, Secret]) -> httpx.Request:
-    url = request.url.copy_merge_params({name: s.reveal() for name, s in secrets.items()})
+    # Appended to the text and parsed once: copy_merge_params would parse the URL twice.
+    extra = urllib.parse.urlencode([(name, s.reveal()) for name, s in secrets.items()])
+    text = str(request.url)
+    url = httpx.URL(f"{text}{'&' if request.url.query else '?'}{extra}")
     return httpx.Request(
         request.method,
         url,
