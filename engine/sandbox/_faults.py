@@ -95,10 +95,16 @@ class Fault(BaseModel):
             return self.seconds
         return 3600.0 if self.kind == "timeout_after_commit" else 2.0
 
-    def commits(self, default: bool) -> bool:
+    def commits(self, purchase: bool) -> bool:
+        """Is the request carried out before the failure shows? A dropped connection on a
+        purchase endpoint commits unless told otherwise; an error page does not."""
         if self.kind == "timeout_after_commit":
             return True
-        return default if self.commit is None else self.commit
+        if self.kind in ("rate_limit", "system_busy", "latency"):
+            return False
+        if self.commit is not None:
+            return self.commit
+        return purchase and self.kind == "drop_connection"
 
 
 class Scenario(BaseModel):
