@@ -111,7 +111,7 @@ def compile_match(value: Match, rule: RuleContext) -> Compiled:
     return Compiled(
         predicate=predicate,
         name_filter=name_filter,
-        names=frozenset(value.names),
+        names=frozenset(exact),  # base names: the market lists a Doppler under its base name
         patterns=(*value.patterns, *(f"/{r}/" for r in value.regex)),
         summary=summary,
     )
