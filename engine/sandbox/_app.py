@@ -10,6 +10,7 @@ time and a dropped connection really breaks the response half-way.
 from __future__ import annotations
 
 import math
+from http import HTTPStatus
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,9 @@ __all__ = ["DroppedConnection", "SandboxApp"]
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+_KNOWN_STATUSES = frozenset(status.value for status in HTTPStatus)
 
 
 class DroppedConnection(Exception):
@@ -142,7 +146,8 @@ def _rate_limited(bucket: str, wait: float) -> Response:
 
 def _failure_response(fault: Fault, request: Request) -> Response | None:
     if fault.kind == "http_error":
-        return html_response(fault.status, f"{fault.status} Service Unavailable")
+        phrase = HTTPStatus(fault.status).phrase if fault.status in _KNOWN_STATUSES else "Error"
+        return html_response(fault.status, f"{fault.status} {phrase}")
     if fault.kind == "html_200":
         return html_response(200, "Just a moment...")
     if fault.kind == "rate_limit":
