@@ -104,14 +104,19 @@ def _cap_query(cap: Cap) -> tuple[str, list[Any]]:
         sql = f"SELECT coalesce(sum({column}), 0) FROM budget_days WHERE 1{rule_sql}"
         return sql, rule_params
     first_full_day = math.ceil(cap.since / SECONDS_PER_DAY)
-    days_sql = f"(SELECT coalesce(sum({column}), 0) FROM budget_days WHERE day >= ?{rule_sql})"
+    days_sql = f"SELECT coalesce(sum({column}), 0) FROM budget_days WHERE day >= ?{rule_sql}"
+    days_params = [first_full_day, *rule_params]
+    if first_full_day * SECONDS_PER_DAY == cap.since:  # a day start: whole days only
+        return days_sql, days_params
     what = "count(*)" if cap.kind == "count" else "coalesce(sum(coalesce(charged_price, price)), 0)"
+    # "+state" keeps SQLite on the created_at index: the head is at most one day of rows,
+    # the state index would walk every live purchase ever made.
     head_sql = (
-        f"(SELECT {what} FROM purchases WHERE state IN ({_BUDGET_SQL})"
-        f" AND created_at >= ? AND created_at < ?{rule_sql})"
+        f"SELECT {what} FROM purchases WHERE +state IN ({_BUDGET_SQL})"
+        f" AND created_at >= ? AND created_at < ?{rule_sql}"
     )
-    params = [first_full_day, *rule_params, cap.since, first_full_day * SECONDS_PER_DAY]
-    return f"SELECT {days_sql} + {head_sql}", [*params, *rule_params]
+    head_params = [cap.since, first_full_day * SECONDS_PER_DAY, *rule_params]
+    return f"SELECT ({days_sql}) + ({head_sql})", [*days_params, *head_params]
 
 
 def _check_money(project_id: str, name: str, value: int | None) -> None:
