@@ -10,8 +10,8 @@ time and a dropped connection really breaks the response half-way.
 from __future__ import annotations
 
 import math
-from http import HTTPStatus
 from collections.abc import Awaitable, Callable, Iterator
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 import anyio.lowlevel

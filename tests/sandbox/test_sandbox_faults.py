@@ -43,10 +43,12 @@ async def test_5xx_with_an_html_page_optionally_after_the_commit(
     api: Api, sandbox: Sandbox, commit: bool | None, bought: int
 ) -> None:
     sandbox.inject("GET /v1/buy-one-p2p", "http_error", count=1, status=502, commit=commit)
-    await api.buy(regular_listing(sandbox))
-    assert api.last is not None
-    assert api.last.status_code == 502
-    assert api.last.headers["content-type"].startswith("text/html")
+    listing = regular_listing(sandbox)
+    params = {"api": api.key, "item_id": listing.item_id, "price": listing.price, **api.link}
+    response = await api.http.get("/v1/buy-one-p2p", params=params)
+    assert response.status_code == 502
+    assert response.headers["content-type"].startswith("text/html")
+    assert "Bad Gateway" in response.text
     assert len(sandbox.ground_truth()["purchases"]) == bought
 
 
