@@ -11,7 +11,7 @@ import urllib.parse
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, suppress
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Self, TypeVar
 
 import anyio
 import httpx
@@ -83,7 +83,7 @@ class ClientCore:
 
     # --- lifetime -----------------------------------------------------------------------
 
-    async def __aenter__(self) -> ClientCore:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
