@@ -1,0 +1,105 @@
+"""The sandbox served over a real socket on 127.0.0.1: with hypercorn on both backends,
+and as ``snipe sandbox``."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import subprocess
+import sys
+import time
+from functools import partial
+
+import anyio
+import httpx
+import pytest
+
+from engine import ScaledClock
+from engine.sandbox import MarketConfig, Sandbox, SandboxConfig, serve
+
+
+async def test_served_sandbox_answers_and_drops_connections_for_real() -> None:
+    sandbox = Sandbox(
+        SandboxConfig(market=MarketConfig(size=200)), clock=ScaledClock(start=time.time())
+    )
+    stop = anyio.Event()
+    ready = anyio.Event()
+    urls: list[str] = []
+
+    def on_ready(url: str) -> None:
+        urls.append(url)
+        ready.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(
+            partial(serve, sandbox, port=0, on_ready=on_ready, shutdown_trigger=stop.wait)
+        )
+        await ready.wait()
+        assert urls[0].startswith("http://127.0.0.1:")
+        try:
+            async with httpx.AsyncClient(base_url=urls[0], timeout=5.0) as http:
+                user = await http.get("/v1/user", params={"api": sandbox.api_key})
+                assert user.status_code == 200
+                assert user.json()["success"] is True
+                assert (await http.get("/v1/user", params={"api": "x"})).status_code == 403
+                listing = min(
+                    (li for li in sandbox.market.listings.values() if not li.locked(sandbox.now())),
+                    key=lambda li: li.price,
+                )
+                account = sandbox.default_account
+                sandbox.inject("/v1/buy-one-p2p", "drop_connection", count=1)
+                params = {
+                    "api": sandbox.api_key, "item_id": str(listing.item_id), "price": listing.price,
+                    "partner": account.partner, "token": account.token, "project_id": "wire",
+                }  # fmt: skip
+                with pytest.raises(httpx.RemoteProtocolError):
+                    await http.get("/v1/buy-one-p2p", params=params)
+                assert [p["project_id"] for p in sandbox.ground_truth()["purchases"]] == ["wire"]
+        finally:
+            stop.set()
+
+
+def _read_until(proc: subprocess.Popen[str], marker: str, timeout: float) -> list[str]:
+    assert proc.stdout is not None
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout, selectors.EVENT_READ)
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if selector.select(timeout=0.1):
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if marker in line:
+                return lines
+    raise AssertionError(f"no {marker!r} in {lines}")
+
+
+@pytest.mark.slow
+def test_snipe_sandbox_prints_address_and_key_and_answers() -> None:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, "-m", "engine", "sandbox", "--port", "0", "--size", "200",
+               "--api-key", "cli-test-key", "--seed", "4", "--speed", "60"]  # fmt: skip
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        lines = _read_until(proc, "ground truth", timeout=30.0)
+        url = lines[0].split("serving ")[1].strip()
+        assert url.startswith("http://127.0.0.1:")
+        assert any("cli-test-key" in line and "$1,000.00" in line for line in lines)
+        answer = httpx.get(f"{url}/v1/user", params={"api": "cli-test-key"}, timeout=5.0)
+        assert answer.json()["user"]["wallet"] == 1_000_000
+        snapshot = httpx.get(f"{url}/v1/prices/snapshot", params={"format": "csv"}, timeout=5.0)
+        assert snapshot.headers["content-type"] == "application/gzip"
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+def test_snipe_sandbox_refuses_a_bad_speed(capsys: pytest.CaptureFixture[str]) -> None:
+    from engine.cli import main
+
+    assert main(["sandbox", "--speed", "0"]) == 1
+    assert "--speed" in capsys.readouterr().err
