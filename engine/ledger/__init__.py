@@ -22,6 +22,7 @@ from ._records import (
     summarize,
     utc_day_start,
 )
+from ._resolve import DEFAULT_GRACE, Resolution, resolve
 from ._schema import SCHEMA_VERSION
 from ._states import (
     BUDGET_STATES,
@@ -34,6 +35,7 @@ from ._states import (
 
 __all__ = [
     "BUDGET_STATES",
+    "DEFAULT_GRACE",
     "DETAIL_FIELDS",
     "FINAL_STATES",
     "IN_FLIGHT_STATES",
@@ -49,9 +51,11 @@ __all__ = [
     "Ledger",
     "Purchase",
     "PurchaseState",
+    "Resolution",
     "RuleTotals",
     "Totals",
     "new_project_id",
+    "resolve",
     "summarize",
     "utc_day_start",
 ]

@@ -41,8 +41,10 @@ import anyio
 from .._clock import Clock
 from .._errors import IntentRefusal, IntentRefused, LedgerError
 from .._money import Money
+from ..models import ProjectTrade
 from ._connection import AsyncConnection, Driver, Row, connect
 from ._records import Cap, Event, Intent, Purchase, Totals, encode_details, summarize
+from ._resolve import DEFAULT_GRACE, resolve
 from ._schema import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -538,6 +540,35 @@ class Ledger:
             return after
 
         return await self._transaction(work)
+
+    async def resolve(
+        self,
+        project_id: str,
+        trade: ProjectTrade | None,
+        *,
+        grace: float = DEFAULT_GRACE,
+    ) -> Purchase | None:
+        """Apply the service's answer about ``project_id`` (``None``: it was absent).
+
+        Returns the purchase after the move, or ``None`` when the answer calls for none
+        (absent but still within ``grace``, or nothing new). See :func:`resolve`.
+        """
+        current = await self.get(project_id)
+        if current is None:
+            raise LedgerError(f"{self.path}: no purchase with project_id {project_id!r}")
+        move = resolve(current, trade, now=self._clock.now(), grace=grace)
+        if move is None:
+            return None
+        return await self.transition(
+            project_id,
+            move.state,
+            reason=move.reason,
+            charged_price=move.charged_price,
+            marketplace_id=move.marketplace_id,
+            unlock_at=move.unlock_at,
+            send_until=move.send_until,
+            details=move.details,
+        )
 
     # -- reading -------------------------------------------------------------------------
 
