@@ -1,0 +1,28 @@
+"""The live engine: watch the market within the search limit, decide with the rules, buy
+exactly once, and reconcile every purchase to the end. Backtests run the same code."""
+
+from ._budget import budget_state, caps_for_rule
+from ._buyer import Buyer, BuyerSettings
+from ._engine import Engine, EngineSettings, TradingRefused
+from ._reconciler import Reconciler, ReconcilerSettings, state_for_trade
+from ._schedule import MAX_NAMES_PER_SEARCH, SearchSchedule
+from ._status import EngineMode, EngineStatus, Outcome, PurchaseRecord
+
+__all__ = [
+    "MAX_NAMES_PER_SEARCH",
+    "Buyer",
+    "BuyerSettings",
+    "Engine",
+    "EngineMode",
+    "EngineSettings",
+    "EngineStatus",
+    "Outcome",
+    "PurchaseRecord",
+    "Reconciler",
+    "ReconcilerSettings",
+    "SearchSchedule",
+    "TradingRefused",
+    "budget_state",
+    "caps_for_rule",
+    "state_for_trade",
+]

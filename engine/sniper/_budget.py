@@ -1,0 +1,48 @@
+"""Budgets: what the rules may spend, as the ledger checks it and as the rules see it.
+
+Caps are enforced twice, on purpose. The rules see a :class:`BudgetState` when they decide
+(so a decision can say "daily budget would be exceeded"), and the ledger checks the same
+caps again in the transaction that writes the intent (so two purchases decided at the same
+moment can never both pass a cap). Both count purchases in flight and of unknown outcome.
+"""
+
+from __future__ import annotations
+
+from ..ledger import Cap, Ledger, utc_day_start
+from ..rules import BudgetState, RuleSet, RuleSpend
+
+__all__ = ["budget_state", "caps_for_rule"]
+
+
+def caps_for_rule(ruleset: RuleSet, rule_name: str, now: float) -> tuple[Cap, ...]:
+    """Every cap a purchase by ``rule_name`` at ``now`` must keep."""
+    day = utc_day_start(now)
+    caps = [
+        Cap(ruleset.budgets.per_day, since=day, name="daily budget"),
+        Cap(ruleset.budgets.total, name="total budget"),
+    ]
+    rule = next((r for r in ruleset.rules if r.name == rule_name), None)
+    if rule is not None:
+        if rule.max_spend is not None:
+            caps.append(Cap(rule.max_spend, rule=rule.name, name=f"rule {rule.name!r} max_spend"))
+        if rule.max_count is not None:
+            caps.append(
+                Cap(
+                    rule.max_count,
+                    kind="count",
+                    rule=rule.name,
+                    name=f"rule {rule.name!r} max_count",
+                )
+            )
+    return tuple(caps)
+
+
+async def budget_state(ledger: Ledger, now: float) -> BudgetState:
+    """What is committed now (spent plus in flight), overall, today, and per rule."""
+    today = await ledger.totals(since=utc_day_start(now))
+    total = await ledger.totals()
+    per_rule = {
+        name: RuleSpend(spent=t.spent + t.in_flight, count=t.count)
+        for name, t in total.by_rule.items()
+    }
+    return BudgetState(spent_today=today.committed, spent_total=total.committed, per_rule=per_rule)

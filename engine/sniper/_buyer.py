@@ -1,0 +1,336 @@
+"""Turning accepted decisions into purchases, exactly once each.
+
+For every accepted decision, in this order and never another:
+
+1. plugins may veto it (a plugin that raises blocks it);
+2. the intent is written to the ledger, with every cap checked in the same transaction
+   (in-flight purchases count), so a crash after this point leaves a record to reconcile;
+3. the request is sent: ``buy-one-p2p`` for one listing, bulk ``POST /v1/buy`` for
+   decisions whose rule allows bulk; ``allow_trade_locked`` only where the rule's hold
+   tolerance accepted that listing; the price sent is the listing's, which the rules
+   guarantee is within the rule's maximum;
+4. the answer moves the ledger on: BOUGHT or RESERVED, FAILED for a refusal the service
+   stated (or a request that certainly never left), UNKNOWN for anything else.
+
+Steps 2 to 4 are shielded from cancellation: a stop request (SIGTERM) lets a purchase in
+flight finish and be recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import anyio
+
+from .._clock import Clock
+from .._errors import (
+    APIError,
+    IntentRefusal,
+    IntentRefused,
+    KeyRejected,
+    OutcomeUnknown,
+    PurchaseRefused,
+)
+from .._plugins import PluginHost
+from ..client import BulkItem, BulkItemResult, BulkStatus, MarketClient, TradeLink
+from ..ledger import Intent, Ledger, PurchaseState, new_project_id
+from ..models import BuyResult
+from ..rules import Decision, EvalContext, RuleSet
+from ._budget import caps_for_rule
+from ._status import EngineStatus, Outcome, PurchaseRecord
+
+__all__ = ["Buyer", "BuyerSettings"]
+
+log = logging.getLogger("snipe.buyer")
+
+_BUY_ONE = "GET /v1/buy-one-p2p"
+_BULK = "POST /v1/buy"
+
+
+@dataclass(frozen=True)
+class BuyerSettings:
+    dry_run: bool = False
+    """Decide and record what would be bought, but never send a purchase."""
+    max_bulk: int = 20
+    """At most this many listings in one bulk purchase."""
+    max_consecutive_failures: int = 5
+    """This many purchase attempts in a row that fail without a refusal halt buying."""
+
+
+class Buyer:
+    """Sends purchases for accepted decisions and records every step in the ledger."""
+
+    def __init__(
+        self,
+        *,
+        ruleset: RuleSet,
+        client: MarketClient,
+        ledger: Ledger,
+        clock: Clock,
+        host: PluginHost,
+        trade_link: TradeLink,
+        status: EngineStatus,
+        settings: BuyerSettings = BuyerSettings(),
+    ) -> None:
+        self._ruleset = ruleset
+        self._client = client
+        self._ledger = ledger
+        self._clock = clock
+        self._host = host
+        self._link = trade_link
+        self._status = status
+        self._settings = settings
+
+    async def execute(self, decisions: Sequence[Decision], context: EvalContext) -> None:
+        """Buy what ``decisions`` accept, as long as buying is allowed."""
+        self._host.notify_decisions(decisions, context)
+        cleared = [d for d in decisions if d.accepted and self._cleared(d, context)]
+        singles = [d for d in cleared if d.action != "bulk"]
+        bulk = [d for d in cleared if d.action == "bulk"]
+        for decision in singles:
+            if not self._status.buying_allowed:
+                return
+            await self._buy_one(decision)
+        for locked in (False, True):
+            group = [d for d in bulk if d.allow_trade_locked is locked]
+            for start in range(0, len(group), self._settings.max_bulk):
+                if not self._status.buying_allowed:
+                    return
+                await self._buy_bulk(group[start : start + self._settings.max_bulk], locked)
+
+    def _cleared(self, decision: Decision, context: EvalContext) -> bool:
+        blocks = self._host.veto(decision, context)
+        if blocks:
+            self._record(decision, Outcome.VETOED, "; ".join(blocks))
+            self._host.notify_purchase(decision, "vetoed", "; ".join(blocks))
+        return not blocks
+
+    # -- one listing ---------------------------------------------------------------------
+
+    async def _buy_one(self, decision: Decision) -> None:
+        with anyio.CancelScope(shield=True):
+            written = await self._write_intents([decision])
+            if not written:
+                return
+            ((pid, _),) = written
+            if self._settings.dry_run:
+                await self._dry_run(decision, pid)
+                return
+            try:
+                result = await self._client.buy_one_p2p(
+                    item_id=decision.item_id,
+                    price=decision.price,
+                    partner=self._link.partner,
+                    token=self._link.token,
+                    project_id=pid,
+                    allow_trade_locked=decision.allow_trade_locked,
+                )
+            except PurchaseRefused as exc:
+                await self._refused(decision, pid, exc.msg or exc.reason.value, exc.new_price)
+            except OutcomeUnknown as exc:
+                await self._unknown(decision, pid, exc.message)
+            except APIError as exc:
+                await self._not_sent(decision, pid, exc)
+            else:
+                await self._accepted(decision, pid, result)
+
+    # -- several listings in one request -------------------------------------------------
+
+    async def _buy_bulk(self, decisions: Sequence[Decision], allow_trade_locked: bool) -> None:
+        with anyio.CancelScope(shield=True):
+            written = await self._write_intents(decisions)
+            if not written:
+                return
+            by_pid = dict(written)
+            if self._settings.dry_run:
+                for pid, decision in by_pid.items():
+                    await self._dry_run(decision, pid)
+                return
+            items = [BulkItem(d.item_id, d.price, pid) for pid, d in by_pid.items()]
+            try:
+                answer = await self._client.buy(
+                    items,
+                    partner=self._link.partner,
+                    token=self._link.token,
+                    allow_trade_locked=allow_trade_locked,
+                )
+            except PurchaseRefused as exc:
+                for pid, decision in by_pid.items():
+                    await self._refused(decision, pid, exc.msg or exc.reason.value, exc.new_price)
+                return
+            except OutcomeUnknown as exc:
+                for pid, decision in by_pid.items():
+                    await self._unknown(decision, pid, exc.message)
+                return
+            except APIError as exc:
+                for pid, decision in by_pid.items():
+                    await self._not_sent(decision, pid, exc)
+                return
+            for item in answer.results:
+                await self._bulk_item(by_pid[item.project_id], item)
+
+    async def _bulk_item(self, decision: Decision, item: BulkItemResult) -> None:
+        pid = item.project_id
+        if item.status is BulkStatus.BOUGHT and item.answer is not None:
+            answer = item.answer
+            reserved = answer.purchase_status == "reserved" or answer.unlock_at is not None
+            await self._bought(
+                decision,
+                pid,
+                answer.price,
+                answer.id,
+                reserved,
+                answer.unlock_at,
+                answer.send_until,
+            )
+        elif item.status is BulkStatus.REFUSED:
+            why = item.msg or (item.refusal.value if item.refusal else "refused")
+            await self._refused(decision, pid, why, item.new_price)
+        else:
+            await self._unknown(decision, pid, "the bulk answer does not mention this item")
+
+    # -- ledger steps --------------------------------------------------------------------
+
+    async def _write_intents(self, decisions: Sequence[Decision]) -> list[tuple[str, Decision]]:
+        """Write the intents (all or none); returns (project_id, decision) for each written."""
+        now = self._clock.now()
+        batch = f"bulk-{new_project_id(now)[4:]}" if len(decisions) > 1 else None
+        intents = [
+            Intent(
+                project_id=new_project_id(now),
+                item_id=d.item_id,
+                name=d.name,
+                price=d.price,
+                rule=d.rule,
+                game=self._game_of(d),
+                allow_trade_locked=d.allow_trade_locked,
+                unlock_at=d.listing.unlock_at,
+                send_until=d.listing.send_until,
+                batch_id=batch,
+            )
+            for d in decisions
+        ]
+        rules = {d.rule for d in decisions}
+        caps = tuple(
+            dict.fromkeys(c for r in sorted(rules) for c in caps_for_rule(self._ruleset, r, now))
+        )
+        try:
+            await self._ledger.record_intents(intents, caps=caps)
+        except IntentRefused as exc:
+            self._intent_refused(decisions, exc)
+            return []
+        return [(i.project_id, d) for i, d in zip(intents, decisions, strict=True)]
+
+    def _intent_refused(self, decisions: Sequence[Decision], exc: IntentRefused) -> None:
+        if exc.reason is IntentRefusal.CAP:
+            # The rules said this fits; the ledger says it does not. Something raced or is
+            # wrong, and money is at stake: stop buying until a person looks.
+            self._status.halt(f"caps breach attempt refused by the ledger: {exc}")
+            outcome = Outcome.CAPPED
+        else:
+            outcome = Outcome.DUPLICATE
+        for decision in decisions:
+            self._record(decision, outcome, str(exc))
+
+    async def _accepted(self, decision: Decision, pid: str, result: BuyResult) -> None:
+        reserved = result.purchase_status == "reserved" or result.unlock_at is not None
+        await self._bought(
+            decision, pid, result.price, result.id, reserved, result.unlock_at, result.send_until
+        )
+
+    async def _bought(
+        self,
+        decision: Decision,
+        pid: str,
+        charged: int | None,
+        marketplace_id: int | None,
+        reserved: bool,
+        unlock_at: int | None,
+        send_until: int | None,
+    ) -> None:
+        state = PurchaseState.RESERVED if reserved else PurchaseState.BOUGHT
+        await self._ledger.transition(
+            pid,
+            state,
+            charged_price=charged,
+            marketplace_id=marketplace_id,
+            unlock_at=unlock_at,
+            send_until=send_until,
+            details={"endpoint": _BUY_ONE if decision.action != "bulk" else _BULK},
+        )
+        self._status.consecutive_failures = 0
+        outcome = Outcome.RESERVED if reserved else Outcome.BOUGHT
+        self._record(decision, outcome, None)
+        self._host.notify_purchase(decision, "bought", "reserved" if reserved else None)
+
+    async def _refused(self, decision: Decision, pid: str, why: str, new_price: int | None) -> None:
+        await self._ledger.transition(
+            pid, PurchaseState.FAILED, reason=f"refused: {why}", details={"new_price": new_price}
+        )
+        self._status.consecutive_failures = 0
+        self._record(decision, Outcome.REFUSED, why)
+        self._host.notify_purchase(decision, "refused", why)
+
+    async def _unknown(self, decision: Decision, pid: str, why: str) -> None:
+        await self._ledger.transition(pid, PurchaseState.UNKNOWN, details={"msg": why})
+        self._record(decision, Outcome.UNKNOWN, why)
+        self._host.notify_purchase(decision, "unknown", why)
+        self._count_failure(why)
+
+    async def _not_sent(self, decision: Decision, pid: str, exc: APIError) -> None:
+        # Only errors raised before anything could reach the service get here (connect
+        # errors, limits checked before sending, 403): the purchase certainly did not happen.
+        await self._ledger.transition(
+            pid, PurchaseState.FAILED, reason=f"not sent: {exc}", details={"endpoint": exc.endpoint}
+        )
+        self._record(decision, Outcome.NOT_SENT, str(exc))
+        self._host.notify_purchase(decision, "refused", str(exc))
+        if isinstance(exc, KeyRejected):
+            self._status.halt(f"the API key was rejected: {exc.message}")
+        self._count_failure(str(exc))
+
+    async def _dry_run(self, decision: Decision, pid: str) -> None:
+        # Dry runs write to an in-memory ledger: counting the would-be purchase as bought
+        # keeps every cap and the no-second-purchase check honest for the rest of the run.
+        await self._ledger.transition(
+            pid, PurchaseState.BOUGHT, charged_price=decision.price, details={"source": "dry run"}
+        )
+        self._record(decision, Outcome.DRY_RUN, "dry run: not sent")
+
+    def _count_failure(self, why: str) -> None:
+        self._status.consecutive_failures += 1
+        self._status.error(why)
+        if self._status.consecutive_failures >= self._settings.max_consecutive_failures:
+            self._status.halt(
+                f"{self._status.consecutive_failures} purchase attempts in a row failed"
+                f" without an answer; last: {why}"
+            )
+
+    def _record(self, decision: Decision, outcome: Outcome, detail: str | None) -> None:
+        self._status.outcomes[outcome] += 1
+        self._status.purchases.append(
+            PurchaseRecord(
+                at=self._clock.now(),
+                name=decision.name,
+                item_id=decision.item_id,
+                rule=decision.rule,
+                price=decision.price,
+                outcome=outcome,
+                detail=detail,
+                reasons=decision.reasons,
+            )
+        )
+        log.info(
+            "%s %s (item %s) at %d: %s",
+            outcome.value,
+            decision.name,
+            decision.item_id,
+            decision.price,
+            detail or "; ".join(decision.reasons),
+        )
+
+    def _game_of(self, decision: Decision) -> str | None:
+        rule = next((r for r in self._ruleset.rules if r.name == decision.rule), None)
+        return rule.game if rule is not None else None

@@ -1,0 +1,356 @@
+"""The live engine: watch within the limit, decide, buy exactly once, reconcile.
+
+One :class:`Engine` runs these tasks in one anyio task group:
+
+- **snapshot**: every ``snapshot_every`` seconds the whole-market prices snapshot (free of
+  the search limit) is streamed and diffed against the previous one; watched names with a
+  new listing or a price drop that a rule could afford are flagged for an early search. The
+  first snapshot also resolves the rules' name patterns into watched names.
+- **search**: v2 search-by-name in batches of up to 50 names (flagged names first, then the
+  stalest), paced by the shared search budget of the rate limiter; the listings go through
+  the rules (a pure function) and accepted decisions to the :class:`Buyer`.
+- **reconcile**: purchases of unknown outcome are resolved by ``project_id``; bought and
+  reserved ones are followed until they complete or are refunded; the balance is refreshed.
+- **status**: a periodic status line; a kill file halts buying.
+
+Before the first purchase, :meth:`Engine.start_gate` resolves every purchase a previous run
+left unresolved and checks the trade link; if either cannot be done, the engine refuses to
+trade (:class:`TradingRefused`) and says why.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import anyio
+
+from .._clock import Clock
+from .._errors import APIError, KeyRejected, RateLimited, SnipeError
+from .._limiter import Lane, RateLimiter
+from .._money import format_usd
+from .._plugins import PluginHost
+from ..client import MarketClient, TradeLink
+from ..ledger import Ledger
+from ..models import Listing
+from ..rules import Decision, EvalContext, RuleSet, evaluate
+from ..snapshot import Snapshot, aparse_csv_snapshot, diff_snapshots
+from ._budget import budget_state
+from ._buyer import Buyer, BuyerSettings
+from ._reconciler import Reconciler, ReconcilerSettings
+from ._schedule import SearchSchedule
+from ._status import EngineMode, EngineStatus
+
+__all__ = ["Engine", "EngineSettings", "TradingRefused"]
+
+log = logging.getLogger("snipe.engine")
+
+
+class TradingRefused(SnipeError):
+    """The engine will not trade: the start-up gate failed (unresolved purchases that
+    cannot be resolved, an invalid trade link, a rejected key)."""
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    dry_run: bool = False
+    snapshot_every: float = 10.0
+    reconcile_every: float = 15.0
+    status_every: float = 60.0
+    error_backoff: float = 5.0
+    use_snapshot: bool = True
+    kill_file: str | None = None
+    """While this file exists, the engine is HALTED."""
+    buyer: BuyerSettings = field(default_factory=BuyerSettings)
+    reconciler: ReconcilerSettings = field(default_factory=ReconcilerSettings)
+
+
+class Engine:
+    """Watches the market and buys what the rules accept. See the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        ruleset: RuleSet,
+        client: MarketClient,
+        ledger: Ledger,
+        clock: Clock,
+        limiter: RateLimiter,
+        host: PluginHost,
+        trade_link: TradeLink,
+        trade_link_url: str,
+        settings: EngineSettings = EngineSettings(),
+    ) -> None:
+        self.ruleset = ruleset
+        self.client = client
+        self.ledger = ledger
+        self.clock = clock
+        self.limiter = limiter
+        self.host = host
+        self.settings = settings
+        self.status = EngineStatus()
+        self._trade_link_url = trade_link_url
+        self.schedule = SearchSchedule(watched=ruleset.watched_names)
+        self.buyer = Buyer(
+            ruleset=ruleset,
+            client=client,
+            ledger=ledger,
+            clock=clock,
+            host=host,
+            trade_link=trade_link,
+            status=self.status,
+            settings=settings.buyer,
+        )
+        self.reconciler = Reconciler(
+            client=client,
+            ledger=ledger,
+            clock=clock,
+            status=self.status,
+            settings=settings.reconciler,
+        )
+        self.include_hold = any("hold" in r.criteria for r in ruleset.rules)
+        self.balance: int | None = None
+        self._snapshot: Snapshot | None = None
+        self.last_decisions: list[Decision] = []
+
+    # -- start-up gate -------------------------------------------------------------------
+
+    async def start_gate(self) -> None:
+        """Resolve what a previous run left unresolved and check the account, before any
+        purchase. Raises :class:`TradingRefused` when that cannot be done."""
+        await self._resolve_leftovers()
+        try:
+            check = await self.client.check_tradelink(self._trade_link_url)
+        except KeyRejected as exc:
+            raise TradingRefused(f"the API key was rejected: {exc.message}") from None
+        except APIError as exc:
+            raise TradingRefused(f"cannot check the trade link: {exc}") from None
+        if not check.success:
+            raise TradingRefused(
+                "the trade link is not valid, so every purchase would be cancelled: "
+                f"{check.msg or check.info or 'no reason given'}"
+            )
+        await self._refresh_balance()
+
+    async def _resolve_leftovers(self) -> None:
+        settings = self.reconciler.settings
+        deadline = self.clock.now() + settings.absent_after + settings.grace
+        while True:
+            try:
+                remaining = await self.reconciler.resolve(final_probe=True)
+            except KeyRejected as exc:
+                raise TradingRefused(f"the API key was rejected: {exc.message}") from None
+            except APIError as exc:
+                unresolved = len(await self.ledger.unresolved())
+                raise TradingRefused(
+                    f"{unresolved} purchase(s) from an earlier run are unresolved and the "
+                    f"project_id check failed: {exc}"
+                ) from None
+            if not remaining:
+                return
+            if self.clock.now() >= deadline:
+                ids = ", ".join(p.project_id for p in remaining[:5])
+                raise TradingRefused(
+                    f"{len(remaining)} purchase(s) from an earlier run are still unresolved "
+                    f"({ids}); refusing to buy until they are"
+                )
+            log.info("waiting to resolve %d purchase(s) from an earlier run", len(remaining))
+            await self.clock.sleep(min(settings.grace, 15.0))
+
+    async def _refresh_balance(self) -> None:
+        try:
+            answer = await self.client.get_user()
+        except KeyRejected as exc:
+            self.status.halt(f"the API key was rejected: {exc.message}")
+            return
+        except APIError as exc:
+            self.status.error(f"balance: {exc}")
+            return
+        if answer.user is not None:
+            self.balance = answer.user.wallet
+
+    # -- running -------------------------------------------------------------------------
+
+    async def run(self, *, duration: float | None = None) -> EngineStatus:
+        """Pass the start-up gate, then watch and buy until cancelled or ``duration``
+        seconds (of the engine's clock) have passed. Purchases in flight are finished."""
+        self.status.started_at = self.clock.now()
+        await self.start_gate()
+        if self.status.mode is EngineMode.STARTING:
+            self.status.mode = EngineMode.RUNNING
+        try:
+            async with anyio.create_task_group() as tg:
+                if self.settings.use_snapshot:
+                    tg.start_soon(self._snapshot_loop)
+                tg.start_soon(self._search_loop)
+                tg.start_soon(self._reconcile_loop)
+                tg.start_soon(self._status_loop)
+                if duration is not None:
+                    await self.clock.sleep(duration)
+                    tg.cancel_scope.cancel()
+        finally:
+            if self.status.mode is not EngineMode.HALTED:
+                self.status.mode = EngineMode.STOPPED
+        return self.status
+
+    async def _snapshot_loop(self) -> None:
+        while True:
+            try:
+                await self.poll_snapshot()
+            except APIError as exc:
+                self.status.error(f"snapshot: {exc}")
+            await self.clock.sleep(self.settings.snapshot_every)
+
+    async def poll_snapshot(self) -> None:
+        """Fetch the snapshot, resolve name patterns, and flag names with candidates."""
+        async with self.client.snapshot_csv(include_hold=self.include_hold) as stream:
+            current = await aparse_csv_snapshot(stream)
+        self.status.snapshots += 1
+        previous, self._snapshot = self._snapshot, current
+        if previous is None:
+            self._watch(current.names)
+        if previous is None:
+            return
+        diff = diff_snapshots(previous, current)
+        now = self.clock.now()
+        for summary in diff.names_cheapest_first():
+            ceiling = self._ceiling(summary.name)
+            if ceiling is not None and summary.cheapest <= ceiling:
+                self.schedule.flag(summary.name, promise=ceiling - summary.cheapest, at=now)
+
+    def _watch(self, market_names: Iterable[str]) -> None:
+        names = set(self.ruleset.watched_names)
+        if self.ruleset.watched_patterns:
+            names.update(n for n in market_names if self.ruleset.view(n).rules)
+        self.schedule.watch(names)
+        log.info("watching %d names", len(names))
+
+    def _ceiling(self, name: str) -> int | None:
+        rules = self.ruleset.view(name).rules
+        return max((r.max_price for r in rules), default=None)
+
+    async def _search_loop(self) -> None:
+        while True:
+            if not self.schedule.watched:
+                await self.clock.sleep(self.settings.snapshot_every)
+                continue
+            try:
+                await self.search_once()
+            except RateLimited:
+                self.status.rate_limited += 1  # the limiter is paused; the next call waits
+            except KeyRejected as exc:
+                self.status.halt(f"the API key was rejected: {exc.message}")
+                return
+            except APIError as exc:
+                self.status.error(f"search: {exc}")
+                await self.clock.sleep(self.settings.error_backoff)
+
+    async def search_once(self) -> list[Decision]:
+        """Search the next batch of names, decide, and buy what is accepted."""
+        batch = self.schedule.next_batch()
+        lane = Lane.BUY if self.schedule.hot_count else Lane.BACKGROUND
+        answer = await self.client.search_items_by_name(
+            batch, include_hold=self.include_hold, lane=lane
+        )
+        now = self.clock.now()
+        self.schedule.searched(batch, at=now)
+        self.status.searches += 1
+        listings: list[Listing] = [x for found in answer.items.values() for x in found]
+        self.status.listings_seen += len(listings)
+        decisions, context = await self.decide(listings, now)
+        if self.status.buying_allowed:
+            await self.buyer.execute(decisions, context)
+        return decisions
+
+    async def decide(
+        self, listings: list[Listing], now: float
+    ) -> tuple[list[Decision], EvalContext]:
+        """The rules' decisions for ``listings`` at ``now``, with the budget as the ledger
+        has it (in-flight purchases included) and the known balance."""
+        context = EvalContext(
+            now=now,
+            reference_prices=await self._reference_prices(listings),
+            budget=await budget_state(self.ledger, now),
+        )
+        decisions = evaluate(self.ruleset, listings, context)
+        decisions = self._within_balance(decisions)
+        self.last_decisions = decisions
+        for decision in decisions:
+            if decision.accepted:
+                self.status.candidates += 1
+            else:
+                for reason in decision.reasons:
+                    self.status.skip_reasons[_reason_kind(reason)] += 1
+        return decisions, context
+
+    def _within_balance(self, decisions: list[Decision]) -> list[Decision]:
+        if self.balance is None:
+            return decisions
+        left = self.balance
+        out = []
+        for d in decisions:
+            if d.accepted and d.price > left:
+                why = f"balance {format_usd(left)} is below the price {format_usd(d.price)}"
+                d = Decision(d.listing, d.rule, False, (why,), d.price, d.action, d.priority, False)
+            elif d.accepted:
+                left -= d.price
+            out.append(d)
+        return out
+
+    async def _reference_prices(self, listings: list[Listing]) -> dict[str, dict[str, int]]:
+        sources = self.host.price_sources()
+        if not sources:
+            return {}
+        names = sorted({x.name for x in listings})
+        prices: dict[str, dict[str, int]] = {}
+        for name, source in sources.items():
+            try:
+                prices[name] = dict(await source.fetch(names))
+            except Exception as exc:  # a plugin's failure must never stop buying
+                self.status.error(f"price source {name!r} failed: {exc!r}")
+        return prices
+
+    async def _reconcile_loop(self) -> None:
+        while True:
+            await self.clock.sleep(self.settings.reconcile_every)
+            if not self.settings.dry_run:
+                await self.reconciler.run_once()
+                await self._refresh_balance()
+
+    async def _status_loop(self) -> None:
+        next_line = self.clock.now() + self.settings.status_every
+        while True:
+            self._check_kill_file()
+            if self.clock.now() >= next_line:
+                log.info("%s", await self.status_line())
+                next_line += self.settings.status_every
+            await self.clock.sleep(1.0)
+
+    def _check_kill_file(self) -> None:
+        path = self.settings.kill_file
+        if path and os.path.exists(path):
+            self.status.halt(f"kill file {path} exists")
+
+    async def status_line(self) -> str:
+        """Spend against caps, search budget used, coverage, candidates, purchase states."""
+        totals = await self.ledger.totals()
+        used, limit = self.limiter.usage("search")
+        median, worst = self.schedule.staleness(self.clock.now())
+        states = ", ".join(f"{k.lower()} {v}" for k, v in totals.by_state.items() if v)
+        return (
+            f"[{self.status.mode.value}] spent {format_usd(totals.committed)} of "
+            f"{format_usd(self.ruleset.budgets.total)} | searches {used}/{limit} in window | "
+            f"{len(self.schedule.watched)} names, median age {_age(median)}, oldest {_age(worst)}"
+            f" | candidates {self.status.candidates} | {states or 'no purchases'}"
+        )
+
+
+def _age(seconds: float) -> str:
+    return "never" if seconds == float("inf") else f"{seconds:.0f}s"
+
+
+def _reason_kind(reason: str) -> str:
+    head = reason.split(":", 1)[0]
+    return " ".join(head.split()[:3])

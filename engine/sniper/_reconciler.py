@@ -1,0 +1,161 @@
+"""Resolving purchases through their ``project_id``, and following trades to the end.
+
+A purchase whose answer was lost (UNKNOWN), or that was written but maybe never sent
+before a crash (INTENT), is resolved only by asking the service what it knows of its
+``project_id`` (``GET /v1/check-many-project-id``, at most 100 ids a call), never by
+buying again:
+
+- found: it happened; the trade's status says where it stands (BOUGHT, RESERVED,
+  COMPLETED, or REFUNDED with the reason);
+- absent shortly after the request: nothing yet (the service advises waiting about a
+  minute), so ask again later;
+- absent ``absent_after`` seconds after the purchase was written: it did not happen
+  (FAILED), and its budget is released.
+
+Bought and reserved purchases are followed the same way until they complete (status 5) or
+are refunded (status 6, or a trade-locked item not delivered by ``send_until``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .._clock import Clock
+from .._errors import APIError
+from ..client import MarketClient
+from ..ledger import Ledger, Purchase, PurchaseState
+from ..models import ProjectTrade, TradeStatus
+from ._status import EngineStatus
+
+__all__ = ["Reconciler", "ReconcilerSettings", "state_for_trade"]
+
+log = logging.getLogger("snipe.reconcile")
+
+_S = PurchaseState
+_MAX_IDS = 100
+
+
+@dataclass(frozen=True)
+class ReconcilerSettings:
+    grace: float = 60.0
+    """Seconds after a purchase was written before its ``project_id`` is first checked."""
+    absent_after: float = 300.0
+    """Seconds after a purchase was written after which absence means it did not happen."""
+    follow_every: float = 60.0
+    """Seconds between checks of a bought or reserved purchase's trade."""
+
+
+def state_for_trade(purchase: Purchase, trade: ProjectTrade, now: float) -> PurchaseState:
+    """Where a purchase stands, given the trade the service reports for its ``project_id``."""
+    if trade.status == TradeStatus.COMPLETED:
+        return _S.COMPLETED
+    if trade.status == TradeStatus.REFUNDED:
+        return _S.REFUNDED
+    unlock_at = trade.unlock_at if trade.unlock_at is not None else purchase.unlock_at
+    locked = trade.escrow_status == "awaiting_unlock" or (
+        purchase.allow_trade_locked and unlock_at is not None and now < unlock_at
+    )
+    return _S.RESERVED if locked else _S.BOUGHT
+
+
+class Reconciler:
+    """Resolves unresolved purchases and follows open trades, inside the search budget."""
+
+    def __init__(
+        self,
+        *,
+        client: MarketClient,
+        ledger: Ledger,
+        clock: Clock,
+        status: EngineStatus,
+        settings: ReconcilerSettings = ReconcilerSettings(),
+    ) -> None:
+        self._client = client
+        self._ledger = ledger
+        self._clock = clock
+        self._status = status
+        self.settings = settings
+        self._last_followed: dict[str, float] = {}
+
+    async def resolve(self, *, final_probe: bool = False) -> list[Purchase]:
+        """One pass over the unresolved purchases (INTENT, UNKNOWN) whose grace has passed
+        (all of them with ``final_probe``). Returns those still unresolved.
+
+        Raises :class:`~engine.APIError` when the service cannot be asked.
+        """
+        now = self._clock.now()
+        unresolved = await self._ledger.unresolved()
+        due = [p for p in unresolved if final_probe or now - p.created_at >= self.settings.grace]
+        for batch in _batches(due):
+            trades = await self._lookup(batch)
+            for purchase in batch:
+                trade = trades.get(purchase.project_id)
+                if trade is not None:
+                    await self._apply(purchase, trade, now)
+                elif now - purchase.created_at >= self.settings.absent_after:
+                    await self._ledger.transition(
+                        purchase.project_id,
+                        _S.FAILED,
+                        reason=(
+                            f"absent from check-many-project-id {now - purchase.created_at:.0f} s"
+                            " after it was written: the purchase did not happen"
+                        ),
+                    )
+        return await self._ledger.unresolved()
+
+    async def follow(self) -> None:
+        """Check the trades of bought and reserved purchases that are due a look."""
+        now = self._clock.now()
+        open_trades = await self._ledger.open_trades()
+        due = [
+            p
+            for p in open_trades
+            if now - self._last_followed.get(p.project_id, p.updated_at)
+            >= self.settings.follow_every
+        ]
+        for batch in _batches(due):
+            trades = await self._lookup(batch)
+            for purchase in batch:
+                self._last_followed[purchase.project_id] = now
+                trade = trades.get(purchase.project_id)
+                if trade is not None:
+                    await self._apply(purchase, trade, now)
+
+    async def run_once(self) -> None:
+        """``resolve`` then ``follow``; errors are counted and reported, not raised."""
+        try:
+            await self.resolve()
+            await self.follow()
+        except APIError as exc:
+            self._status.error(f"reconciling: {exc}")
+
+    async def _lookup(self, batch: Sequence[Purchase]) -> dict[str, ProjectTrade]:
+        answer = await self._client.check_many_project_id([p.project_id for p in batch])
+        return {t.project_id: t for t in answer.trades}
+
+    async def _apply(self, purchase: Purchase, trade: ProjectTrade, now: float) -> None:
+        target = state_for_trade(purchase, trade, now)
+        if target is purchase.state:
+            return
+        if target is _S.RESERVED and purchase.state is _S.BOUGHT:
+            return  # the lock information lags; never move backwards
+        reason = None
+        if target is _S.REFUNDED:
+            reason = trade.reason or "refunded (trade status 6)"
+        log.info("%s %s: %s -> %s", purchase.project_id, purchase.name, purchase.state, target)
+        await self._ledger.transition(
+            purchase.project_id,
+            target,
+            reason=reason,
+            charged_price=trade.price,
+            marketplace_id=trade.id,
+            unlock_at=trade.unlock_at,
+            send_until=trade.send_until,
+            details={"trade_status": trade.status, "trade_done": trade.done},
+        )
+
+
+def _batches(purchases: Sequence[Purchase]) -> list[Sequence[Purchase]]:
+    return [purchases[i : i + _MAX_IDS] for i in range(0, len(purchases), _MAX_IDS)]
