@@ -9,6 +9,7 @@ file in memory.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import zlib
@@ -22,6 +23,7 @@ from ._market import Listing, phased_name
 __all__ = ["Snapshot", "gzip_chunks"]
 
 _ROWS_PER_CHUNK = 8192
+_GENERATE_BLOCK = 65_536
 _RARE_PHASES = frozenset({"Ruby", "Sapphire", "Black Pearl", "Emerald"})
 
 
@@ -108,21 +110,24 @@ class Snapshot:
                 weights.append(item.popularity / len(item.phases or (None,)) / (10 if rare else 1))
         snap = cls.empty(int(timestamp))
         snap.names = [name for name, _, _ in variants]
-        picks = rng.choices(range(len(variants)), weights=weights, k=rows)
-        snap.name_index = array("I", picks)
         snap.item_ids = array("q", range(40_000_001, 40_000_001 + rows))
-        factors = [rng.lognormvariate(0.0, 0.12) for _ in range(rows)]
-        snap.prices = array(
-            "q", (max(10, int(variants[p][1] * f)) for p, f in zip(picks, factors, strict=True))
-        )
-        snap.games = array("B", (variants[p][2] for p in picks))
         ts = int(timestamp)
-        unlocks = [
-            ts + rng.randrange(3600, 7 * 86400) if rng.random() < hold_share else 0
-            for _ in range(rows)
-        ]
-        snap.unlock_at = array("q", unlocks)
-        snap.send_until = array("q", (u + 43_200 if u else 0 for u in unlocks))
+        cum_weights = list(itertools.accumulate(weights))
+        # Drawn in blocks so that no per-row Python list of the whole size ever exists.
+        for first in range(0, rows, _GENERATE_BLOCK):
+            count = min(_GENERATE_BLOCK, rows - first)
+            picks = rng.choices(range(len(variants)), cum_weights=cum_weights, k=count)
+            snap.name_index.extend(picks)
+            snap.games.extend(variants[p][2] for p in picks)
+            snap.prices.extend(
+                max(10, int(variants[p][1] * rng.lognormvariate(0.0, 0.12))) for p in picks
+            )
+            unlocks = [
+                ts + rng.randrange(3600, 7 * 86400) if rng.random() < hold_share else 0
+                for _ in range(count)
+            ]
+            snap.unlock_at.extend(unlocks)
+            snap.send_until.extend(u + 43_200 if u else 0 for u in unlocks)
         return snap
 
     # -- output -----------------------------------------------------------------------
