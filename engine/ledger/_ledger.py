@@ -32,6 +32,7 @@ import os
 import sqlite3
 import urllib.parse
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -44,7 +45,7 @@ from .._money import Money
 from ..models import ProjectTrade
 from ._connection import AsyncConnection, Driver, Row, connect
 from ._records import Cap, Event, Intent, Purchase, Totals, encode_details, summarize
-from ._resolve import DEFAULT_GRACE, resolve
+from ._resolve import DEFAULT_GRACE, Resolution, resolve
 from ._schema import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -506,21 +507,61 @@ class Ledger:
         or ``REFUNDED`` without a ``reason``, or details outside :data:`DETAIL_FIELDS`.
         Fields left ``None`` keep their value.
         """
-        to = PurchaseState(to)
+        move = Resolution(
+            PurchaseState(to),
+            reason=reason,
+            charged_price=charged_price,
+            marketplace_id=marketplace_id,
+            unlock_at=unlock_at,
+            send_until=send_until,
+            details=dict(details or {}),
+        )
         _check_money(project_id, "charged_price", charged_price)
-        encoded = encode_details(details)
+        encode_details(move.details)  # refuse bad input before taking the write lock
+        moved = await self._move(project_id, lambda _purchase, _now: move)
+        if moved is None:  # pragma: no cover - the decision above always moves
+            raise LedgerError(f"{self.path}: purchase {project_id} was not moved")
+        return moved
 
-        async def work() -> Purchase:
+    async def resolve(
+        self,
+        project_id: str,
+        trade: ProjectTrade | None,
+        *,
+        grace: float = DEFAULT_GRACE,
+    ) -> Purchase | None:
+        """Apply the service's answer about ``project_id`` (``None``: it was absent).
+
+        Reads, decides (:func:`resolve`) and writes in one transaction, so a concurrent
+        move cannot slip in between. Returns the purchase after the move, or ``None``
+        when the answer calls for none (absent but still within ``grace``, or nothing
+        new).
+        """
+        return await self._move(
+            project_id, lambda purchase, now: resolve(purchase, trade, now=now, grace=grace)
+        )
+
+    async def _move(
+        self, project_id: str, decide: Callable[[Purchase, float], Resolution | None]
+    ) -> Purchase | None:
+        """In one transaction: read the purchase, ask ``decide`` for the move, check it
+        against the state machine, write it and its event."""
+
+        async def work() -> Purchase | None:
             rows = await self._exec(
                 f"SELECT {_COLUMNS} FROM purchases WHERE project_id = ?", (project_id,)
             )
             if not rows:
                 raise LedgerError(f"{self.path}: no purchase with project_id {project_id!r}")
             before = _purchase(rows[0])
-            check_transition(project_id, before.state, to, reason)
             now = self._clock.now()
-            after = _updated(before, to, now, reason, charged_price, marketplace_id)
-            after = _with_times(after, unlock_at, send_until)
+            move = decide(before, now)
+            if move is None:
+                return None
+            check_transition(project_id, before.state, move.state, move.reason)
+            _check_money(project_id, "charged_price", move.charged_price)
+            encoded = encode_details(move.details)
+            after = _moved(before, move, now)
             await self._exec(
                 "UPDATE purchases SET state = ?, updated_at = ?, charged_price = ?,"
                 " marketplace_id = ?, unlock_at = ?, send_until = ?, reason = ?"
@@ -536,39 +577,10 @@ class Ledger:
                     project_id,
                 ),
             )
-            await self._add_event(project_id, now, before.state, to, encoded)
+            await self._add_event(project_id, now, before.state, after.state, encoded)
             return after
 
         return await self._transaction(work)
-
-    async def resolve(
-        self,
-        project_id: str,
-        trade: ProjectTrade | None,
-        *,
-        grace: float = DEFAULT_GRACE,
-    ) -> Purchase | None:
-        """Apply the service's answer about ``project_id`` (``None``: it was absent).
-
-        Returns the purchase after the move, or ``None`` when the answer calls for none
-        (absent but still within ``grace``, or nothing new). See :func:`resolve`.
-        """
-        current = await self.get(project_id)
-        if current is None:
-            raise LedgerError(f"{self.path}: no purchase with project_id {project_id!r}")
-        move = resolve(current, trade, now=self._clock.now(), grace=grace)
-        if move is None:
-            return None
-        return await self.transition(
-            project_id,
-            move.state,
-            reason=move.reason,
-            charged_price=move.charged_price,
-            marketplace_id=move.marketplace_id,
-            unlock_at=move.unlock_at,
-            send_until=move.send_until,
-            details=move.details,
-        )
 
     # -- reading -------------------------------------------------------------------------
 
@@ -681,31 +693,19 @@ def _intent_purchase(intent: Intent, now: float) -> Purchase:
     )
 
 
-def _updated(
-    before: Purchase,
-    to: PurchaseState,
-    now: float,
-    reason: str | None,
-    charged_price: Money | None,
-    marketplace_id: int | None,
-) -> Purchase:
-    from dataclasses import replace
-
+def _moved(before: Purchase, move: Resolution, now: float) -> Purchase:
+    """``before`` after ``move``: fields the move leaves ``None`` keep their value."""
     return replace(
         before,
-        state=to,
+        state=move.state,
         updated_at=now,
-        reason=reason if reason is not None else before.reason,
-        charged_price=charged_price if charged_price is not None else before.charged_price,
-        marketplace_id=marketplace_id if marketplace_id is not None else before.marketplace_id,
+        reason=_keep(move.reason, before.reason),
+        charged_price=_keep(move.charged_price, before.charged_price),
+        marketplace_id=_keep(move.marketplace_id, before.marketplace_id),
+        unlock_at=_keep(move.unlock_at, before.unlock_at),
+        send_until=_keep(move.send_until, before.send_until),
     )
 
 
-def _with_times(purchase: Purchase, unlock_at: int | None, send_until: int | None) -> Purchase:
-    from dataclasses import replace
-
-    return replace(
-        purchase,
-        unlock_at=unlock_at if unlock_at is not None else purchase.unlock_at,
-        send_until=send_until if send_until is not None else purchase.send_until,
-    )
+def _keep(new: _T | None, old: _T | None) -> _T | None:
+    return new if new is not None else old

@@ -49,7 +49,7 @@ def new_project_id(now: float, entropy: bytes | None = None) -> str:
         entropy = os.urandom(10)
     if len(entropy) != 10:
         raise ValueError(f"entropy must be 10 bytes, got {len(entropy)}")
-    millis = int(now * 1000)
+    millis = round(now * 1000)  # round: 0.003 s must not become 2 ms
     if not 0 <= millis < 32**10:
         raise ValueError(f"time {now!r} is out of range for a project id")
     value = (millis << 80) | int.from_bytes(entropy, "big")
