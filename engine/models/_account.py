@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from ._types import Epoch, ImageURL, OptionalText, WireModel
 
 __all__ = [
     "DepositRecord",
     "DepositsPage",
     "InventoryItem",
-    "InventoryResponse",
     "InventoryPrice",
+    "InventoryResponse",
     "OwnListing",
     "OwnListingsResponse",
     "PlatformTokenResult",
@@ -60,10 +63,13 @@ class UserResponse(WireModel):
 
 class UserCreatedData(WireModel):
     api: str
-    isNew: bool | None = None  # noqa: N815 - wire name
+    isNew: bool | None = None
 
-    def __repr__(self) -> str:  # the created key is a secret
-        return f"UserCreatedData(api='***', isNew={self.isNew!r})"
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        # The created key is a secret: masked here, it stays out of repr() and str() alike
+        # (a __repr__ override alone left str() showing it).
+        for name, value in super().__repr_args__():
+            yield name, "***" if name == "api" else value
 
 
 class UserCreated(WireModel):
@@ -240,4 +246,3 @@ class TronRentResult(WireModel):
     address: str | None = None
     total_cost: float | None = None
     msg: str | None = None
-

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field
+from typing import Self
 
-from ._types import Epoch, ImageURL, OptionalText, Phase, WireModel
+from pydantic import AliasChoices, Field, ValidationInfo, model_validator
+
+from ._types import Epoch, OptionalText, WireModel, image_base_url
 
 __all__ = [
     "CataloguePage",
@@ -18,12 +20,22 @@ __all__ = [
 ]
 
 
+def _with_prefix(image: str | None, prefix: str | None) -> str | None:
+    """:func:`join_image_url` with the base already normalised to end in one ``/``."""
+    if not image:
+        return None
+    if prefix is None or image.startswith("http"):
+        return image
+    return prefix + image.lstrip("/")
+
+
 class Sticker(WireModel):
     """A sticker applied to a listed item. ``price`` is 0 when the sticker is not on sale;
-    ``wear`` is ``None`` when the service sends ``null`` (an unworn sticker)."""
+    ``wear`` is ``None`` when the service sends ``null`` (an unworn sticker). A relative
+    ``image`` is joined to the image base address by the :class:`Listing` carrying it."""
 
     name: str
-    image: ImageURL = None
+    image: str | None = None
     wear: float | None = None
     slot: int | None = None
     price: int = 0
@@ -41,8 +53,8 @@ class Listing(WireModel):
     item_id: str
     name: str
     price: int
-    image: ImageURL = None
-    phase: Phase = None
+    image: str | None = None  # relative values joined in _normalise
+    phase: str | None = None  # "" means no phase: None after _normalise
     float_value: float | None = Field(default=None, alias="float")
     platform_price: int | None = Field(
         default=None, validation_alias=AliasChoices("platform_price", "platform_price_number")
@@ -59,6 +71,27 @@ class Listing(WireModel):
     # extras the live service sends (wire-notes.md); kept for pattern criteria plugins
     paintseed: int | None = None
     paintindex: int | None = None
+
+    @model_validator(mode="after")
+    def _normalise(self, info: ValidationInfo) -> Self:
+        # A search answer holds thousands of listings and stickers: one Python call per
+        # listing here, rather than a validator per image and phase field, keeps parsing
+        # within 2x of json.loads (bench/bench_parse.py). The instance is new and not yet
+        # shared, so filling in its (frozen) fields directly is safe.
+        fields = self.__dict__
+        if fields["phase"] == "":
+            fields["phase"] = None
+        base = image_base_url(info)
+        prefix = None if base is None else base.rstrip("/") + "/"
+        fields["image"] = _with_prefix(fields["image"], prefix)
+        for sticker in self.stickers:
+            sticker_fields = sticker.__dict__
+            image = sticker_fields["image"]
+            if image and prefix is not None and not image.startswith("http"):
+                sticker_fields["image"] = prefix + image.lstrip("/")
+            elif not image:
+                sticker_fields["image"] = None
+        return self
 
     @property
     def trade_locked(self) -> bool:

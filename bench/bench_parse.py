@@ -1,0 +1,137 @@
+"""Parse and validate a full v2 search response; compare with bare ``json.loads``.
+
+A v2 search answers up to 50 names with up to 50 listings each. snipe validates every
+answer into typed models (ids to ``str``, prices to ``int``, times to epoch seconds,
+relative images joined to the image base address). The target: validating costs at most
+2x what ``json.loads`` alone costs on the same bytes, measured in the same run.
+
+Run: ``.venv/bin/python bench/bench_parse.py [--reps N]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import random
+import statistics
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.models import SearchResponse
+
+IMAGE_BASE_URL = "https://images.market.invalid/econ"
+NAMES = 50
+LISTINGS_PER_NAME = 50
+PHASES = ["Phase 1", "Phase 2", "Phase 3", "Phase 4", "Ruby", "Sapphire", "Black Pearl", "Emerald"]
+EXTERIORS = ["Factory New", "Minimal Wear", "Field-Tested", "Well-Worn", "Battle-Scarred"]
+STICKERS = [f"Sticker | Team {i} | Major 2025" for i in range(40)]
+
+
+def _rfc3339(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _image(rng: random.Random) -> str:
+    path = "".join(rng.choices("abcdefghijklmnopqrstuvwxyz0123456789_-", k=120))
+    # most icons arrive relative to the image base, some as full addresses
+    return path if rng.random() < 0.8 else f"https://cdn.market.invalid/{path}"
+
+
+def _sticker(rng: random.Random, slot: int) -> dict[str, Any]:
+    return {
+        "name": rng.choice(STICKERS),
+        "image": _image(rng),
+        "wear": None if rng.random() < 0.3 else round(rng.random(), 6),
+        "slot": slot,
+        "price": 0 if rng.random() < 0.2 else rng.randrange(10, 200_000),
+    }
+
+
+def _listing(rng: random.Random, name: str, price: int, phased: bool) -> dict[str, Any]:
+    stickers = [_sticker(rng, slot) for slot in range(rng.randrange(0, 6))]
+    item_id: int | str = rng.randrange(10**9, 10**10)
+    listing: dict[str, Any] = {
+        "name": name,
+        "price": price if rng.random() < 0.9 else str(price),
+        "image": _image(rng),
+        "item_id": item_id if rng.random() < 0.5 else str(item_id),
+        "phase": rng.choice(PHASES) if phased else "",
+        "float": round(rng.random(), 12),
+        "sticker_names": [s["name"] for s in stickers],
+        "stickers": stickers,
+        # fields the service adds without notice; they must be skipped, not rejected
+        "paintseed": rng.randrange(1000),
+        "paintindex": rng.randrange(1000),
+        "inspect": "steam://rungame/730/" + "".join(rng.choices("0123456789", k=40)),
+        "auto": rng.random() < 0.5,
+        "delivery": {"avg": rng.randrange(60, 600), "success_rate": round(rng.random(), 3)},
+    }
+    reference = price + rng.randrange(0, 20_000)
+    if rng.random() < 0.5:
+        listing["platform_price"] = reference
+    else:
+        listing["platform_price_number"] = reference
+    if rng.random() < 0.1:  # trade-locked
+        unlock = 1_767_225_600 + rng.randrange(3_600, 7 * 86_400)
+        listing["unlock_at"] = _rfc3339(unlock)
+        listing["send_until"] = _rfc3339(unlock + 12 * 3_600)
+    return listing
+
+
+def build_response(seed: int = 2026) -> bytes:
+    """A deterministic v2 search answer: 50 names x 50 listings, cheapest first."""
+    rng = random.Random(seed)
+    items: dict[str, list[dict[str, Any]]] = {}
+    for n in range(NAMES):
+        phased = n % 5 == 0
+        base = f"★ Knife {n} | Doppler" if phased else f"AK-47 | Skin {n}"
+        name = f"{base} ({EXTERIORS[n % len(EXTERIORS)]})"
+        prices = sorted(rng.randrange(1_000, 2_000_000) for _ in range(LISTINGS_PER_NAME))
+        items[name] = [_listing(rng, name, price, phased) for price in prices]
+    return json.dumps({"success": True, "items": items}).encode()
+
+
+def timed_ms(func: Callable[[], object]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    func()
+    return (time.perf_counter() - start) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=31, help="measured pairs")
+    args = parser.parse_args()
+
+    data = build_response()
+    context = {"image_base_url": IMAGE_BASE_URL}
+    parsed = SearchResponse.model_validate_json(data, context=context)
+    listings = sum(len(v) for v in parsed.items.values())
+    stickers = sum(len(x.stickers) for v in parsed.items.values() for x in v)
+    locked = sum(x.trade_locked for v in parsed.items.values() for x in v)
+    print(
+        f"response: {len(data) / 1e6:.2f} MB, {len(parsed.items)} names, {listings} listings, "
+        f"{stickers} stickers, {locked} trade-locked"
+    )
+
+    # Measure the two in alternation so both see the same machine load, and compare each
+    # pair: the median of the per-pair ratios is steadier than a ratio of medians on a
+    # shared machine.
+    loads: list[float] = []
+    validate: list[float] = []
+    for _ in range(args.reps):
+        loads.append(timed_ms(lambda: json.loads(data)))
+        validate.append(timed_ms(lambda: SearchResponse.model_validate_json(data, context=context)))
+    loads_ms = statistics.median(loads)
+    validate_ms = statistics.median(validate)
+    ratio = statistics.median(v / j for v, j in zip(validate, loads, strict=True))
+    print(f"json.loads:                        {loads_ms:8.2f} ms per response")
+    print(f"SearchResponse.model_validate_json: {validate_ms:8.2f} ms per response")
+    print(f"ratio (median of {args.reps} pairs): {ratio:.2f}x json.loads (target <= 2.00x)")
+
+
+if __name__ == "__main__":
+    main()
