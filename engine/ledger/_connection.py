@@ -15,9 +15,10 @@ from cancellation so one is never left half-open.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, cast
 
+import aiosqlite
 import anyio
 import anyio.to_thread
 import sniffio
@@ -87,21 +88,20 @@ class ThreadConnection:
 class AiosqliteConnection:
     """aiosqlite behind :class:`AsyncConnection` (asyncio only)."""
 
-    def __init__(self, connection: Any) -> None:
+    def __init__(self, connection: aiosqlite.Connection) -> None:
         self._connection = connection
 
     @classmethod
     async def open(cls, database: str, *, uri: bool = False) -> AiosqliteConnection:
-        import aiosqlite
-
         connection = await aiosqlite.connect(
             database, uri=uri, isolation_level=None, check_same_thread=False, timeout=10.0
         )
         return cls(connection)
 
     async def execute_fetchall(self, sql: str, parameters: Sequence[Any] = ()) -> list[Row]:
-        rows: Iterable[Row] = await self._connection.execute_fetchall(sql, parameters)
-        return list(rows)
+        # No row factory is set, so the rows are plain tuples.
+        rows = await self._connection.execute_fetchall(sql, parameters)
+        return cast(list[Row], list(rows))
 
     async def close(self) -> None:
         await self._connection.close()

@@ -9,12 +9,26 @@ no longer counts and that no restart resolves. The fsync costs a fraction of a
 millisecond here (see ``bench/bench_intent.py``), well inside the intent-to-request
 budget, so the ledger pays it.
 
-Atomicity. Every write is one ``BEGIN IMMEDIATE`` transaction: the write lock is taken
-before anything is read, so the cap check and the insert of an intent cannot interleave
-with another writer, in this process (an anyio lock serialises tasks on the one
-connection) or in another (SQLite's lock). Two intents can never both pass a cap. A
-transaction, once begun, is shielded from cancellation: it commits or rolls back, and is
-never left open.
+Atomicity. An intent is written by one ``INSERT ... SELECT ... WHERE <checks>``
+statement: no purchase with this ``project_id``, no live purchase of this ``item_id``,
+every cap still held with this intent added (in-flight purchases counted). A single
+write statement is its own transaction and takes SQLite's write lock before it reads, so
+its checks and its write cannot interleave with another writer, in this process (an
+anyio lock also serialises the tasks sharing the one connection) or in another. Two
+intents can never both pass a cap. When the statement writes nothing, the same checks
+run again step by step in a ``BEGIN IMMEDIATE`` transaction to say which one refused
+(:class:`IntentRefused`), or to write after all if that has changed meanwhile. Every
+other write is one ``BEGIN IMMEDIATE`` transaction. Once begun, a write is shielded from
+cancellation: it commits or rolls back, and is never left half-open.
+
+Budgets. Caps read ``budget_days`` (amount and count per rule and UTC day, kept by
+triggers in the same transaction as every insert and move), so a cap check costs a few
+rows whatever the history; a ``since`` that is not a day start adds at most one day of
+purchases.
+
+Backends. aiosqlite under asyncio; under trio (where aiosqlite cannot run) a ``sqlite3``
+connection driven from anyio worker threads behind the same small interface
+(``_connection.py``). The SQL, and so the behaviour, is the same on both.
 
 Append-only history. Every change of state adds a row to ``events``; triggers refuse any
 update or delete of an event and any delete of a purchase. The ``purchases`` table is the
