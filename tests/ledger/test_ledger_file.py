@@ -193,3 +193,36 @@ def _read(path: Path) -> bytes:
 
 def _mkdir(path: Path) -> None:
     path.mkdir()
+
+
+async def test_pending_migrations_run_in_order_and_all_or_nothing(
+    ledger_path: Path, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.ledger import _ledger
+
+    async with await Ledger.open(ledger_path, clock=clock) as ledger:
+        await ledger.record_intent(intent(1))
+    v1 = _ledger.MIGRATIONS
+
+    broken = "ALTER TABLE purchases ADD COLUMN note TEXT;\nSELECT no_such_column FROM purchases;"
+    monkeypatch.setattr(_ledger, "MIGRATIONS", (*v1, broken))
+    monkeypatch.setattr(_ledger, "SCHEMA_VERSION", len(v1) + 1)
+    with pytest.raises(LedgerError, match="no_such_column"):
+        await Ledger.open(ledger_path, clock=clock)
+    raw = _raw(ledger_path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == len(v1)  # untouched
+    assert "note" not in [c[1] for c in raw.execute("PRAGMA table_info(purchases)")]
+    raw.close()
+
+    added = (
+        "ALTER TABLE purchases ADD COLUMN note TEXT;",
+        "UPDATE budget_days SET count = count;",
+    )
+    monkeypatch.setattr(_ledger, "MIGRATIONS", (*v1, *added))
+    monkeypatch.setattr(_ledger, "SCHEMA_VERSION", len(v1) + 2)
+    async with await Ledger.open(ledger_path, clock=clock) as migrated:
+        assert [p.project_id for p in await migrated.purchases()] == ["snp-test-0001"]
+    raw = _raw(ledger_path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == len(v1) + 2
+    assert "note" in [c[1] for c in raw.execute("PRAGMA table_info(purchases)")]
+    raw.close()
