@@ -81,7 +81,11 @@ def compile_hold(value: Hold, rule: RuleContext) -> Compiled:
     summary = f"trade lock up to {format_duration(max_wait)}"
     if extra or per_day:
         summary += f" for an extra {format_percent(extra)} + {format_percent(per_day)}/day discount"
-    return Compiled(predicate=hold_ok, summary=summary)
+
+    def tradable_or_ok(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
+        return listing.unlock_at is None or hold_ok(listing, view, ctx) is None
+
+    return Compiled(predicate=hold_ok, test=tradable_or_ok, summary=summary)
 
 
 @hookimpl

@@ -143,8 +143,15 @@ def compile_price(value: PriceBounds, rule: RuleContext) -> Compiled:
             return f"price {format_usd(price)} above max {format_usd(high)}"
         return None
 
+    ceiling = high if high is not None else 1 << 62
+
+    def within(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
+        return low <= listing.price <= ceiling
+
     shown_high = format_usd(high) if high is not None else "any"
-    return Compiled(predicate=in_bounds, summary=f"price {format_usd(low)}-{shown_high}")
+    return Compiled(
+        predicate=in_bounds, test=within, summary=f"price {format_usd(low)}-{shown_high}"
+    )
 
 
 def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
@@ -162,8 +169,24 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
             return f"no reference price from {value.versus} for this item"
         return discount_reason(listing.price, ref, min_points, what)
 
+    keep = BASIS_POINTS - min_points
+    squared = BASIS_POINTS * BASIS_POINTS
+
+    def cheap_enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
+        ref = worth(listing, view, ctx)
+        return ref is not None and listing.price * squared <= ref * keep
+
+    stickers = rule.values.get("stickers")
+    if value.versus == PlatformPrice.name and not getattr(stickers, "weight", None):
+        # the common case, in one call: the listing's own platform_price, no sticker weight
+        def cheap_enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
+            ref = listing.platform_price
+            return bool(ref) and listing.price * BASIS_POINTS <= ref * keep  # type: ignore[operator]
+
     return Compiled(
-        predicate=discounted, summary=f"discount at least {format_percent(min_points)} {what}"
+        predicate=discounted,
+        test=cheap_enough,
+        summary=f"discount at least {format_percent(min_points)} {what}",
     )
 
 

@@ -99,12 +99,22 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
             return f"sticker value {format_usd(value_)} below {format_usd(min_value)}"
         return None
 
+    def enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
+        if not listing.stickers and listing.sticker_names:
+            return enough_stickers(listing, view, ctx) is None
+        return _enough(count(listing), min_count, min_value)
+
     parts = []
     if min_count is not None:
         parts.append(f"at least {min_count} stickers")
     if min_value is not None:
         parts.append(f"sticker value at least {format_usd(min_value)}")
-    return Compiled(predicate=enough_stickers, summary=", ".join(parts))
+    return Compiled(predicate=enough_stickers, test=enough, summary=", ".join(parts))
+
+
+def _enough(found: tuple[int, Money], min_count: int | None, min_value: Money | None) -> bool:
+    n, value = found
+    return (min_count is None or n >= min_count) and (min_value is None or value >= min_value)
 
 
 @hookimpl

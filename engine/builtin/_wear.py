@@ -71,7 +71,11 @@ def compile_float(value: FloatRange, rule: RuleContext) -> Compiled:
             return f"float {wear:.6g} above max {high:g}"
         return None
 
-    return Compiled(predicate=in_range, summary=f"float {low:g}-{high:g}")
+    def within(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
+        wear = listing.float_value
+        return wear is not None and low <= wear <= high
+
+    return Compiled(predicate=in_range, test=within, summary=f"float {low:g}-{high:g}")
 
 
 def compile_phases(value: frozenset[str], rule: RuleContext) -> Compiled:
@@ -90,7 +94,10 @@ def compile_phases(value: frozenset[str], rule: RuleContext) -> Compiled:
             return f"listing has no phase (rule wants {shown})"
         return f"phase {phase} not in {shown}"
 
-    return Compiled(predicate=has_phase, summary=f"phase {shown}")
+    def wanted_phase(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
+        return (listing.phase or view.phase) in wanted
+
+    return Compiled(predicate=has_phase, test=wanted_phase, summary=f"phase {shown}")
 
 
 def _check_names_have_phases(wanted: frozenset[str], rule: RuleContext) -> None:

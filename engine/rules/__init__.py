@@ -20,6 +20,7 @@ from ._contract import (
     Problem,
     RuleContext,
     RuleSpend,
+    Test,
 )
 from ._evaluate import Decision, evaluate, explain, summarize_rejections
 from ._load import LoadResult, check_rules_file, check_rules_text, load_rules, load_rules_text
@@ -51,6 +52,7 @@ __all__ = [
     "RuleSet",
     "RuleSpend",
     "StrictModel",
+    "Test",
     "Wear",
     "check_rules_file",
     "check_rules_text",

@@ -25,6 +25,7 @@ from ._contract import (
     PriceSource,
     Problem,
     RuleContext,
+    Test,
 )
 from ._names import split_name
 from ._schema import CORE_RULE_KEYS, Account, Budgets, format_path
@@ -32,6 +33,7 @@ from ._schema import CORE_RULE_KEYS, Account, Budgets, format_path
 __all__ = ["Check", "CompiledRule", "RuleSet", "compile_rule"]
 
 Check = Callable[[Listing, NameView, EvalContext], list[str] | None]
+Passes = Callable[[Listing, NameView, EvalContext], bool]
 """A rule's whole per-listing check: ``None`` when every predicate passes, else reasons."""
 
 _VIEW_CACHE_LIMIT = 500_000
@@ -56,6 +58,7 @@ class CompiledRule:
     summaries: tuple[str, ...]
     name_filters: tuple[NameFilter, ...]
     check: Check = field(repr=False)
+    passes: Passes = field(repr=False)
     index: int = 0
 
     def why_not_watched(self, view: NameView) -> str | None:
@@ -82,6 +85,7 @@ def compile_rule(
     predicates: list[tuple[Predicate, str, str]] = [
         (_max_price_predicate(core.max_price), "max_price", "core")
     ]
+    tests: list[Test] = []
     if "hold" not in values:
         predicates.append((_no_hold_predicate, "hold", "core"))
     name_filters: list[NameFilter] = []
@@ -125,6 +129,7 @@ def compile_rule(
             continue
         if compiled.predicate is not None:
             predicates.append((compiled.predicate, key, criterion.plugin))
+            tests.append(compiled.test or _as_test(compiled.predicate))
         if compiled.name_filter is not None:
             name_filters.append(compiled.name_filter)
         names |= compiled.names
@@ -158,6 +163,7 @@ def compile_rule(
         summaries=tuple(summaries),
         name_filters=tuple(name_filters),
         check=_chain(tuple(predicates)),
+        passes=_all_pass(core.max_price, "hold" not in values, tuple(tests)),
         index=index,
     )
     return rule, problems
@@ -185,6 +191,40 @@ def _chain(predicates: tuple[tuple[Predicate, str, str], ...]) -> Check:
         return reasons
 
     return check
+
+
+def _all_pass(max_price: Money, tradable_only: bool, tests: tuple[Test, ...]) -> Passes:
+    """One function: true when the core checks and every test pass. A test that raises
+    fails the listing (its reason, naming the plugin, is produced by :func:`_chain` when
+    the reasons are read).
+
+    The function is generated as one ``and`` expression, as dataclasses and attrs generate
+    their methods: it runs once per (listing, rule) pair, and a loop over the tests costs
+    more than the core checks themselves. Only generated identifiers enter the source.
+    """
+    terms = ["listing.price <= max_price"]
+    if tradable_only:
+        terms.append("listing.unlock_at is None")
+    terms += [f"test_{i}(listing, view, ctx)" for i in range(len(tests))]
+    source = (
+        "def passes(listing, view, ctx):\n"
+        "    try:\n"
+        f"        return {' and '.join(terms)}\n"
+        "    except Exception:\n"
+        "        return False\n"
+    )
+    namespace: dict[str, Any] = {"max_price": max_price}
+    namespace.update((f"test_{i}", test) for i, test in enumerate(tests))
+    exec(source, namespace)
+    passes: Passes = namespace["passes"]
+    return passes
+
+
+def _as_test(predicate: Predicate) -> Test:
+    def test(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
+        return predicate(listing, view, ctx) is None
+
+    return test
 
 
 def _max_price_predicate(max_price: Money) -> Predicate:

@@ -34,6 +34,7 @@ __all__ = [
     "Problem",
     "RuleContext",
     "RuleSpend",
+    "Test",
 ]
 
 
@@ -93,6 +94,9 @@ class NameView:
 Predicate = Callable[[Listing, NameView, EvalContext], str | None]
 """``(listing, name view, context) -> None`` when it passes, else the reason it does not."""
 
+Test = Callable[[Listing, NameView, EvalContext], bool]
+"""``(listing, name view, context) -> True`` when it passes: a predicate without reasons."""
+
 NameFilter = Callable[[NameView], str | None]
 """``(name view) -> None`` when the rule watches this name, else why not. Run once per
 distinct name (memoised), never per listing."""
@@ -106,11 +110,16 @@ class Compiled:
     whether the rule watches it; ``names`` lists the exact names the rule asks for (the
     engine searches for them and indexes them); ``summary`` is a short human description of
     the condition (``"float 0.00-0.07"``), shown in explanations of accepted purchases.
+    ``test`` is an optional fast form of ``predicate`` that answers only pass (``True``) or
+    fail, without building a reason; when given, it must agree with ``predicate`` on every
+    listing (the contract kit checks that). The engine runs ``test`` on every listing and
+    ``predicate`` only when someone reads the reasons of a rejection.
     ``patterns`` describes selections beyond exact names (globs, regexes): a rule with any
     needs the catalogue scanned, since its names are not known in advance.
     """
 
     predicate: Predicate | None = None
+    test: Test | None = None
     name_filter: NameFilter | None = None
     names: frozenset[str] = frozenset()
     patterns: tuple[str, ...] = ()

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from functools import partial
+from typing import Any, cast
 
 from .._money import Money, format_usd
 from ..models import Listing
@@ -29,25 +30,76 @@ from ._contract import EvalContext, NameView, RuleSpend
 __all__ = ["Decision", "evaluate", "explain", "summarize_rejections"]
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """The outcome of one rule for one listing.
+class Decision(tuple[Any, ...]):
+    """The outcome of one rule for one listing; immutable.
 
     ``price`` is what to pay (USD x 1000): the listing's price, which the rule's checks
     guarantee is never above its ``max_price``. ``allow_trade_locked`` is true when the
     listing is trade-locked and the rule's ``hold:`` accepted the wait (the purchase must
     then be sent with ``allow_trade_locked``). ``reasons`` say why it is bought, or every
     reason it is not.
+
+    A tuple underneath, for speed: :func:`evaluate` makes one per (listing, rule) pair it
+    looks at. The reasons of a rejection are worked out when first read (from the same
+    listing, rule and context, so they are the same whenever they are read).
     """
 
-    listing: Listing
-    rule: str
-    accepted: bool
-    reasons: tuple[str, ...]
-    price: Money
-    action: str
-    priority: int
-    allow_trade_locked: bool
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        listing: Listing,
+        rule: str,
+        accepted: bool,
+        reasons: Sequence[str],
+        price: Money,
+        action: str,
+        priority: int,
+        allow_trade_locked: bool,
+    ) -> Decision:
+        fields = (listing, rule, accepted, price, action, priority, allow_trade_locked)
+        return tuple.__new__(cls, (*fields, tuple(reasons), None, None, None))
+
+    @property
+    def listing(self) -> Listing:
+        return cast(Listing, self[0])
+
+    @property
+    def rule(self) -> str:
+        """The name of the rule."""
+        return cast(str, self[1])
+
+    @property
+    def accepted(self) -> bool:
+        return cast(bool, self[2])
+
+    @property
+    def price(self) -> Money:
+        return cast(int, self[3])
+
+    @property
+    def action(self) -> str:
+        """``buy`` or ``bulk``."""
+        return cast(str, self[4])
+
+    @property
+    def priority(self) -> int:
+        return cast(int, self[5])
+
+    @property
+    def allow_trade_locked(self) -> bool:
+        return cast(bool, self[6])
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        stored: tuple[str, ...] | None = self[7]
+        if stored is not None:
+            return stored
+        if self[2]:  # accepted: self[8] builds the explanation
+            return cast(tuple[str, ...], self[8]())
+        rule: CompiledRule = self[8]
+        found = rule.check(self[0], self[9], self[10])
+        return tuple(found) if found else ("a criterion rejected the listing without a reason",)
 
     @property
     def item_id(self) -> str:
@@ -56,6 +108,24 @@ class Decision:
     @property
     def name(self) -> str:
         return self.listing.name
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Decision):
+            return NotImplemented
+        return self[:7] == other[:7] and self.reasons == other.reasons
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(self[:7])
+
+    def __repr__(self) -> str:
+        return (
+            f"Decision(rule={self.rule!r}, item_id={self.item_id!r}, "
+            f"accepted={self.accepted}, price={self.price}, reasons={self.reasons!r})"
+        )
 
     def __str__(self) -> str:
         verdict = "BUY " if self.accepted else "skip"
@@ -66,11 +136,7 @@ class Decision:
         return head + "".join(f"\n    - {reason}" for reason in self.reasons)
 
 
-@dataclass(slots=True)
-class _Pass:
-    rule: CompiledRule
-    listing: Listing
-    order: int
+_new = tuple.__new__
 
 
 def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext) -> list[Decision]:
@@ -80,21 +146,38 @@ def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext
     decision (use :func:`explain` to see why a name is not watched).
     """
     decisions: list[Decision] = []
-    passes: list[_Pass] = []
+    passes: list[tuple[CompiledRule, Listing]] = []
     views = ruleset._views
     compute = ruleset._compute_view
+    reject = decisions.append
+    accept = passes.append
     for listing in listings:
         view = views.get(listing.name)
         if view is None:
             view = compute(listing.name)
-        if not view.rules:
-            continue
         for rule in view.rules:
-            reasons = rule.check(listing, view, context)
-            if reasons is None:
-                passes.append(_Pass(rule, listing, len(passes)))
+            if rule.passes(listing, view, context):
+                accept((rule, listing))
             else:
-                decisions.append(_reject(rule, listing, tuple(reasons)))
+                # reasons are worked out only when read (see Decision.reasons)
+                reject(
+                    _new(
+                        Decision,
+                        (
+                            listing,
+                            rule.name,
+                            False,
+                            listing.price,
+                            rule.action,
+                            rule.priority,
+                            False,
+                            None,
+                            rule,
+                            view,
+                            context,
+                        ),
+                    )
+                )
     if passes:
         decisions.extend(_allocate(ruleset, passes, context))
     return decisions
@@ -113,15 +196,20 @@ def _reject(rule: CompiledRule, listing: Listing, reasons: tuple[str, ...]) -> D
     )
 
 
-def _allocate(ruleset: RuleSet, passes: list[_Pass], context: EvalContext) -> list[Decision]:
-    passes.sort(key=lambda p: (-p.rule.priority, p.listing.price, p.order))
+def _allocate(
+    ruleset: RuleSet, passes: list[tuple[CompiledRule, Listing]], context: EvalContext
+) -> list[Decision]:
+    order = sorted(
+        range(len(passes)), key=lambda i: (-passes[i][0].priority, passes[i][1].price, i)
+    )
     budget = context.budget
     today, total = budget.spent_today, budget.spent_total
     per_rule: dict[str, RuleSpend] = {}
     taken: dict[str, str] = {}
     out = []
-    for p in passes:
-        rule, listing, price = p.rule, p.listing, p.listing.price
+    for i in order:
+        rule, listing = passes[i]
+        price = listing.price
         spend = per_rule.get(rule.name) or budget.per_rule.get(rule.name) or RuleSpend()
         owner = taken.get(listing.item_id)
         if owner is not None:
@@ -135,17 +223,10 @@ def _allocate(ruleset: RuleSet, passes: list[_Pass], context: EvalContext) -> li
         per_rule[rule.name] = RuleSpend(spend.spent + price, spend.count + 1)
         today += price
         total += price
+        explain = partial(_accepted_reasons, ruleset, rule, spend, today, total)
+        fields = (listing, rule.name, True, price, rule.action, rule.priority)
         out.append(
-            Decision(
-                listing=listing,
-                rule=rule.name,
-                accepted=True,
-                reasons=(*rule.summaries, _within_budget(ruleset, rule, spend, today, total)),
-                price=price,
-                action=rule.action,
-                priority=rule.priority,
-                allow_trade_locked=listing.unlock_at is not None,
-            )
+            _new(Decision, (*fields, listing.unlock_at is not None, None, explain, None, None))
         )
     return out
 
@@ -175,6 +256,12 @@ def _cap(what: str, cap: Money, spent: Money, spent_word: str, price: Money) -> 
         f"{what} {format_usd(cap)} would be exceeded: "
         f"{format_usd(spent)} {spent_word} + {format_usd(price)}"
     )
+
+
+def _accepted_reasons(
+    ruleset: RuleSet, rule: CompiledRule, spend: RuleSpend, today: Money, total: Money
+) -> tuple[str, ...]:
+    return (*rule.summaries, _within_budget(ruleset, rule, spend, today, total))
 
 
 def _within_budget(

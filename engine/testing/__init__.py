@@ -17,7 +17,8 @@ does not clash with a built-in one, a schema that accepts the valid values and r
 invalid ones, a ``compile`` returning :class:`~engine.rules.Compiled`, and a predicate that
 never raises on the awkward listings of :data:`EDGE_LISTINGS` (no float, no phase, null
 sticker wear, trade-locked without ``send_until``, ...), always answers ``None`` or a
-non-empty reason, and answers the same twice.
+non-empty reason, answers the same twice, and agrees with the fast ``test`` when there is
+one.
 """
 
 from __future__ import annotations
@@ -215,6 +216,14 @@ def _check_answers(
         f"the predicate for {where} returned {first!r}, not None or a non-empty reason"
     )
     assert first == second, f"the predicate for {where} is not deterministic"
+    if compiled.test is not None:
+        try:
+            fast = compiled.test(listing, view, ctx)
+        except Exception as exc:
+            raise AssertionError(f"the test raised for {where}: {exc!r}") from exc
+        assert bool(fast) is (first is None), (
+            f"test and predicate disagree for {where}: test {fast!r}, predicate {first!r}"
+        )
 
 
 def rules_for(yaml_rules: str, *plugins: tuple[str, object]) -> RuleSet:

@@ -48,6 +48,12 @@ def empty_reason(value: Any, rule: RuleContext) -> Compiled:
     return Compiled(predicate=lambda listing, view, ctx: "")
 
 
+def disagreeing(value: Any, rule: RuleContext) -> Compiled:
+    return Compiled(
+        predicate=lambda listing, view, ctx: None, test=lambda listing, view, ctx: False
+    )
+
+
 @pytest.mark.parametrize(
     ("criterion", "message"),
     [
@@ -57,6 +63,7 @@ def empty_reason(value: Any, rule: RuleContext) -> Compiled:
         (Criterion("wear_low", bool, crashing, ""), "give the criterion a description"),
         (Criterion("wear_low", bool, crashing, "d"), "raised for wear_low=True on the 'no float'"),
         (Criterion("quiet", bool, empty_reason, "d"), "not None or a non-empty reason"),
+        (Criterion("fickle", bool, disagreeing, "d"), "test and predicate disagree"),
     ],
 )
 def test_the_kit_catches_broken_criteria(criterion: Criterion, message: str) -> None:
