@@ -278,6 +278,8 @@ class RuleSet:
         """Rule -> its glob patterns and ``/regex/``es; non-empty means the catalogue or
         the snapshot must be scanned to find matching names."""
         self._views: dict[str, NameView] = {}
+        # name -> (view, rules watching it), or () when no rule does: the hot-path index
+        self._index: dict[str, tuple[()] | tuple[NameView, tuple[CompiledRule, ...]]] = {}
 
     def view(self, name: str) -> NameView:
         """The :class:`NameView` of ``name``, with the rules that watch it (memoised)."""
@@ -293,8 +295,19 @@ class RuleSet:
         view = NameView(parts.name, parts.base_name, parts.phase, parts.exterior, rules)
         if len(self._views) >= _VIEW_CACHE_LIMIT:
             self._views.clear()
+            self._index.clear()
         self._views[name] = view
+        self._index[name] = (view, rules) if rules else ()
         return view
+
+    def _index_entry(self, name: str) -> tuple[()] | tuple[NameView, tuple[CompiledRule, ...]]:
+        self._compute_view(name)
+        return self._index[name]
+
+    def forget_names(self) -> None:
+        """Drop the memoised name views (they are rebuilt on demand)."""
+        self._views.clear()
+        self._index.clear()
 
     def why_not_watched(self, name: str) -> dict[str, str]:
         """For each rule that does not watch ``name``: why not."""

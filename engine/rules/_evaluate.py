@@ -147,15 +147,18 @@ def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext
     """
     decisions: list[Decision] = []
     passes: list[tuple[CompiledRule, Listing]] = []
-    views = ruleset._views
-    compute = ruleset._compute_view
+    index = ruleset._index
+    compute = ruleset._index_entry
     reject = decisions.append
     accept = passes.append
     for listing in listings:
-        view = views.get(listing.name)
-        if view is None:
-            view = compute(listing.name)
-        for rule in view.rules:
+        entry = index.get(listing.name)
+        if entry is None:
+            entry = compute(listing.name)
+        if not entry:  # no rule watches this name
+            continue
+        view, rules = entry
+        for rule in rules:
             if rule.passes(listing, view, context):
                 accept((rule, listing))
             else:
