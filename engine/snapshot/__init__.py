@@ -4,8 +4,10 @@ Fetch the snapshot (CSV, ~1.3 million rows, gzip) as a stream, parse it into a c
 :class:`Snapshot` without ever holding it as Python objects per row, and compare it with the
 previous one::
 
+    tracker = SnapshotTracker()             # lives as long as the engine
+    ...
     snapshot = await aparse_csv_snapshot(response.aiter_raw())
-    changes = diff_snapshots(previous, snapshot)
+    changes = tracker.update(snapshot)      # or diff_snapshots(previous, snapshot)
     for event in changes:          # NewListing / PriceDrop, lazily
         ...
     changes.names_cheapest_first() # which names to search first
@@ -28,6 +30,7 @@ from ._diff import (
     PriceDrop,
     SnapshotDiff,
     SnapshotEvent,
+    SnapshotTracker,
     diff_snapshots,
 )
 from ._json import parse_json_snapshot
@@ -45,6 +48,7 @@ __all__ = [
     "SnapshotDiff",
     "SnapshotEvent",
     "SnapshotListing",
+    "SnapshotTracker",
     "aparse_csv_snapshot",
     "diff_snapshots",
     "load_snapshot_file",

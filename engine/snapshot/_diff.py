@@ -19,7 +19,7 @@ from itertools import compress, count, repeat
 from operator import le, sub
 
 from .._money import Money
-from ._store import UNKNOWN_PRICE, Snapshot
+from ._store import UNKNOWN_PRICE, IdColumn, Snapshot
 
 __all__ = [
     "NameSummary",
@@ -27,6 +27,7 @@ __all__ = [
     "PriceDrop",
     "SnapshotDiff",
     "SnapshotEvent",
+    "SnapshotTracker",
     "diff_snapshots",
 ]
 
@@ -174,79 +175,191 @@ class SnapshotDiff:
         }
 
 
+class SnapshotTracker:
+    """Remembers the market as of the last snapshot, to tell what the next one changed.
+
+    Feed it each snapshot in turn with :meth:`update`; each call returns the
+    :class:`SnapshotDiff` against the one before. The first call only learns the market
+    (no events unless ``report_all``).
+
+    Why a tracker rather than comparing two snapshots: matching 1.3 million ids needs an
+    id -> row index (a dict), and building one costs more than the lookups themselves. The
+    tracker keeps its index from one snapshot to the next and patches it with the few
+    percent of rows that changed, so each update does one lookup per row and no rebuild.
+    Ids that disappear leave holes in its arrays; when holes pass a quarter of the rows it
+    starts afresh from the current snapshot.
+    """
+
+    def __init__(self) -> None:
+        self._index: dict[int | str, int] = {}  # item id -> state row
+        self._ids: IdColumn = array("q")  # state row -> item id
+        self._prices: array[int] = array("q")  # state row -> price (_ABSENT for a hole)
+        self._holes = bytearray()  # 1 for a state row whose id is gone
+        self._hole_count = 0
+        self._started = False
+        self.timestamp: int | None = None
+        """The timestamp of the last snapshot seen."""
+
+    def __len__(self) -> int:
+        """How many distinct ids the last snapshot had."""
+        return len(self._index)
+
+    def update(self, snapshot: Snapshot, *, report_all: bool = False) -> SnapshotDiff:
+        """Compare ``snapshot`` with the previous one and remember it as the market now.
+
+        On the first call every priced listing counts as new, but no event is made unless
+        ``report_all`` is true: on start-up the whole market is not news. A duplicate id in
+        ``snapshot`` is judged row by row against the market before it.
+        """
+        if not self._started:
+            self._reset(snapshot)
+            return _first_diff(snapshot, report_all=report_all)
+        keys = self._keys_for(snapshot)
+        missing = len(self._prices)
+        index = self._index
+        # For each row of the snapshot, the state row of the same id (or `missing`).
+        rows: list[int] = list(map(index.get, keys, repeat(missing)))
+        olds = self._prices
+        olds.append(_ABSENT)  # what `missing` points at
+        seen = bytearray(self._holes)  # holes are gone already; do not count them again
+        seen.append(1)
+        deque(map(seen.__setitem__, rows, repeat(1)), maxlen=0)
+        gone = _positions_of_zero(seen)
+
+        prices = snapshot._prices
+        events, event_olds = array("I"), array("q")
+        changed_rows: list[int] = []
+        new = dropped = raised = unpriced_changed = 0
+        for row in compress(count(), map(sub, prices, map(olds.__getitem__, rows))):
+            changed_rows.append(row)
+            price, old = prices[row], olds[rows[row]]
+            if price == UNKNOWN_PRICE:
+                unpriced_changed += 1
+            elif old < 0:  # absent before, or listed without a price
+                new += 1
+                events.append(row)
+                event_olds.append(_ABSENT)
+            elif price < old:
+                dropped += 1
+                events.append(row)
+                event_olds.append(old)
+            else:
+                raised += 1
+        olds.pop()
+        unpriced = prices.count(UNKNOWN_PRICE)
+        diff = SnapshotDiff(
+            snapshot,
+            events,
+            event_olds,
+            first=False,
+            new=new,
+            dropped=dropped,
+            raised=raised,
+            removed=len(gone),
+            # A zero delta is unchanged, except for a row unpriced now and before.
+            unchanged=len(prices) - len(changed_rows) - (unpriced - unpriced_changed),
+            unpriced=unpriced,
+        )
+        self._apply(snapshot, rows, changed_rows, gone)
+        self.timestamp = snapshot.timestamp
+        if self._hole_count * 4 > len(self._prices):
+            self._reset(snapshot)
+        return diff
+
+    def _keys_for(self, snapshot: Snapshot) -> Iterator[int | str]:
+        """The snapshot's ids in the form the index holds (ints, or text if any id is not
+        a plain number)."""
+        state_numeric = isinstance(self._ids, array)
+        if state_numeric == snapshot.numeric_ids:
+            return iter(snapshot._ids)
+        if state_numeric:  # the market now has an id that is not a number: switch to text
+            self._ids = list(map(str, self._ids))
+            self._index = {str(key): row for key, row in self._index.items()}
+        return map(str, snapshot._ids)
+
+    def _apply(
+        self, snapshot: Snapshot, rows: list[int], changed_rows: list[int], gone: list[int]
+    ) -> None:
+        """Make the state equal to ``snapshot``: only changed, new and gone ids are touched."""
+        index, ids, prices, holes = self._index, self._ids, self._prices, self._holes
+        for row in gone:
+            del index[ids[row]]
+            prices[row] = _ABSENT
+            holes[row] = 1
+        self._hole_count += len(gone)
+        missing = len(prices)
+        as_text = not isinstance(ids, array) and snapshot.numeric_ids
+        new_prices = snapshot._prices
+        for row in changed_rows:
+            state_row = rows[row]
+            if state_row != missing:
+                prices[state_row] = new_prices[row]
+                continue
+            key: int | str = snapshot._ids[row]
+            if as_text:
+                key = str(key)
+            if key in index:  # a duplicate id within this snapshot
+                prices[index[key]] = new_prices[row]
+                continue
+            index[key] = len(prices)
+            ids.append(key)  # type: ignore[arg-type]
+            prices.append(new_prices[row])
+            holes.append(0)
+
+    def _reset(self, snapshot: Snapshot) -> None:
+        self._started = True
+        self.timestamp = snapshot.timestamp
+        ids = snapshot._ids
+        self._ids = array("q", ids) if isinstance(ids, array) else list(ids)
+        self._prices = array("q", snapshot._prices)
+        self._index = dict(zip(self._ids, range(len(self._ids)), strict=True))
+        self._holes = bytearray(len(self._ids))
+        self._hole_count = 0
+        if len(self._index) != len(self._ids):  # duplicate ids: the last row of each counts
+            for row, key in enumerate(self._ids):
+                if self._index[key] != row:  # type: ignore[index]
+                    self._holes[row] = 1
+                    self._prices[row] = _ABSENT
+                    self._hole_count += 1
+
+
+def _positions_of_zero(flags: bytearray) -> list[int]:
+    positions = []
+    at = flags.find(0)
+    while at >= 0:
+        positions.append(at)
+        at = flags.find(0, at + 1)
+    return positions
+
+
+def _first_diff(snapshot: Snapshot, *, report_all: bool) -> SnapshotDiff:
+    prices = snapshot._prices
+    unpriced = prices.count(UNKNOWN_PRICE)
+    rows = array("I")
+    if report_all:
+        rows.extend(compress(count(), map(le, repeat(0), prices)))
+    return SnapshotDiff(
+        snapshot,
+        rows,
+        array("q", [_ABSENT]) * len(rows),
+        first=True,
+        new=len(prices) - unpriced,
+        dropped=0,
+        raised=0,
+        removed=0,
+        unchanged=0,
+        unpriced=unpriced,
+    )
+
+
 def diff_snapshots(
     previous: Snapshot | None, current: Snapshot, *, report_all: bool = False
 ) -> SnapshotDiff:
-    """Compare ``current`` with ``previous``.
-
-    Without a previous snapshot (the first fetch) every priced listing counts as new, but
-    no event is made unless ``report_all`` is true: on start-up the whole market is not news.
-    Duplicate item ids are tolerated: the last row of an id in ``previous`` is the one
-    compared against, and each row of ``current`` is judged on its own.
-    """
-    prices = current._prices
-    unpriced = prices.count(UNKNOWN_PRICE)
+    """Compare two snapshots (see :meth:`SnapshotTracker.update`). With ``previous`` as
+    ``None`` this is the first-snapshot diff. To follow the market poll after poll, keep a
+    :class:`SnapshotTracker`: it does not rebuild the id index each time."""
+    tracker = SnapshotTracker()
     if previous is None:
-        rows = array("I")
-        if report_all:
-            rows.extend(compress(count(), map(le, repeat(0), prices)))
-        return SnapshotDiff(
-            current,
-            rows,
-            array("q", [_ABSENT]) * len(rows),
-            first=True,
-            new=len(prices) - unpriced,
-            dropped=0,
-            raised=0,
-            removed=0,
-            unchanged=0,
-            unpriced=unpriced,
-        )
-
-    if previous.numeric_ids == current.numeric_ids:
-        index = previous._index()
-        keys: Iterator[int | str] = iter(current._ids)
-    else:
-        index, keys = previous._str_index(), map(str, current._ids)
-    missing = len(previous)
-    # For each current row, the previous snapshot's row of the same id (or `missing`).
-    prev_rows: list[int] = list(map(index.get, keys, repeat(missing)))
-    old_prices = previous._prices + array("q", [_ABSENT])
-    seen = bytearray(missing + 1)
-    deque(map(seen.__setitem__, prev_rows, repeat(1)), maxlen=0)
-    for row in previous._shadowed:
-        seen[row] = 1
-    removed = seen.count(0, 0, missing)
-
-    rows, olds = array("I"), array("q")
-    changed = new = dropped = raised = unpriced_changed = 0
-    deltas = map(sub, prices, map(old_prices.__getitem__, prev_rows))
-    for row in compress(count(), deltas):
-        changed += 1
-        price, old = prices[row], old_prices[prev_rows[row]]
-        if price == UNKNOWN_PRICE:
-            unpriced_changed += 1
-        elif old < 0:  # absent before, or listed without a price
-            new += 1
-            rows.append(row)
-            olds.append(_ABSENT)
-        elif price < old:
-            dropped += 1
-            rows.append(row)
-            olds.append(old)
-        else:
-            raised += 1
-    # Rows with a zero delta are unchanged, except unpriced rows that were unpriced before.
-    unchanged = len(prices) - changed - (unpriced - unpriced_changed)
-    return SnapshotDiff(
-        current,
-        rows,
-        olds,
-        first=False,
-        new=new,
-        dropped=dropped,
-        raised=raised,
-        removed=removed,
-        unchanged=unchanged,
-        unpriced=unpriced,
-    )
+        return tracker.update(current, report_all=report_all)
+    tracker.update(previous)
+    return tracker.update(current)

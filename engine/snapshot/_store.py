@@ -18,6 +18,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
+from itertools import count, islice, repeat
 from typing import NamedTuple, TypeAlias
 
 from .._money import Money
@@ -66,7 +67,6 @@ class Snapshot:
         "_names",
         "_prices",
         "_send_until",
-        "_shadowed",
         "_unlock_at",
         "timestamp",
     )
@@ -77,7 +77,7 @@ class Snapshot:
         ids: IdColumn,
         prices: array[int],
         name_ix: array[int],
-        names: list[str],
+        names: dict[int, str],
         unlock_at: array[int] | None = None,
         send_until: array[int] | None = None,
         timestamp: int | None = None,
@@ -89,14 +89,13 @@ class Snapshot:
         self._unlock_at = unlock_at
         self._send_until = send_until
         self._index_cache: dict[int | str, int] | None = None
-        self._shadowed: list[int] = []
         self.timestamp = timestamp
 
     @classmethod
     def empty(cls, *, timestamp: int | None = None) -> Snapshot:
         """A snapshot with no listings."""
         return cls(
-            ids=array("q"), prices=array("q"), name_ix=array("I"), names=[], timestamp=timestamp
+            ids=array("q"), prices=array("q"), name_ix=array("I"), names={}, timestamp=timestamp
         )
 
     def __len__(self) -> int:
@@ -115,8 +114,8 @@ class Snapshot:
 
     @property
     def names(self) -> Sequence[str]:
-        """The distinct item names, in order of first appearance."""
-        return tuple(self._names)
+        """The distinct item names, each once."""
+        return tuple(self._names.values())
 
     @property
     def nbytes(self) -> int:
@@ -166,21 +165,11 @@ class Snapshot:
         return isinstance(self._ids, array)
 
     def _index(self) -> dict[int | str, int]:
-        """Item id -> row, built once. With duplicate ids the last row wins; the rows it
-        hides are kept in ``_shadowed`` so a diff does not count them as removed."""
+        """Item id -> row, built on first use. With duplicate ids the last row wins."""
         if self._index_cache is None:
             ids = self._ids
-            index: dict[int | str, int] = dict(zip(ids, range(len(ids)), strict=True))
-            if len(index) != len(ids):
-                self._shadowed = [row for row, key in enumerate(ids) if index[key] != row]  # type: ignore[index]
-            self._index_cache = index
+            self._index_cache = dict(zip(ids, range(len(ids)), strict=True))
         return self._index_cache
-
-    def _str_index(self) -> dict[int | str, int]:
-        """Item id (as text) -> row; used only to compare snapshots whose id forms differ."""
-        if not self.numeric_ids:
-            return self._index()
-        return dict(zip(map(str, self._ids), range(len(self._ids)), strict=True))
 
 
 def _instant(column: array[int] | None, row: int) -> int | None:
@@ -207,8 +196,9 @@ class _Builder:
         self.ids: IdColumn = array("q")
         self.prices: array[int] = array("q")
         self.name_ix: array[int] = array("I")
-        self.names: list[str] = []
-        self.name_ids: dict[bytes, int] = {}
+        self.names: dict[int, str] = {}  # name code -> name
+        self.name_ids: dict[bytes, int] = {}  # name as sent -> name code
+        self.next_code = 0
         self.unlock_at: array[int] | None = array("q") if hold else None
         self.send_until: array[int] | None = array("q") if hold else None
         self.instants: dict[bytes, int] = {b"": NO_INSTANT}
@@ -296,31 +286,27 @@ class _Builder:
             )
 
     def _add_names(self, names: list[bytes], row_of: RowOf) -> None:
+        # One C-level pass: a name seen before gets its code back; a new one gets the next
+        # number of a counter that runs once per row (so codes are unique, not dense), and
+        # lands at the end of the dict, where the loop below finds it to decode it.
         known = self.name_ids
-        index = list(map(known.get, names))
-        if None in index:
-            for i, ix in enumerate(index):
-                if ix is None:
-                    raw = names[i]
-                    ix = known.get(raw)
-                    if ix is None:
-                        try:
-                            text = raw.decode()
-                        except UnicodeDecodeError:
-                            self.origin.malformed(
-                                "name is not UTF-8 text", row=row_of(i), field="name"
-                            )
-                        ix = known[raw] = len(self.names)
-                        self.names.append(text)
-                    index[i] = ix
-        self.name_ix.extend(index)  # type: ignore[arg-type]
+        before = len(known)
+        self.name_ix.extend(map(known.setdefault, names, count(self.next_code)))
+        self.next_code += len(names)
+        for raw, code in islice(reversed(known.items()), len(known) - before):
+            try:
+                self.names[code] = raw.decode()
+            except UnicodeDecodeError:
+                self.origin.malformed(
+                    "name is not UTF-8 text", row=row_of(names.index(raw)), field="name"
+                )
 
     def _instants(self, cells: list[bytes], field: str, row_of: RowOf) -> list[int]:
         cache = self.instants
-        values = list(map(cache.get, cells))
-        if None in values:
+        values = list(map(cache.get, cells, repeat(-1)))
+        if -1 in values:
             for i, value in enumerate(values):
-                if value is None:
+                if value == -1:
                     raw = cells[i]
                     parsed = _parse_instant(raw)
                     if parsed is None:
@@ -330,7 +316,7 @@ class _Builder:
                             field=field,
                         )
                     values[i] = cache[raw] = parsed
-        return values  # type: ignore[return-value]
+        return values
 
 
 def _utf8(raw: bytes) -> bool:

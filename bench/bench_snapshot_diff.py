@@ -1,0 +1,339 @@
+"""Whole-market snapshot: parse a 1.3-million-row gzip CSV and diff it against the previous.
+
+Targets (issue 5): parse + diff in at most 3x the time of a bare gzip inflate of the same
+file, measured in the same run, and at most 300 MB peak memory.
+
+Two realistic snapshots are generated deterministically into a temporary directory (the
+second is the first with ~2% of rows changed: removals, new listings, price drops and
+raises), then:
+
+  (a) bare: the second file inflated with zlib, 64 KiB pieces, output discarded;
+  (b) parse + diff: the second file parsed with the same pieces and diffed against the
+      first one by a SnapshotTracker that already knows it (the steady state of polling;
+      events and the per-name summary included).
+
+Peak memory is measured in a fresh subprocess that parses both files and diffs them (the
+steady state: the previous snapshot is in memory while the next one is parsed): its peak
+RSS (ru_maxrss), and that minus the RSS after imports.
+
+    python bench/bench_snapshot_diff.py [--rows 1300000] [--repeat 2] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+CHUNK = 1 << 16
+TIME_TARGET = 3.0
+MEMORY_TARGET_MB = 300
+
+_WEAPONS = [
+    "AK-47",
+    "M4A1-S",
+    "M4A4",
+    "AWP",
+    "Desert_Eagle",
+    "Glock-18",
+    "USP-S",
+    "P250",
+    "Five-SeveN",
+    "Tec-9",
+    "CZ75-Auto",
+    "MP9",
+    "MAC-10",
+    "UMP-45",
+    "P90",
+    "PP-Bizon",
+    "FAMAS",
+    "Galil_AR",
+    "SG_553",
+    "AUG",
+    "SSG_08",
+    "Nova",
+    "XM1014",
+    "MAG-7",
+    "Sawed-Off",
+    "Negev",
+    "M249",
+    "R8_Revolver",
+    "Dual_Berettas",
+    "P2000",
+    "MP7",
+    "MP5-SD",
+    "G3SG1",
+    "SCAR-20",
+]
+_KNIVES = [
+    "Karambit",
+    "Butterfly_Knife",
+    "M9_Bayonet",
+    "Bayonet",
+    "Flip_Knife",
+    "Gut_Knife",
+    "Huntsman_Knife",
+    "Falchion_Knife",
+    "Bowie_Knife",
+    "Shadow_Daggers",
+    "Talon_Knife",
+    "Stiletto_Knife",
+    "Ursus_Knife",
+    "Navaja_Knife",
+    "Classic_Knife",
+    "Skeleton_Knife",
+    "Nomad_Knife",
+    "Survival_Knife",
+    "Paracord_Knife",
+    "Kukri_Knife",
+]
+_WEARS = ("Factory New", "Minimal Wear", "Field-Tested", "Well-Worn", "Battle-Scarred")
+_PHASES = ("Phase 1", "Phase 2", "Phase 3", "Phase 4", "Ruby", "Sapphire", "Black Pearl")
+
+
+def _names(rnd: random.Random) -> list[str]:
+    syllables = [
+        "ra",
+        "ko",
+        "mi",
+        "ne",
+        "su",
+        "ta",
+        "lo",
+        "ve",
+        "xi",
+        "da",
+        "zo",
+        "pe",
+        "gu",
+        "ni",
+        "ha",
+        "fu",
+        "ly",
+        "or",
+        "an",
+        "el",
+    ]
+    skins = sorted(
+        {
+            " ".join(
+                "".join(rnd.choice(syllables) for _ in range(rnd.randint(2, 4))).title()
+                for _ in range(rnd.randint(1, 2))
+            )
+            for _ in range(900)
+        }
+    )
+    names = []
+    for weapon in _WEAPONS:
+        for skin in rnd.sample(skins, 120):
+            for wear in _WEARS:
+                prefix = "StatTrak™ " if rnd.random() < 0.3 else ""
+                names.append(f"{prefix}{weapon.replace('_', ' ')} | {skin} ({wear})")
+    for knife in _KNIVES:
+        for wear in _WEARS[:3]:
+            for phase in _PHASES:
+                names.append(f"★ {knife.replace('_', ' ')} | Doppler {phase} ({wear})")
+            for skin in rnd.sample(skins, 15):
+                names.append(f"★ {knife.replace('_', ' ')} | {skin} ({wear})")
+    for i in range(600):
+        names.append(f"Sticker | {rnd.choice(skins)} {i} | Paris 2023")
+    # A few names with a comma or a quote: those rows are quoted, as CSV requires.
+    names += [f"Sticker | Hello, {skin}" for skin in skins[:15]]
+    names += [f'Graffiti | "{skin}" (Tiger Orange)' for skin in skins[15:20]]
+    return names
+
+
+def _csv_cell(text: str) -> str:
+    if "," in text or '"' in text:
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _row(item_id: int, name: str, price: int) -> str:
+    # The other columns belong to the listing, so they are the same in every snapshot.
+    owner = 76561197960265728 + item_id * 40503 % 10**9
+    inspect = (
+        f"steam://rungame/730/76561202255233023/+csgo_econ_action_preview%20"
+        f"S{owner}A{item_id}D{item_id * 2654435761 % 9 * 10**18 + item_id * 97 % 10**18}"
+    )
+    auto = "true" if item_id % 3 else "false"
+    return f"{item_id},{_csv_cell(name)},{price:012d},{auto},{inspect}\n"
+
+
+def generate(directory: Path, rows: int, seed: int = 20261122) -> tuple[Path, Path]:
+    """Write prev.csv.gz and next.csv.gz; the same arguments always give the same files."""
+    rnd = random.Random(seed)
+    names = _names(rnd)
+    weights = [1.0 / (1 + i % 97) for i in range(len(names))]  # some names are common
+    base_ids = rnd.sample(range(30_000_000_000, 39_000_000_000), rows)
+    listing_names = rnd.choices(range(len(names)), weights=weights, k=rows)
+    prices = [int(rnd.lognormvariate(8.5, 1.6)) + 30 for _ in range(rows)]
+    # A dump ordered by name, as a database would produce it.
+    order = sorted(range(rows), key=listing_names.__getitem__)
+    first = [(base_ids[i], listing_names[i], prices[i]) for i in order]
+
+    second: list[tuple[int, int, int]] = []
+    next_id = 40_000_000_000
+    for item_id, name, price in first:
+        roll = rnd.random()
+        if roll < 0.007:
+            continue  # sold or delisted
+        if roll < 0.010:
+            price = max(30, price - rnd.randint(1, max(1, price // 5)))  # price drop
+        elif roll < 0.013:
+            price += rnd.randint(1, max(1, price // 5))  # price raise
+        second.append((item_id, name, price))
+        if rnd.random() < 0.007:  # a new listing appears next to similar ones
+            next_id += rnd.randint(1, 50)
+            second.append((next_id, name, int(price * rnd.uniform(0.8, 1.2)) + 1))
+
+    paths = []
+    header = "item_id,name,price,auto,inspect\n"
+    for label, table in (("prev", first), ("next", second)):
+        path = directory / f"{label}.csv.gz"
+        with gzip.open(path, "wt", encoding="utf-8", newline="", compresslevel=6) as out:
+            out.write(header)
+            for start in range(0, len(table), 10_000):
+                out.write(
+                    "".join(
+                        _row(item_id, names[name], price)
+                        for item_id, name, price in table[start : start + 10_000]
+                    )
+                )
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def _pieces(path: Path):
+    with path.open("rb") as handle:
+        while piece := handle.read(CHUNK):
+            yield piece
+
+
+def bare_inflate(path: Path) -> tuple[float, int]:
+    start = time.perf_counter()
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    size = 0
+    for piece in _pieces(path):
+        size += len(inflater.decompress(piece))
+    size += len(inflater.flush())
+    return time.perf_counter() - start, size
+
+
+def parse_and_diff(tracker, path: Path):
+    from engine.snapshot import parse_csv_snapshot
+
+    start = time.perf_counter()
+    current = parse_csv_snapshot(_pieces(path))
+    parsed = time.perf_counter()
+    changes = tracker.update(current)
+    events = sum(1 for _ in changes)
+    names = len(changes.names_cheapest_first())
+    done = time.perf_counter()
+    return done - start, parsed - start, done - parsed, current, changes, events, names
+
+
+def _peak_rss_mb() -> float:
+    # VmHWM, not ru_maxrss: ru_maxrss survives exec, so a child would report its parent's.
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _current_rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def memory_child(prev: Path, nxt: Path) -> None:
+    from engine.snapshot import SnapshotTracker, parse_csv_snapshot
+
+    baseline = _current_rss_mb()
+    tracker = SnapshotTracker()
+    previous = parse_csv_snapshot(_pieces(prev))
+    tracker.update(previous)
+    current = parse_csv_snapshot(_pieces(nxt))
+    changes = tracker.update(current)
+    sum(1 for _ in changes)
+    changes.names_cheapest_first()
+    # `previous` is still held here, as a caller comparing two snapshots would.
+    print(f"{baseline:.1f} {_peak_rss_mb():.1f} {len(previous)}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_300_000)
+    parser.add_argument("--repeat", type=int, default=2, help="timed runs; the best is kept")
+    parser.add_argument("--keep", type=Path, help="generate into (or reuse) this directory")
+    parser.add_argument("--memory-child", nargs=2, type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.memory_child:
+        memory_child(*args.memory_child)
+        return 0
+
+    with tempfile.TemporaryDirectory(prefix="snipe-bench-") as tmp:
+        directory = args.keep or Path(tmp)
+        directory.mkdir(parents=True, exist_ok=True)
+        prev, nxt = directory / "prev.csv.gz", directory / "next.csv.gz"
+        if not (prev.exists() and nxt.exists()):
+            start = time.perf_counter()
+            prev, nxt = generate(directory, args.rows)
+            print(f"generated two snapshots in {time.perf_counter() - start:.1f} s")
+        bare_s, unpacked = min(bare_inflate(nxt) for _ in range(args.repeat))
+        print(
+            f"snapshot: {args.rows:,} rows (first file), {nxt.stat().st_size / 1e6:.1f} MB gzip, "
+            f"{unpacked / 1e6:.1f} MB unpacked"
+        )
+
+        from engine.snapshot import SnapshotTracker, parse_csv_snapshot
+
+        previous = parse_csv_snapshot(_pieces(prev))
+        best = None
+        for _ in range(args.repeat):
+            tracker = SnapshotTracker()
+            tracker.update(previous)  # the steady state: the tracker knows the last market
+            run = parse_and_diff(tracker, nxt)
+            if best is None or run[0] < best[0]:
+                best = run
+        assert best is not None
+        total_s, parse_s, diff_s, current, changes, events, names = best
+        ratio = total_s / bare_s
+        print(f"(a) bare gzip inflate:  {bare_s:6.2f} s")
+        print(
+            f"(b) parse + diff:       {total_s:6.2f} s"
+            f"  (parse {parse_s:.2f} s, diff {diff_s:.2f} s)"
+        )
+        print(f"    {changes!r}; {events} events over {names} names")
+        print(
+            f"ratio (b)/(a): {ratio:.2f}x  target <= {TIME_TARGET}x  "
+            f"{'MET' if ratio <= TIME_TARGET else 'NOT MET'}"
+        )
+        print(f"compact arrays: {current.nbytes / 2**20:.1f} MiB for {len(current):,} rows")
+
+        child = subprocess.run(
+            [sys.executable, __file__, "--memory-child", str(prev), str(nxt)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        baseline, peak, _ = (float(x) for x in child.stdout.split())
+        print(
+            f"peak RSS (fresh process: parse both, diff): {peak:.0f} MB "
+            f"({peak - baseline:.0f} MB above the {baseline:.0f} MB after imports)  "
+            f"target <= {MEMORY_TARGET_MB} MB  {'MET' if peak <= MEMORY_TARGET_MB else 'NOT MET'}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
