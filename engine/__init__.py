@@ -24,6 +24,7 @@ from ._errors import (
 )
 from ._limiter import DEFAULT_LIMITS, Lane, Limit, RateLimiter
 from ._money import MILLS_PER_USD, Money, format_usd, parse_usd
+from ._plugins import PluginHost, make_plugin_host
 from .client import (
     APIKey,
     BulkItem,
@@ -33,6 +34,7 @@ from .client import (
     Secret,
     TradeLink,
 )
+from .rules import BudgetState, Decision, EvalContext, RuleSet, evaluate, explain, load_rules
 
 __version__ = "0.1.0"
 
@@ -41,11 +43,14 @@ __all__ = [
     "MILLS_PER_USD",
     "APIError",
     "APIKey",
+    "BudgetState",
     "BulkItem",
     "BulkPurchase",
     "BulkStatus",
     "Clock",
     "ConfigError",
+    "Decision",
+    "EvalContext",
     "IntentRefusal",
     "IntentRefused",
     "InvalidRequest",
@@ -58,11 +63,13 @@ __all__ = [
     "MarketClient",
     "Money",
     "OutcomeUnknown",
+    "PluginHost",
     "PurchaseRefusal",
     "PurchaseRefused",
     "RateLimited",
     "RateLimiter",
     "Refused",
+    "RuleSet",
     "ScaledClock",
     "Secret",
     "SnipeError",
@@ -71,6 +78,10 @@ __all__ = [
     "Unavailable",
     "VirtualClock",
     "__version__",
+    "evaluate",
+    "explain",
     "format_usd",
+    "load_rules",
+    "make_plugin_host",
     "parse_usd",
 ]
