@@ -54,6 +54,7 @@ def search_entry(
             for s in listing.stickers
         ]
     _hold_fields(listing, now, entry)
+    entry["auto"] = listing.item_id % 7 == 0  # an undocumented extra, as the live service sends
     if not minified:
         entry["paintseed"] = listing.paintseed
         entry["paintindex"] = listing.item_id % 1000
