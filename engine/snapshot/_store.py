@@ -254,11 +254,12 @@ class _Builder:
                 and not joined.startswith(b"0")
                 and b",0" not in joined
             ):
+                done = len(self.ids)
                 try:
                     self.ids.extend(map(int, ids))
                     return
-                except OverflowError:
-                    pass  # more digits than an int64 holds: keep ids as text
+                except OverflowError:  # more digits than an int64 holds: keep ids as text
+                    del self.ids[done:]
             # Ids are not all plain numbers: hold every id of the snapshot as text.
             self.ids = list(map(str, self.ids))
         try:
