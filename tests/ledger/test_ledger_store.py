@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -351,3 +353,42 @@ async def test_a_closed_or_readonly_ledger_refuses_writes(
             await reader.record_intent(intent(2))
         with pytest.raises(LedgerError, match="read-only"):
             await reader.transition("snp-test-0001", S.FAILED, reason="x")
+
+
+class _PausingConnection:
+    """Delegates to the real connection, but holds the second purchase INSERT until
+    released: a window in which to cancel the writer mid-transaction."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.inserts = 0
+        self.paused = anyio.Event()
+        self.release = anyio.Event()
+
+    async def execute_fetchall(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
+        if sql.startswith("INSERT INTO purchases"):
+            self.inserts += 1
+            if self.inserts == 2:
+                self.paused.set()
+                await self.release.wait()
+        return list(await self.inner.execute_fetchall(sql, parameters))
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+async def test_a_writer_cancelled_mid_transaction_never_leaves_it_half_open(
+    ledger: Ledger,
+) -> None:
+    pausing = _PausingConnection(ledger._connection)
+    ledger._connection = pausing
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ledger.record_intents, [intent(1), intent(2)])
+        await pausing.paused.wait()
+        tg.cancel_scope.cancel()  # cancel the writer between its two inserts
+        pausing.release.set()
+    # The batch finished as one transaction (all or nothing), and the ledger takes writes.
+    assert len(await ledger.purchases()) in (0, 2)
+    await ledger.record_intent(intent(3))
+    await ledger.transition("snp-test-0003", S.FAILED, reason="Item sold")
+    assert (await ledger.get("snp-test-0003")).state is S.FAILED  # type: ignore[union-attr]
