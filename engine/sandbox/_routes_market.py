@@ -206,6 +206,10 @@ def _own_entry(row: dict[str, Any]) -> dict[str, Any]:
 def snapshot(sandbox: Sandbox, request: Request, account: Account | None) -> Response:
     game = request.choice("game", GAMES)
     include_hold = request.flag("include_hold")
+    if request.arg("format") == "csv" and sandbox.snapshot_building():
+        response = json_response({"success": False, "msg": "Snapshot is being built"}, 503)
+        response.headers.append((b"retry-after", b"1"))
+        return response
     snap = sandbox.snapshot()
     if request.arg("format") == "csv":
         chunks = gzip_chunks(snap.csv_chunks(include_hold=include_hold, game=game))

@@ -34,6 +34,9 @@ class SandboxConfig:
     api_key: str | None = None
     balance: int = 1_000_000
     image_base_url: str = "https://img.sandbox.invalid"
+    snapshot_build_seconds: float = 0.0
+    """For this long after each 10-second rebuild, the CSV snapshot answers 503 with
+    ``Retry-After: 1`` ("being built"), as the live service does; 0 turns that off."""
 
 
 class Sandbox:
@@ -163,6 +166,12 @@ class Sandbox:
             self._snapshot = Snapshot.from_listings(self.market.listings.values(), timestamp=now)
             self._snapshot_slot = slot
         return self._snapshot
+
+    def snapshot_building(self) -> bool:
+        """Is the CSV snapshot being rebuilt right now (see ``snapshot_build_seconds``)?"""
+        now = self.advance()
+        since_rebuild = now - math.floor(now / SNAPSHOT_PERIOD) * SNAPSHOT_PERIOD
+        return since_rebuild < self.config.snapshot_build_seconds
 
     def pin_snapshot(self, snapshot: Snapshot) -> None:
         """Serve ``snapshot`` until the next 10-second boundary (the benchmark serves a

@@ -13,7 +13,7 @@ from engine.sandbox._browse import CatalogueQuery, Cursor, catalogue_page
 START = 1_767_225_600.0
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 10_000),
     order_by=st.sampled_from(["price", "profit", "discount"]),

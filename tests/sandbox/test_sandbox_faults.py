@@ -133,3 +133,17 @@ async def test_ground_truth_counts_requests_and_never_shows_a_key(
     assert api.key not in response.text
     assert api.key not in repr(sandbox.default_account)
     assert api.key not in repr(sandbox)
+
+
+async def test_csv_snapshot_answers_503_while_being_built(clock: VirtualClock) -> None:
+    config = SandboxConfig(market=MarketConfig(size=100), snapshot_build_seconds=2.0)
+    sandbox = Sandbox(config, clock=clock)
+    clock.jump_to(1_767_225_610.5)  # half a second after a rebuild
+    transport = httpx.ASGITransport(app=sandbox.app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://s") as http:
+        building = await http.get("/v1/prices/snapshot", params={"format": "csv"})
+        clock.advance(2.0)
+        ready = await http.get("/v1/prices/snapshot", params={"format": "csv"})
+    assert building.status_code == 503
+    assert building.headers["retry-after"] == "1"
+    assert ready.status_code == 200
