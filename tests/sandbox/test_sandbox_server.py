@@ -59,6 +59,43 @@ async def test_served_sandbox_answers_and_drops_connections_for_real() -> None:
             stop.set()
 
 
+@pytest.mark.slow
+async def test_served_timeout_after_commit_hangs_on_the_wire() -> None:
+    sandbox = Sandbox(
+        SandboxConfig(market=MarketConfig(size=100)), clock=ScaledClock(start=time.time())
+    )
+    stop = anyio.Event()
+    ready = anyio.Event()
+    urls: list[str] = []
+
+    def on_ready(url: str) -> None:
+        urls.append(url)
+        ready.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(
+            partial(serve, sandbox, port=0, on_ready=on_ready, shutdown_trigger=stop.wait)
+        )
+        await ready.wait()
+        try:
+            listing = min(
+                (li for li in sandbox.market.listings.values() if not li.locked(sandbox.now())),
+                key=lambda li: li.price,
+            )
+            account = sandbox.default_account
+            sandbox.inject("/v1/buy-one-p2p", "timeout_after_commit", count=1, seconds=0.8)
+            params = {
+                "api": sandbox.api_key, "item_id": str(listing.item_id), "price": listing.price,
+                "partner": account.partner, "token": account.token, "project_id": "hang",
+            }  # fmt: skip
+            async with httpx.AsyncClient(base_url=urls[0], timeout=0.2) as http:
+                with pytest.raises(httpx.ReadTimeout):
+                    await http.get("/v1/buy-one-p2p", params=params)
+            assert [p["project_id"] for p in sandbox.ground_truth()["purchases"]] == ["hang"]
+        finally:
+            stop.set()
+
+
 def _read_until(proc: subprocess.Popen[str], marker: str, timeout: float) -> list[str]:
     assert proc.stdout is not None
     selector = selectors.DefaultSelector()
