@@ -52,7 +52,8 @@ _BULK = "POST /v1/buy"
 @dataclass(frozen=True)
 class BuyerSettings:
     dry_run: bool = False
-    """Decide and record what would be bought, but never send a purchase."""
+    """Decide and record what would be bought, but never send a purchase (the engine sets
+    it from :attr:`EngineSettings.dry_run`)."""
     max_bulk: int = 20
     """At most this many listings in one bulk purchase."""
     max_consecutive_failures: int = 5

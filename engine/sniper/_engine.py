@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import anyio
 
@@ -101,7 +101,7 @@ class Engine:
             host=host,
             trade_link=trade_link,
             status=self.status,
-            settings=settings.buyer,
+            settings=replace(settings.buyer, dry_run=settings.dry_run),
         )
         self.reconciler = Reconciler(
             client=client,

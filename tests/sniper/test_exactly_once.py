@@ -1,0 +1,73 @@
+"""Exactly once, whatever the service does to the purchase request.
+
+Each fault hits the first purchase request; with ``commit`` the sandbox really made the
+purchase before failing to answer (the classic double-buy trap). However it fails, the
+listing is bought once in reality, and the ledger ends up agreeing with reality.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import VirtualClock
+from engine.ledger import PurchaseState
+from engine.sniper import Outcome
+
+from .harness import pick_item, plant, purchases_of, quiet_sandbox, rig, rules_text
+
+FAULTS = [
+    ("timeout_after_commit", True),
+    ("http_error", True),
+    ("http_error", False),
+    ("html_200", True),
+    ("html_200", False),
+    ("drop_connection", True),
+    ("drop_connection", False),
+]
+
+
+@pytest.mark.parametrize(("kind", "commit"), FAULTS)
+async def test_a_lost_answer_never_buys_twice(clock: VirtualClock, kind: str, commit: bool) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    deal = plant(sandbox, item, price=item.reference // 2)
+    sandbox.inject("GET /v1/buy-one-p2p", kind, count=1, commit=commit)
+    async with rig(clock, sandbox, rules_text(item.name)) as r:
+        async with clock.autojump():
+            status = await r.engine.run(duration=1200)
+        purchases = await r.ledger.purchases()
+        events = await r.ledger.events()
+    real = [p for p in purchases_of(sandbox) if str(p["item_id"]) == str(deal.item_id)]
+    assert len(real) == 1, "the deal must be bought exactly once in reality"
+    assert status.outcomes[Outcome.UNKNOWN] == 1
+    live = [p for p in purchases if p.state is not PurchaseState.FAILED]
+    assert len(live) == 1
+    assert live[0].charged_price == deal.price
+    assert live[0].state in {PurchaseState.BOUGHT, PurchaseState.COMPLETED}
+    unknown = [e for e in events if e.to_state is PurchaseState.UNKNOWN]
+    assert len(unknown) == 1
+    if commit:
+        # resolved by project_id: the unknown purchase is the one that happened
+        assert live[0].project_id == unknown[0].project_id
+        assert len(purchases) == 1
+    else:
+        # resolved as absent after the grace period, then bought again, once
+        failed = [p for p in purchases if p.state is PurchaseState.FAILED]
+        assert [p.project_id for p in failed] == [unknown[0].project_id]
+        assert "absent" in (failed[0].reason or "")
+
+
+async def test_a_stated_refusal_fails_at_once_and_releases_the_budget(clock: VirtualClock) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    plant(sandbox, item, price=item.reference // 2)
+    sandbox.inject("GET /v1/buy-one-p2p", "system_busy", count=1)
+    async with rig(clock, sandbox, rules_text(item.name)) as r:
+        async with clock.autojump():
+            status = await r.engine.run(duration=200)
+        purchases = await r.ledger.purchases()
+    assert status.outcomes[Outcome.REFUSED] == 1
+    assert status.outcomes[Outcome.UNKNOWN] == 0
+    assert purchases[0].state is PurchaseState.FAILED
+    assert "System busy" in (purchases[0].reason or "")
+    assert len(purchases_of(sandbox)) == 1  # bought on a later pass, once
