@@ -96,21 +96,25 @@ async def test_served_timeout_after_commit_hangs_on_the_wire() -> None:
             stop.set()
 
 
-def _read_until(proc: subprocess.Popen[str], marker: str, timeout: float) -> list[str]:
+def _read_until(proc: subprocess.Popen[bytes], marker: str, timeout: float) -> list[str]:
+    """Lines the process printed, up to the one containing ``marker``. Reads the pipe's
+    bytes directly: a buffered readline could hold lines the selector no longer sees."""
     assert proc.stdout is not None
+    fd = proc.stdout.fileno()
     selector = selectors.DefaultSelector()
-    selector.register(proc.stdout, selectors.EVENT_READ)
-    lines: list[str] = []
+    selector.register(fd, selectors.EVENT_READ)
+    text = b""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if selector.select(timeout=0.1):
-            line = proc.stdout.readline()
-            if not line:
+            chunk = os.read(fd, 65536)
+            if not chunk:
                 break
-            lines.append(line)
-            if marker in line:
+            text += chunk
+            lines = text.decode("utf-8", "replace").splitlines()
+            if any(marker in line for line in lines):
                 return lines
-    raise AssertionError(f"no {marker!r} in {lines}")
+    raise AssertionError(f"no {marker!r} in {text!r}")
 
 
 @pytest.mark.slow
@@ -118,11 +122,9 @@ def test_snipe_sandbox_prints_address_and_key_and_answers() -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     command = [sys.executable, "-m", "engine", "sandbox", "--port", "0", "--size", "200",
                "--api-key", "cli-test-key", "--seed", "4", "--speed", "60"]  # fmt: skip
-    proc = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     try:
-        lines = _read_until(proc, "ground truth", timeout=30.0)
+        lines = _read_until(proc, "ground truth", timeout=60.0)
         url = lines[0].split("serving ")[1].strip()
         assert url.startswith("http://127.0.0.1:")
         assert any("cli-test-key" in line and "$1,000.00" in line for line in lines)
