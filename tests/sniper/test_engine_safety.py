@@ -61,12 +61,15 @@ async def test_crash_between_intent_and_send_resolves_then_buys_once(
     )
     await ledger.close()  # the process died here: the request never left
     async with await Ledger.open(path, clock=clock) as reopened:
-        async with rig(clock, sandbox, rules_text(item.name), ledger=reopened) as r:
-            async with clock.autojump():
-                await r.engine.run(duration=900)
+        async with (
+            rig(clock, sandbox, rules_text(item.name), ledger=reopened) as r,
+            clock.autojump(),
+        ):
+            await r.engine.run(duration=900)
         first = await reopened.get(orphan)
         purchases = await reopened.purchases()
-    assert first is not None and first.state is PurchaseState.FAILED
+    assert first is not None
+    assert first.state is PurchaseState.FAILED
     assert len(purchases_of(sandbox)) == 1
     assert [p.state for p in purchases if p.project_id != orphan] in (
         [PurchaseState.BOUGHT],
@@ -137,9 +140,8 @@ async def test_dry_run_decides_but_never_buys(clock: VirtualClock) -> None:
     item = pick_item(sandbox)
     plant(sandbox, item, price=item.reference // 2)
     settings = EngineSettings(dry_run=True)
-    async with rig(clock, sandbox, rules_text(item.name), settings=settings) as r:
-        async with clock.autojump():
-            status = await r.engine.run(duration=300)
+    async with rig(clock, sandbox, rules_text(item.name), settings=settings) as r, clock.autojump():
+        status = await r.engine.run(duration=300)
     assert purchases_of(sandbox) == []
     assert status.outcomes[Outcome.DRY_RUN] == 1
     assert sandbox.ground_truth()["requests"].get("GET /v1/buy-one-p2p 200") is None
