@@ -217,8 +217,9 @@ class CsvSnapshotParser:
         layout, builder = self._layout, self._builder
         assert layout is not None
         assert builder is not None
-        rows = block.count(b"\n")
-        if block.translate(None, _NOT_SEPARATORS) != layout.skeleton * rows:
+        skeleton = block.translate(None, _NOT_SEPARATORS)
+        rows = len(skeleton) // len(layout.skeleton)
+        if skeleton != layout.skeleton * rows:
             self._parse_quoted(block)  # blank lines or rows of another width: the slow path
             return
         cells = block.replace(b"\n", b",").split(b",")

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import compress, count, repeat
+from itertools import compress, count, islice, repeat
 from operator import le, sub
+
+import anyio.lowlevel
 
 from .._money import Money
 from ._store import UNKNOWN_PRICE, IdColumn, Snapshot
@@ -30,6 +32,10 @@ __all__ = [
     "SnapshotTracker",
     "diff_snapshots",
 ]
+
+_SLICE = 1 << 16
+"""Rows per step of an update: a few milliseconds of work between two chances for other
+tasks to run (see :meth:`SnapshotTracker.aupdate`)."""
 
 _ABSENT = -(2**62)
 """The previous price of a row whose id the previous snapshot did not have. Far below any
@@ -197,6 +203,7 @@ class SnapshotTracker:
         self._holes = bytearray()  # 1 for a state row whose id is gone
         self._hole_count = 0
         self._started = False
+        self._busy = False
         self.timestamp: int | None = None
         """The timestamp of the last snapshot seen."""
 
@@ -211,41 +218,88 @@ class SnapshotTracker:
         ``report_all`` is true: on start-up the whole market is not news. A duplicate id in
         ``snapshot`` is judged row by row against the market before it.
         """
-        if not self._started:
-            self._reset(snapshot)
-            return _first_diff(snapshot, report_all=report_all)
+        steps = self._steps(snapshot, report_all=report_all)
+        try:
+            while True:
+                next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        finally:
+            steps.close()
+
+    async def aupdate(self, snapshot: Snapshot, *, report_all: bool = False) -> SnapshotDiff:
+        """:meth:`update`, letting other tasks run between slices of rows.
+
+        On a full market an update is about half a second of CPU spent in long C-level
+        loops; done in one go it would stall the event loop (and every purchase waiting on
+        it) for that long. If cancelled, the tracker is left as it was before the call.
+        """
+        steps = self._steps(snapshot, report_all=report_all)
+        try:
+            while True:
+                try:
+                    next(steps)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
+                await anyio.lowlevel.checkpoint()
+        finally:
+            steps.close()  # abandoned (cancelled): nothing was changed yet
+
+    def _steps(
+        self, snapshot: Snapshot, *, report_all: bool
+    ) -> Generator[None, None, SnapshotDiff]:
+        """The update, as a generator that pauses after each slice of rows. The state is
+        changed only after the last pause that can be abandoned."""
+        if self._busy:
+            raise RuntimeError("SnapshotTracker.update() called while another is running")
+        self._busy = True
+        try:
+            if not self._started:
+                yield from self._reset(snapshot)
+                return _first_diff(snapshot, report_all=report_all)
+            return (yield from self._compare(snapshot))
+        finally:
+            self._busy = False
+
+    def _compare(self, snapshot: Snapshot) -> Generator[None, None, SnapshotDiff]:
         keys = self._keys_for(snapshot)
         missing = len(self._prices)
-        index = self._index
-        # For each row of the snapshot, the state row of the same id (or `missing`).
-        rows: list[int] = list(map(index.get, keys, repeat(missing)))
-        olds = self._prices
-        olds.append(_ABSENT)  # what `missing` points at
+        index, size = self._index, len(snapshot)
+        olds = self._prices + array("q", [_ABSENT])  # `missing` points at the _ABSENT
         seen = bytearray(self._holes)  # holes are gone already; do not count them again
         seen.append(1)
-        deque(map(seen.__setitem__, rows, repeat(1)), maxlen=0)
-        gone = _positions_of_zero(seen)
+        # For each row of the snapshot, the state row of the same id (or `missing`).
+        rows: list[int] = []
+        for _ in range(0, size, _SLICE):
+            part = list(map(index.get, islice(keys, _SLICE), repeat(missing)))
+            deque(map(seen.__setitem__, part, repeat(1)), maxlen=0)
+            rows += part
+            yield
 
         prices = snapshot._prices
         events, event_olds = array("I"), array("q")
         changed_rows: list[int] = []
         new = dropped = raised = unpriced_changed = 0
-        for row in compress(count(), map(sub, prices, map(olds.__getitem__, rows))):
-            changed_rows.append(row)
-            price, old = prices[row], olds[rows[row]]
-            if price == UNKNOWN_PRICE:
-                unpriced_changed += 1
-            elif old < 0:  # absent before, or listed without a price
-                new += 1
-                events.append(row)
-                event_olds.append(_ABSENT)
-            elif price < old:
-                dropped += 1
-                events.append(row)
-                event_olds.append(old)
-            else:
-                raised += 1
-        olds.pop()
+        for start in range(0, size, _SLICE):
+            end = start + _SLICE
+            deltas = map(sub, prices[start:end], map(olds.__getitem__, rows[start:end]))
+            for row in compress(count(start), deltas):
+                changed_rows.append(row)
+                price, old = prices[row], olds[rows[row]]
+                if price == UNKNOWN_PRICE:
+                    unpriced_changed += 1
+                elif old < 0:  # absent before, or listed without a price
+                    new += 1
+                    events.append(row)
+                    event_olds.append(_ABSENT)
+                elif price < old:
+                    dropped += 1
+                    events.append(row)
+                    event_olds.append(old)
+                else:
+                    raised += 1
+            yield
+        gone = _positions_of_zero(seen)
         unpriced = prices.count(UNKNOWN_PRICE)
         diff = SnapshotDiff(
             snapshot,
@@ -257,13 +311,14 @@ class SnapshotTracker:
             raised=raised,
             removed=len(gone),
             # A zero delta is unchanged, except for a row unpriced now and before.
-            unchanged=len(prices) - len(changed_rows) - (unpriced - unpriced_changed),
+            unchanged=size - len(changed_rows) - (unpriced - unpriced_changed),
             unpriced=unpriced,
         )
+        # From here on nothing pauses: the state and the returned diff must not part ways.
         self._apply(snapshot, rows, changed_rows, gone)
         self.timestamp = snapshot.timestamp
         if self._hole_count * 4 > len(self._prices):
-            self._reset(snapshot)
+            deque(self._reset(snapshot), maxlen=0)
         return diff
 
     def _keys_for(self, snapshot: Snapshot) -> Iterator[int | str]:
@@ -306,21 +361,27 @@ class SnapshotTracker:
             prices.append(new_prices[row])
             holes.append(0)
 
-    def _reset(self, snapshot: Snapshot) -> None:
+    def _reset(self, snapshot: Snapshot) -> Generator[None, None, None]:
+        """Start afresh from ``snapshot``; the state is replaced only once it is built."""
+        source = snapshot._ids
+        ids: IdColumn = array("q", source) if isinstance(source, array) else list(source)
+        prices = array("q", snapshot._prices)
+        index: dict[int | str, int] = {}
+        for start in range(0, len(ids), _SLICE):
+            index.update(zip(ids[start : start + _SLICE], count(start)))
+            yield
+        holes = bytearray(len(ids))
+        hole_count = 0
+        if len(index) != len(ids):  # duplicate ids: the last row of each counts
+            for row, key in enumerate(ids):
+                if index[key] != row:  # type: ignore[index]
+                    holes[row] = 1
+                    prices[row] = _ABSENT
+                    hole_count += 1
+        self._ids, self._prices, self._index = ids, prices, index
+        self._holes, self._hole_count = holes, hole_count
         self._started = True
         self.timestamp = snapshot.timestamp
-        ids = snapshot._ids
-        self._ids = array("q", ids) if isinstance(ids, array) else list(ids)
-        self._prices = array("q", snapshot._prices)
-        self._index = dict(zip(self._ids, range(len(self._ids)), strict=True))
-        self._holes = bytearray(len(self._ids))
-        self._hole_count = 0
-        if len(self._index) != len(self._ids):  # duplicate ids: the last row of each counts
-            for row, key in enumerate(self._ids):
-                if self._index[key] != row:  # type: ignore[index]
-                    self._holes[row] = 1
-                    self._prices[row] = _ABSENT
-                    self._hole_count += 1
 
 
 def _positions_of_zero(flags: bytearray) -> list[int]:
