@@ -37,11 +37,16 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--api-key", help="key of the funded default account (random)")
     parser.add_argument("--balance", default="1000", help="its balance in dollars (1000)")
     parser.add_argument("--size", type=int, default=3000, help="listings on the market (3000)")
+    parser.add_argument(
+        "--partner",
+        action="store_true",
+        help="partner account: no search rate limit (regular accounts: 20 per 60 s)",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..sandbox import MarketConfig, Sandbox, SandboxConfig
+    from ..sandbox import LimitConfig, MarketConfig, Sandbox, SandboxConfig
 
     if args.speed <= 0:
         raise ConfigError("must be positive", location="--speed")
@@ -56,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         market=MarketConfig(size=args.size),
         api_key=args.api_key,
         balance=balance,
+        limits=LimitConfig(search=None) if args.partner else LimitConfig(),
     )
     clock = ScaledClock(start=time.time(), speed=args.speed)
     sandbox = Sandbox(config, clock=clock, scenario=args.scenario)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -9,9 +10,23 @@ from typing import Any
 import sniffio
 from hypercorn.config import Config
 
+from ._app import DroppedConnection
 from ._sandbox import Sandbox
 
 __all__ = ["serve"]
+
+
+class _QuietDrops(logging.Filter):
+    """Drop hypercorn's traceback for a connection the sandbox broke on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, BaseExceptionGroup):
+            exc = exc.exceptions[0] if len(exc.exceptions) == 1 else exc
+        return not isinstance(exc, DroppedConnection)
+
+
+_QUIET_DROPS = _QuietDrops()
 
 
 def _bound_socket(host: str, port: int) -> socket.socket:
@@ -44,6 +59,9 @@ async def serve(
     config.bind = [f"fd://{sock.detach()}"]  # hypercorn owns the listening socket now
     config.accesslog = None
     config.loglevel = "WARNING"
+    error_log = logging.getLogger("hypercorn.error")
+    if _QUIET_DROPS not in error_log.filters:
+        error_log.addFilter(_QUIET_DROPS)
     app: Any = sandbox.server_app  # an ASGI 3 callable; hypercorn's own types are narrower
     shown_host = f"[{host}]" if ":" in host else host
     if on_ready is not None:
