@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from functools import partial
+from pathlib import Path
 
 import anyio
 import httpx
@@ -142,3 +143,16 @@ def test_snipe_sandbox_refuses_a_bad_speed(capsys: pytest.CaptureFixture[str]) -
 
     assert main(["sandbox", "--speed", "0"]) == 1
     assert "--speed" in capsys.readouterr().err
+
+
+def test_snipe_sandbox_names_the_place_of_a_bad_scenario(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli import main
+
+    scenario = tmp_path / "faults.yaml"
+    scenario.write_text("faults:\n  - endpoint: GET /v1/user\n    kind: meltdown\n    count: 1\n")
+    assert main(["sandbox", "--scenario", str(scenario), "--port", "0"]) == 1
+    err = capsys.readouterr().err
+    assert f"{scenario}:3:5" in err
+    assert "faults.0.kind" in err
