@@ -10,7 +10,7 @@ time and a dropped connection really breaks the response half-way.
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +27,10 @@ if TYPE_CHECKING:
 
 __all__ = ["DroppedConnection", "SandboxApp"]
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+# The ASGI 3 callable types, as httpx.ASGITransport and hypercorn spell them.
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
 _KNOWN_STATUSES = frozenset(status.value for status in HTTPStatus)

@@ -4,7 +4,7 @@ dict from (method, path) to a handler is all the interface needs)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -39,7 +39,7 @@ class Request:
     body: bytes = b""
 
     @classmethod
-    def from_scope(cls, scope: dict[str, Any], body: bytes) -> Request:
+    def from_scope(cls, scope: Mapping[str, Any], body: bytes) -> Request:
         raw = scope.get("query_string", b"").decode("latin-1")
         return cls(
             method=scope["method"].upper(),

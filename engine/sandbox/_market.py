@@ -37,10 +37,16 @@ class MarketConfig:
     mean_lifetime: float = 3 * 3600.0
     deal_mean_lifetime: float = 600.0
     hold_send_window: float = 12 * 3600.0
+    featured: tuple[str, ...] = ()
+    """Names that make up ``featured_share`` of all listings (``snipe demo`` features the
+    names its rules watch, so a short demo sees their deals)."""
+    featured_share: float = 0.3
 
     def __post_init__(self) -> None:
         if self.size < 0:
             raise ValueError("market size must be >= 0")
+        if not 0.0 <= self.featured_share < 1.0:
+            raise ValueError(f"featured_share must be within 0..1, got {self.featured_share}")
         for share in (self.deal_share, self.hold_share, self.reprice_share):
             if not 0.0 <= share <= 1.0:
                 raise ValueError(f"shares must be within 0..1, got {share}")
@@ -107,6 +113,16 @@ class Listing:
 _ARRIVE, _LEAVE, _REPRICE = 0, 1, 2
 
 
+def _weights(items: list[CatalogueItem], config: MarketConfig) -> list[float]:
+    featured = set(config.featured)
+    chosen = [item for item in items if item.name in featured]
+    if not chosen:
+        return [item.popularity for item in items]
+    others = sum(item.popularity for item in items if item.name not in featured)
+    each = others * config.featured_share / (1 - config.featured_share) / len(chosen)
+    return [each if item.name in featured else item.popularity for item in items]
+
+
 def phased_name(name: str, phase: str) -> str:
     """Write the phase into a market name, before the exterior."""
     head, sep, tail = name.rpartition(" (")
@@ -140,7 +156,7 @@ class Market:
             for item in self.items
             for phase in item.phases
         }
-        self._cum_weights = list(itertools.accumulate(item.popularity for item in items))
+        self._cum_weights = list(itertools.accumulate(_weights(items, self.config)))
         self.listings: dict[int, Listing] = {}
         self.by_name: dict[str, dict[int, Listing]] = {}
         self._events: list[tuple[float, int, int, int, int]] = []

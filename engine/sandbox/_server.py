@@ -62,7 +62,7 @@ async def serve(
     error_log = logging.getLogger("hypercorn.error")
     if _QUIET_DROPS not in error_log.filters:
         error_log.addFilter(_QUIET_DROPS)
-    app: Any = sandbox.server_app  # an ASGI 3 callable; hypercorn's own types are narrower
+    app: Any = sandbox.server_app  # ASGI 3; hypercorn types it with its own TypedDicts
     shown_host = f"[{host}]" if ":" in host else host
     if on_ready is not None:
         on_ready(f"http://{shown_host}:{bound_port}")
