@@ -42,6 +42,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_WBITS = 16 + zlib.MAX_WBITS
 _NOT_SEPARATORS = bytes(c for c in range(256) if c not in b",\n")
 _BLOCK_SIZE = 1 << 20  # inflated bytes per block: big enough to amortise per-block calls
+_MAX_RECORD = 1 << 24  # a row (or a quoted cell with line breaks) longer than this is junk
 
 
 class _Layout:
@@ -170,48 +171,61 @@ class CsvSnapshotParser:
         buf = b"".join(self._pieces)
         self._pieces.clear()
         if final:
-            block, rest = buf, b""
-            if block and not block.endswith(b"\n"):
-                block += b"\n"
+            block = buf if not buf or buf.endswith(b"\n") else buf + b"\n"
+            rest = b""
         else:
-            cut = _last_record_end(buf)
+            cut = buf.rfind(b"\n")
             block, rest = buf[: cut + 1], buf[cut + 1 :]
-        if rest:
-            self._pieces.append(rest)
-        self._pending = len(rest)
         if b"\r" in block:
             block = block.replace(b"\r\n", b"\n")
+        leftover = b""
         if self._layout is None and block:
-            block = self._read_header(block)
+            end = _record_end(block, 0, final=final)
+            if end < 0:
+                leftover, block = block, b""
+            else:
+                self._read_header(block[: end + 1])
+                block = block[end + 1 :]
         if block:
-            self._parse_block(block)
+            leftover = self._parse_block(block, final=final)
+        self._pieces.extend(piece for piece in (leftover, rest) if piece)
+        self._pending = len(leftover) + len(rest)
+        if self._pending > _MAX_RECORD:
+            self._origin.malformed(
+                f"no end of row within {_MAX_RECORD} bytes: not a CSV snapshot, or a quote "
+                "is never closed",
+                row=self._row + 1,
+            )
 
-    def _read_header(self, block: bytes) -> bytes:
-        end = _first_record_end(block)
-        header = self._csv_records(block[: end + 1], first_row=1)
+    def _read_header(self, record: bytes) -> None:
+        header = self._csv_records(record, first_row=1)
         self._row = 1
-        cells = next((record for _, record in header), [])
+        cells = next((cells for _, cells in header), [])
         self._layout = _Layout(cells, self._origin)
         self._builder = _Builder(self._origin, hold=self._layout.has_hold)
-        return block[end + 1 :]
 
-    # -- parsing blocks of whole records ---------------------------------------------------
+    # -- parsing blocks of whole lines -----------------------------------------------------
 
-    def _parse_block(self, block: bytes) -> None:
+    def _parse_block(self, block: bytes, *, final: bool) -> bytes:
+        """Parse the records of ``block``; return the start of a record that goes on past
+        its end (a quoted cell with a line break in it), to be parsed with what follows."""
         if b'"' not in block:
             self._parse_plain(block)
-            return
-        # Parse the quoted records with the csv module, and the runs between them fast.
+            return b""
+        # Parse the records with a quote with the csv module, and the runs between them fast.
         pos = 0
         while (quote := block.find(b'"', pos)) >= 0:
             start = block.rfind(b"\n", pos, quote) + 1 or pos
-            end = _record_end(block, start, quote)
+            end = _record_end(block, start, final=final)
             if start > pos:
                 self._parse_plain(block[pos:start])
+            if end < 0:
+                return block[start:]
             self._parse_quoted(block[start : end + 1])
             pos = end + 1
         if pos < len(block):
             self._parse_plain(block[pos:])
+        return b""
 
     def _parse_plain(self, block: bytes) -> None:
         layout, builder = self._layout, self._builder
@@ -286,27 +300,40 @@ def _cell(record: list[str], col: int | None) -> bytes:
     return record[col].encode() if col is not None and col < len(record) else b""
 
 
-def _last_record_end(buf: bytes) -> int:
-    """Index of the last newline that ends a record (not one inside a quoted cell), or -1."""
-    cut = buf.rfind(b"\n")
-    if b'"' in buf:
-        while cut >= 0 and buf.count(b'"', 0, cut) % 2:
-            cut = buf.rfind(b"\n", 0, cut)
-    return cut
+def _record_end(block: bytes, start: int, *, final: bool) -> int:
+    """Index of the newline that ends the record starting at ``start``, or -1 when the
+    record goes on past the end of ``block`` (which ends with a newline).
+
+    A record is one line unless the csv module finds a quoted cell still open at its end;
+    then it takes lines until the quotes balance and the csv module agrees. (A quote inside
+    an unquoted cell, ``5" blade``, is literal text for the csv module, hence the check.)
+    """
+    end = block.find(b"\n", start)
+    if block.find(b'"', start, end) < 0 or _csv_complete(block[start : end + 1]):
+        return end
+    quotes = block.count(b'"', start, end)
+    while True:
+        following = block.find(b"\n", end + 1)
+        if following < 0:
+            return len(block) - 1 if final else -1  # at the end, csv names the error
+        quotes += block.count(b'"', end, following)
+        end = following
+        if quotes % 2 == 0 and _csv_complete(block[start : end + 1]):
+            return end
 
 
-def _first_record_end(block: bytes) -> int:
-    """Index of the newline that ends the first record (the block ends with one)."""
-    return _record_end(block, 0, 0)
-
-
-def _record_end(block: bytes, start: int, after: int) -> int:
-    """Index of the newline ending the record that starts at ``start``, searching from
-    ``after``: the first newline with an even number of quotes before it in the record."""
-    end = block.find(b"\n", after)
-    while end >= 0 and block.count(b'"', start, end) % 2:
-        end = block.find(b"\n", end + 1)
-    return end if end >= 0 else len(block) - 1
+def _csv_complete(record: bytes) -> bool:
+    """Whether ``record`` does not end inside a quoted cell."""
+    try:
+        text = record.decode()
+    except UnicodeDecodeError:
+        return True  # the parse that follows names the row
+    try:
+        for _ in csv.reader(io.StringIO(text, newline=""), strict=True):
+            pass
+    except csv.Error as exc:
+        return "unexpected end of data" not in str(exc)
+    return True
 
 
 def parse_csv_snapshot(

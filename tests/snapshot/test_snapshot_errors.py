@@ -9,7 +9,7 @@ import pytest
 from snapshot_support import gz, parse
 
 from engine import ConfigError, MalformedResponse, Unavailable
-from engine.snapshot import SNAPSHOT_ENDPOINT, CsvSnapshotParser, load_snapshot_file
+from engine.snapshot import SNAPSHOT_ENDPOINT, CsvSnapshotParser, _csv, load_snapshot_file
 
 GOOD = "item_id,name,price\n1,AK,5\n2,AK,6\n"
 
@@ -88,6 +88,27 @@ def test_empty_body_is_malformed(body: bytes) -> None:
 def test_trailing_garbage_after_gzip_is_malformed() -> None:
     with pytest.raises(MalformedResponse, match="not valid gzip"):
         parse(gz(GOOD) + b"garbage!", packed=False)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        pytest.param("3,AK," + "9" * 3000, id="endless-row"),
+        pytest.param('3,"never closed\n' + "4,AK,5\n" * 500, id="quote-never-closed"),
+    ],
+)
+def test_runaway_row_is_malformed_without_reading_on(
+    tail: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_csv, "_MAX_RECORD", 1000)
+    parser = CsvSnapshotParser(block_size=100)
+    with pytest.raises(MalformedResponse, match=r"row 4: no end of row within 1000 bytes"):
+        feed_all(parser, gz(GOOD + tail))
+
+
+def feed_all(parser: CsvSnapshotParser, data: bytes) -> None:
+    for start in range(0, len(data), 50):
+        parser.feed(data[start : start + 50])
 
 
 # -- a recorded file: ConfigError naming file:row --------------------------------------------

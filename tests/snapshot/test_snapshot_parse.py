@@ -65,6 +65,11 @@ DOPPLER = "★ Karambit | Doppler Phase 2 (Factory New)"
             id="newline-inside-quotes",
         ),
         pytest.param(
+            'item_id,name,price\n1,Knife 5" blade,5\n2,AK,6\n',
+            [L("1", 'Knife 5" blade', 5), L("2", "AK", 6)],
+            id="quote-inside-unquoted-cell-is-text",
+        ),
+        pytest.param(
             f"item_id,name,price\n1,{DOPPLER},99000\n",
             [L("1", DOPPLER, 99000)],
             id="doppler-phase-in-name-kept",
@@ -160,11 +165,12 @@ def test_several_gzip_members_are_one_body() -> None:
 
 
 def _market(rows: int) -> str:
-    names = ["AK", DOPPLER, "Sticker | Hello, World", 'say "hi"', "M4A1-S | Nitro"]
+    names = ["AK", DOPPLER, "Sticker | Hello, World", 'say "hi"', "M4A1-S | Nitro", "two\nlines"]
     lines = ["item_id,name,price,auto,inspect,unlock_at,send_until\n"]
     for n in range(rows):
         name = names[n % len(names)]
-        cell = f'"{name.replace(chr(34), 2 * chr(34))}"' if "," in name or '"' in name else name
+        quote = "," in name or '"' in name or "\n" in name
+        cell = f'"{name.replace(chr(34), 2 * chr(34))}"' if quote else name
         price = "" if n % 11 == 0 else f"{n * 37 % 100000:012d}"
         hold = "2026-11-29T10:00:00Z,1796551200" if n % 7 == 0 else ","
         lines.append(f"{1000 + n},{cell},{price},true,steam://{n},{hold}\n")
@@ -178,7 +184,7 @@ EXPECTED = listings(parse(MARKET))
 
 def test_market_fixture_exercises_every_path() -> None:
     assert len(EXPECTED) == 300
-    assert {row.name for row in EXPECTED} >= {"Sticker | Hello, World", 'say "hi"'}
+    assert {row.name for row in EXPECTED} >= {"Sticker | Hello, World", 'say "hi"', "two\nlines"}
     assert any(row.price is None for row in EXPECTED)
     assert any(row.unlock_at == 1795946400 for row in EXPECTED)
 
