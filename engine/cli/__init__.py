@@ -17,7 +17,14 @@ from .._errors import SnipeError
 
 __all__ = ["build_parser", "main"]
 
-_COMMAND_MODULES: tuple[str, ...] = ("._ledger", "._check", "._plugins", "._sandbox")
+_COMMAND_MODULES: tuple[str, ...] = (
+    "._run",
+    "._demo",
+    "._ledger",
+    "._check",
+    "._plugins",
+    "._sandbox",
+)
 
 Handler = Callable[[argparse.Namespace], int]
 

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import anyio
 
@@ -32,7 +34,7 @@ from .._errors import APIError, KeyRejected, RateLimited, SnipeError
 from .._limiter import Lane, RateLimiter
 from .._money import format_usd
 from .._plugins import PluginHost
-from ..client import MarketClient, TradeLink
+from ..client import Game, MarketClient, TradeLink
 from ..ledger import Ledger
 from ..models import Listing
 from ..rules import Decision, EvalContext, RuleSet, evaluate
@@ -44,6 +46,8 @@ from ._schedule import SearchSchedule
 from ._status import EngineMode, EngineStatus
 
 __all__ = ["Engine", "EngineSettings", "TradingRefused"]
+
+_UNSET = object()
 
 log = logging.getLogger("snipe.engine")
 
@@ -114,6 +118,7 @@ class Engine:
         self.balance: int | None = None
         self._snapshot: Snapshot | None = None
         self.last_decisions: list[Decision] = []
+        self._games: dict[str, str | object | None] = {}
 
     # -- start-up gate -------------------------------------------------------------------
 
@@ -249,23 +254,35 @@ class Engine:
 
     async def search_once(self) -> list[Decision]:
         """Search the next batch of names, decide, and buy what is accepted."""
-        batch = self.schedule.next_batch()
+        batch = self.schedule.next_batch(self.game_of)
+        if not batch:
+            return []
+        game = self.game_of(batch[0])
         lane = Lane.BUY if self.schedule.hot_count else Lane.BACKGROUND
         answer = await self.client.search_items_by_name(
-            batch, include_hold=self.include_hold, lane=lane
+            batch, game=game, include_hold=self.include_hold, lane=lane
         )
         now = self.clock.now()
         self.schedule.searched(batch, at=now)
         self.status.searches += 1
         listings: list[Listing] = [x for found in answer.items.values() for x in found]
         self.status.listings_seen += len(listings)
-        decisions, context = await self.decide(listings, now)
+        decisions, context = await self.decide(listings, now, game=game)
         if self.status.buying_allowed:
             await self.buyer.execute(decisions, context)
         return decisions
 
+    def game_of(self, name: str) -> Game | None:
+        """The game to search ``name`` in: the one every rule watching it names, if any."""
+        game = self._games.get(name, _UNSET)
+        if game is _UNSET:
+            games = {r.game for r in self.ruleset.view(name).rules}
+            game = games.pop() if len(games) == 1 else None
+            self._games[name] = game
+        return cast("Game | None", game)
+
     async def decide(
-        self, listings: list[Listing], now: float
+        self, listings: list[Listing], now: float, *, game: str | None = None
     ) -> tuple[list[Decision], EvalContext]:
         """The rules' decisions for ``listings`` at ``now``, with the budget as the ledger
         has it (in-flight purchases included) and the known balance."""
@@ -273,6 +290,7 @@ class Engine:
             now=now,
             reference_prices=await self._reference_prices(listings),
             budget=await budget_state(self.ledger, now),
+            game=game,
         )
         decisions = evaluate(self.ruleset, listings, context)
         decisions = self._within_balance(decisions)
@@ -351,6 +369,9 @@ def _age(seconds: float) -> str:
     return "never" if seconds == float("inf") else f"{seconds:.0f}s"
 
 
+_NUMBER = re.compile(r"-?\$?[0-9][0-9,]*(?:\.[0-9]+)?")
+
+
 def _reason_kind(reason: str) -> str:
-    head = reason.split(":", 1)[0]
-    return " ".join(head.split()[:3])
+    """A reason with its numbers blanked, so alike reasons count together."""
+    return _NUMBER.sub("#", reason.split(":", 1)[0])

@@ -9,7 +9,8 @@ name is still looked at regularly.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 __all__ = ["MAX_NAMES_PER_SEARCH", "SearchSchedule"]
@@ -53,19 +54,25 @@ class SearchSchedule:
     def hot_count(self) -> int:
         return len(self._hot)
 
-    def next_batch(self) -> tuple[str, ...]:
-        """The next names to search, at most ``batch_size``: flagged first, then stalest."""
+    def next_batch(self, group_of: Callable[[str], object] | None = None) -> tuple[str, ...]:
+        """The next names to search, at most ``batch_size``: flagged first, then stalest.
+
+        With ``group_of``, every name of the batch is in the group of the most urgent name
+        (one search request covers one game), the others waiting for a later batch.
+        """
         hot = sorted(self._hot, key=lambda n: (-self._hot[n][0], self._hot[n][1], n))
-        batch = hot[: self.batch_size]
-        room = self.batch_size - len(batch)
-        if room > 0:
-            chosen = set(batch)
-            rest = sorted(
-                (n for n in self.watched if n not in chosen),
-                key=lambda n: (self._last_searched.get(n, float("-inf")), n),
-            )
-            batch.extend(rest[:room])
-        return tuple(batch)
+        rest = sorted(
+            (n for n in self.watched if n not in self._hot),
+            key=lambda n: (self._last_searched.get(n, float("-inf")), n),
+        )
+        ordered = itertools.chain(hot, rest)
+        if group_of is not None:
+            first = next(ordered, None)
+            if first is None:
+                return ()
+            group = group_of(first)
+            ordered = itertools.chain((first,), (n for n in ordered if group_of(n) == group))
+        return tuple(itertools.islice(ordered, self.batch_size))
 
     def searched(self, names: Iterable[str], *, at: float) -> None:
         """Record that ``names`` were searched at ``at``; they stop being flagged."""

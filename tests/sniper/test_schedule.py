@@ -74,3 +74,12 @@ def test_staleness_reports_median_and_worst() -> None:
     median, worst = schedule.staleness(20.0)
     assert median == 15.0
     assert worst == float("inf")
+
+
+def test_a_batch_keeps_to_the_group_of_its_most_urgent_name() -> None:
+    schedule = make("a1 a2 b1 b2 a3", batch=3)
+    game = {"a1": "csgo", "a2": "csgo", "a3": "csgo", "b1": "rust", "b2": "rust"}.get
+    schedule.flag("b2", promise=1, at=0.0)
+    assert schedule.next_batch(game) == ("b2", "b1")
+    schedule.searched(["b1", "b2"], at=1.0)
+    assert schedule.next_batch(game) == ("a1", "a2", "a3")

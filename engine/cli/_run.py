@@ -1,0 +1,146 @@
+"""``snipe run RULES.yaml``: the sniping bot.
+
+Exit status: 0 after a clean stop (``--for`` elapsed, SIGINT or SIGTERM), 2 for a rules
+file or argument that cannot be used, 3 when the engine refuses to trade (start-up gate),
+4 when it stopped HALTED.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+from typing import Any
+
+import anyio
+
+from .._clock import SystemClock
+from .._errors import ConfigError, InvalidRequest
+from .._plugins import make_plugin_host
+from ..rules import load_rules
+from ..sniper import EngineMode, EngineSettings, TradingRefused
+from ..sniper._session import SessionOptions, open_engine
+
+__all__ = ["register"]
+
+EXIT_OK, EXIT_CONFIG, EXIT_REFUSED, EXIT_HALTED = 0, 2, 3, 4
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="watch the market and buy what the rules accept",
+        description="Run the sniping bot with a rules file. The API key comes from the "
+        "environment (SNIPE_API_KEY by default) or the key file the rules name.",
+    )
+    parser.add_argument("rules", metavar="RULES.yaml", help="the rules file")
+    parser.add_argument("--base-url", metavar="URL", help="override account.base_url")
+    parser.add_argument("--ledger", metavar="PATH", help="override account.ledger")
+    parser.add_argument(
+        "--for", dest="duration", metavar="SECONDS", type=_positive, help="stop after this long"
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="decide and report, never buy (memory ledger)"
+    )
+    parser.add_argument("--kill-file", metavar="PATH", help="halt buying while this file exists")
+    add_logging_arguments(parser)
+    parser.set_defaults(handler=run)
+
+
+def add_logging_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="DEBUG shows every decision with its reasons",
+    )
+    parser.add_argument("--log-format", default="text", choices=["text", "json"])
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": round(record.created, 3),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            entry["error"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False)
+
+
+def setup_logging(level: str, fmt: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # httpx logs every URL at INFO; the client keeps the key out of it, but the lines are noise
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+def run(args: argparse.Namespace) -> int:
+    setup_logging(args.log_level, args.log_format)
+    host = make_plugin_host()
+    try:
+        ruleset = load_rules(args.rules, host=host)
+        key = ruleset.account.resolve_api_key(relative_to=args.rules)
+    except ConfigError as exc:
+        print(f"snipe run: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    settings = EngineSettings(dry_run=args.dry_run, kill_file=args.kill_file)
+    options = SessionOptions(base_url=args.base_url, ledger=args.ledger)
+
+    async def main() -> int:
+        clock = SystemClock()
+        async with open_engine(
+            ruleset,
+            api_key=key.get_secret_value(),
+            clock=clock,
+            host=host,
+            settings=settings,
+            options=options,
+        ) as engine:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_stop_on_signal, tg.cancel_scope)
+                await engine.run(duration=args.duration)
+                tg.cancel_scope.cancel()
+            print(await engine.status_line(), file=sys.stderr)
+            return EXIT_HALTED if engine.status.mode is EngineMode.HALTED else EXIT_OK
+
+    try:
+        return anyio.run(main)
+    except TradingRefused as exc:
+        print(f"snipe run: refusing to trade: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    except (ConfigError, InvalidRequest) as exc:
+        print(f"snipe run: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+
+
+async def _stop_on_signal(scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            logging.getLogger("snipe").warning(
+                "%s: finishing purchases in flight, then stopping", signal.Signals(signum).name
+            )
+            scope.cancel()
+            return

@@ -1,0 +1,90 @@
+"""Wiring: a rules file's account section turned into a client, a limiter, a ledger and an
+:class:`Engine`, opened and closed together. ``snipe run``, ``snipe demo`` and the tests use
+it, so live, demo and tests share one assembly."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import httpx
+
+from .._clock import Clock
+from .._limiter import DEFAULT_LIMITS, Limit, RateLimiter
+from .._plugins import PluginHost
+from ..client import APIKey, MarketClient, TradeLink
+from ..ledger import MEMORY, Ledger
+from ..rules import RuleSet
+from ._engine import Engine, EngineSettings
+
+__all__ = ["SessionOptions", "limits_for", "open_engine"]
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """What the command line may override in the rules file's ``account`` section."""
+
+    base_url: str | None = None
+    ledger: str | os.PathLike[str] | None = None
+    """A path, or :data:`~engine.ledger.MEMORY`; dry runs always use memory."""
+    transport: httpx.AsyncBaseTransport | None = None
+    timeout: float = 10.0
+
+
+def limits_for(ruleset: RuleSet) -> dict[str, Limit | None]:
+    """The rate limits the rules file asks for (per minute), over the defaults."""
+    rates = ruleset.account.rate_limits
+    limits: dict[str, Limit | None] = dict(DEFAULT_LIMITS)
+    limits["search"] = Limit(rates.search_per_minute, 60.0)
+    limits["buy_order"] = Limit(rates.buy_orders_per_minute, 60.0)
+    return limits
+
+
+@asynccontextmanager
+async def open_engine(
+    ruleset: RuleSet,
+    *,
+    api_key: str | APIKey,
+    clock: Clock,
+    host: PluginHost,
+    settings: EngineSettings | None = None,
+    options: SessionOptions | None = None,
+) -> AsyncIterator[Engine]:
+    """An engine for ``ruleset`` with everything it needs open; all closed on exit."""
+    settings = settings or EngineSettings()
+    options = options or SessionOptions()
+    account = ruleset.account
+    link_url = account.trade_link
+    if link_url is None:
+        from .._errors import ConfigError
+
+        raise ConfigError(
+            "a trade link is needed to buy: set account.trade_link", field="account.trade_link"
+        )
+    trade_link = TradeLink.parse(link_url)
+    limiter = RateLimiter(clock, limits_for(ruleset))
+    ledger_path = MEMORY if settings.dry_run else (options.ledger or account.ledger)
+    async with (
+        await Ledger.open(ledger_path, clock=clock) as ledger,
+        MarketClient(
+            api_key,
+            base_url=options.base_url or account.base_url,
+            transport=options.transport,
+            limiter=limiter,
+            clock=clock,
+            timeout=options.timeout,
+        ) as client,
+    ):
+        yield Engine(
+            ruleset=ruleset,
+            client=client,
+            ledger=ledger,
+            clock=clock,
+            limiter=limiter,
+            host=host,
+            trade_link=trade_link,
+            trade_link_url=link_url,
+            settings=settings,
+        )
