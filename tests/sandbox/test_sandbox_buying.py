@@ -368,3 +368,54 @@ async def test_force_check_once_per_hour_per_trade(
 def test_trading_config_is_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         TradingConfig().busy_probability = 1.0  # type: ignore[misc]
+
+
+async def test_concurrent_purchases_of_one_listing_sell_it_once(api: Api, sandbox: Sandbox) -> None:
+    import anyio
+
+    listing = regular_listing(sandbox)
+    answers: list[dict[str, object]] = []
+
+    async def buy(n: int) -> None:
+        answers.append(await api.buy(listing, project_id=f"race-{n}"))
+
+    async with anyio.create_task_group() as tg:
+        for n in range(8):
+            tg.start_soon(buy, n)
+    assert sum(1 for a in answers if a["success"]) == 1
+    assert len(sandbox.ground_truth()["purchases"]) == 1
+    assert sandbox.default_account.balance == sandbox.config.balance - listing.price
+
+
+async def test_same_seed_same_requests_same_answers(clock: VirtualClock) -> None:
+    import httpx
+
+    async def session() -> list[object]:
+        own_clock = VirtualClock(clock.now())
+        sandbox = _sandbox(own_clock)
+        transport = httpx.ASGITransport(app=sandbox.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://s") as http:
+            api = Api(http, sandbox)
+            api.key = "fixed"  # the default key is random; use a second, named account
+            sandbox.add_account("fixed", balance=10**7)
+            seen: list[object] = []
+            for _ in range(5):
+                own_clock.advance(900.0)
+                page = await api.get("/v2/get-items-list", limit=20, order_by="discount")
+                seen.append(page)
+                cheapest = page["items"][-1]
+                seen.append(
+                    await api.get(
+                        "/v1/buy-one-p2p", item_id=cheapest["item_id"], price=cheapest["price"],
+                        partner="123", token="abcdefgh", project_id="d",
+                    )
+                )  # fmt: skip
+            own_clock.advance(3600.0)
+            seen.append(await api.get("/v1/check-many-project-id", id="d"))
+            return seen
+
+    first = await session()
+    assert first == await session()
+    bought = [a for a in first if isinstance(a, dict) and a.get("success") and "id" in a]
+    assert bought, "the session bought something, so trades were compared too"
+    assert first[-1]["trades"]  # type: ignore[index]
