@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import SecretStr
+
 from .._money import Money, format_usd
 from ..models import Listing
 from ._contract import (
@@ -144,6 +146,16 @@ def compile_rule(
                 "`patterns` or `regex`",
                 location=where(("rules", index)),
                 field=prefix,
+            )
+        )
+    if core.action == "buy_order" and (patterns or not names):
+        problems.append(
+            Problem(
+                "error",
+                f"rule {core.name!r}: a buy order is placed per item name, so "
+                "`action: buy_order` needs `match.names` and no patterns or regex",
+                location=where(("rules", index, "action")),
+                field=f"{prefix}.action",
             )
         )
     match = values.get("match")
@@ -308,6 +320,11 @@ class RuleSet:
         """Drop the memoised name views (they are rebuilt on demand)."""
         self._views.clear()
         self._index.clear()
+
+    def api_key(self, environ: Mapping[str, str] | None = None) -> SecretStr:
+        """The API key as the account block says (environment, file next to the rules file,
+        or inline); printing it shows ``**********``."""
+        return self.account.resolve_api_key(environ, relative_to=self.filename)
 
     def why_not_watched(self, name: str) -> dict[str, str]:
         """For each rule that does not watch ``name``: why not."""

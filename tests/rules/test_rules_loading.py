@@ -262,3 +262,26 @@ def test_the_key_comes_from_the_environment_or_a_file(tmp_path: Path) -> None:
     rules = load_rules_text(text, host=make_plugin_host(load_entry_points=False))
     assert rules.account.resolve_api_key({}).get_secret_value() == "k2"
     assert "k2" not in repr(rules.account.resolve_api_key({}))
+
+
+def test_a_buy_order_rule_needs_exact_names() -> None:
+    rule = """\
+  - name: orders
+    match: {patterns: ["* Case"]}
+    max_price: "1.00"
+    action: buy_order
+    buy_order: {price: "0.80", amount: 5}
+"""
+    found = errors(HEADER + rule)
+    assert any("`action: buy_order` needs `match.names`" in e for e in found), found
+
+
+def test_a_key_file_is_found_next_to_the_rules_file(tmp_path: Path) -> None:
+    (tmp_path / "key.txt").write_text("k3\n", "utf-8")
+    path = tmp_path / "rules.yaml"
+    path.write_text(
+        HEADER.replace("account:\n", "account:\n  api_key_file: key.txt\n") + REDLINE_RULE,
+        "utf-8",
+    )
+    rules = load_rules(path, host=make_plugin_host(load_entry_points=False))
+    assert rules.api_key({}).get_secret_value() == "k3"
