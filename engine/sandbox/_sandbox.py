@@ -31,7 +31,7 @@ class SandboxConfig:
     market: MarketConfig = field(default_factory=MarketConfig)
     trading: TradingConfig = field(default_factory=TradingConfig)
     limits: LimitConfig = field(default_factory=LimitConfig)
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     balance: int = 1_000_000
     image_base_url: str = "https://img.sandbox.invalid"
     snapshot_build_seconds: float = 0.0

@@ -133,6 +133,7 @@ async def test_ground_truth_counts_requests_and_never_shows_a_key(
     assert api.key not in response.text
     assert api.key not in repr(sandbox.default_account)
     assert api.key not in repr(sandbox)
+    assert "secret-key" not in repr(SandboxConfig(api_key="secret-key"))
 
 
 async def test_csv_snapshot_answers_503_while_being_built(clock: VirtualClock) -> None:
