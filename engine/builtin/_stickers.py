@@ -99,9 +99,13 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
             return f"sticker value {format_usd(value_)} below {format_usd(min_value)}"
         return None
 
+    none_is_enough = not min_count and not min_value
+
     def enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
-        if not listing.stickers and listing.sticker_names:
-            return enough_stickers(listing, view, ctx) is None
+        if not listing.stickers:
+            if listing.sticker_names:
+                return enough_stickers(listing, view, ctx) is None
+            return none_is_enough
         return _enough(count(listing), min_count, min_value)
 
     parts = []
