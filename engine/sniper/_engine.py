@@ -295,6 +295,9 @@ class Engine:
         decisions = evaluate(self.ruleset, listings, context)
         decisions = self._within_balance(decisions)
         self.last_decisions = decisions
+        if log.isEnabledFor(logging.DEBUG):
+            for decision in decisions:
+                log.debug("%s", decision)
         for decision in decisions:
             if decision.accepted:
                 self.status.candidates += 1
