@@ -65,8 +65,10 @@ class EvalContext:
 
     ``now`` is epoch seconds (from the injected clock). ``reference_prices`` maps a price
     source name to ``{item name: price}`` (USD x 1000), filled by the engine from the price
-    source plugins before evaluating. ``game`` is the game the listings were fetched for,
-    when known.
+    source plugins before evaluating. ``game`` is the game the listings were fetched for
+    (a rule with ``match.game`` rejects listings of an unknown game). Build a new context
+    per batch rather than changing the mappings of one already used: decisions read it
+    again when their reasons are asked for.
     """
 
     now: float

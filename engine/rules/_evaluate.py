@@ -40,8 +40,10 @@ class Decision(tuple[Any, ...]):
     reason it is not.
 
     A tuple underneath, for speed: :func:`evaluate` makes one per (listing, rule) pair it
-    looks at. The reasons of a rejection are worked out when first read (from the same
-    listing, rule and context, so they are the same whenever they are read).
+    looks at. The reasons are worked out when read, from the listing, rule and context
+    of the evaluation, so they are the same whenever they are read, provided the mappings
+    given in the context (reference prices, spend per rule) are not changed afterwards:
+    build a new context per batch.
     """
 
     __slots__ = ()
