@@ -17,7 +17,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pluggy
@@ -272,8 +272,6 @@ _RAISED = object()
 
 
 def _with_plugin(criterion: Criterion, plugin: str) -> Criterion:
-    from dataclasses import replace
-
     return replace(criterion, plugin=plugin)
 
 

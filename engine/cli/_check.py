@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .._money import format_usd
-from ..rules import RuleSet, check_rules_file
+from ..rules import RuleSet, check_rules_file, explain
 
 __all__ = ["register"]
 
@@ -31,6 +31,13 @@ def register(subparsers: Any) -> None:
         "exit 2 and print every error (file:line:column, field) when it is not.",
     )
     parser.add_argument("rules", metavar="RULES.yaml", help="the rules file to check")
+    parser.add_argument(
+        "--why",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="explain which rules watch the item NAME and why the others do not (repeatable)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -46,6 +53,10 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"[red]{escape(args.rules)}: {count} error{'s' * (count != 1)}[/]")
         return EXIT_INVALID
     _summary(console, result.ruleset)
+    for name in args.why:
+        console.print(f"[bold]why {escape(name)}[/]")
+        for line in explain(result.ruleset, name):
+            console.print(f"  {escape(line)}")
     for problem in result.warnings:
         console.print(f"[yellow]warning[/]: {escape(str(problem))}")
     console.print(f"[green]ok[/]: {escape(args.rules)}")

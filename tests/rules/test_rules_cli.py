@@ -97,3 +97,14 @@ def test_plugins_reports_an_allowed_plugin_that_is_missing(
     assert main(["plugins"]) == 1
     out = capsys.readouterr().out
     assert "failed: plugin 'no-such-plugin' failed in load: SNIPE_PLUGINS names it" in out
+
+
+def test_check_explains_which_rules_watch_a_name(capsys: pytest.CaptureFixture[str]) -> None:
+    path = ROOT / "strategies" / "doppler-hunter.yaml"
+    name = "★ Karambit | Doppler Ruby (Factory New)"
+    assert main(["check", str(path), "--why", name, "--why", "Kilowatt Case"]) == 0
+    out = capsys.readouterr().out
+    assert f"why {name}" in out
+    assert "watched by 'gem-dopplers'" in out
+    assert "rule 'emerald-gammas' does not watch" in out
+    assert "no enabled rule watches 'Kilowatt Case'" in out
