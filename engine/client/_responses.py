@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 import re
 from typing import Any, TypeVar
 
@@ -50,6 +51,7 @@ __all__ = [
 M = TypeVar("M", bound=WireModel)
 
 DEFAULT_RETRY_AFTER = 10.0
+MAX_RETRY_AFTER = 3600.0
 """Seconds to wait after a 429 that says neither ``msBeforeNext`` nor ``Retry-After``."""
 
 _NOTHING_SENT = (
@@ -139,7 +141,13 @@ def http_error(
 
 def retry_after_seconds(response: httpx.Response, now: float) -> float:
     """The wait a 429 asks for: body ``msBeforeNext`` (ms), else the ``Retry-After``
-    header (seconds or an HTTP date), else :data:`DEFAULT_RETRY_AFTER`."""
+    header (seconds or an HTTP date), else :data:`DEFAULT_RETRY_AFTER`; never more than
+    :data:`MAX_RETRY_AFTER` (a nonsense value such as ``inf`` must not stop the bot)."""
+    wait = _asked_wait(response, now)
+    return wait if math.isfinite(wait) and wait <= MAX_RETRY_AFTER else MAX_RETRY_AFTER
+
+
+def _asked_wait(response: httpx.Response, now: float) -> float:
     envelope = parse_envelope(response.content)
     if envelope is not None and envelope.msBeforeNext is not None and envelope.msBeforeNext >= 0:
         return envelope.msBeforeNext / 1000.0

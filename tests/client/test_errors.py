@@ -24,6 +24,7 @@ from engine import (
 )
 from engine._limiter import Lane
 from engine.client import DEFAULT_RETRY_AFTER, BulkItem, MarketClient
+from engine.client._responses import MAX_RETRY_AFTER
 
 Call = Callable[[MarketClient], Awaitable[Any]]
 
@@ -77,8 +78,21 @@ async def test_rejected_key(
         ),
         (httpx.Response(429), DEFAULT_RETRY_AFTER),
         (httpx.Response(429, headers={"Retry-After": "soon"}), DEFAULT_RETRY_AFTER),
+        (httpx.Response(429, headers={"Retry-After": "inf"}), MAX_RETRY_AFTER),
+        (httpx.Response(429, json={"msBeforeNext": "1e300"}), MAX_RETRY_AFTER),
+        (httpx.Response(429, headers={"Retry-After": "86400"}), MAX_RETRY_AFTER),
     ],
-    ids=["msBeforeNext", "msBeforeNext-text", "Retry-After", "body-wins", "neither", "bad-header"],
+    ids=[
+        "msBeforeNext",
+        "msBeforeNext-text",
+        "Retry-After",
+        "body-wins",
+        "neither",
+        "bad-header",
+        "infinite-header",
+        "huge-body",
+        "a-day",
+    ],
 )
 async def test_rate_limited(
     answer: httpx.Response, wait: float, client: MarketClient, recorder: Recorder
