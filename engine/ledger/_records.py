@@ -19,6 +19,7 @@ __all__ = [
     "DETAIL_FIELDS",
     "PROJECT_ID_MAX",
     "Cap",
+    "Committed",
     "Event",
     "Intent",
     "Purchase",
@@ -229,6 +230,14 @@ class Cap:
         scope = f"rule {self.rule!r}" if self.rule is not None else "all rules"
         window = " since the day start" if self.since is not None else ""
         return f"{self.kind} cap of {scope}{window}"
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """What a budget counts: the amount (spent and in flight) and the number of purchases."""
+
+    amount: Money = 0
+    count: int = 0
 
 
 @dataclass(frozen=True, slots=True)

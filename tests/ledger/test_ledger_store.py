@@ -18,6 +18,7 @@ from engine.ledger import (
     MEMORY,
     TRANSITIONS,
     Cap,
+    Committed,
     Driver,
     Ledger,
     PurchaseState,
@@ -313,6 +314,16 @@ async def test_budget_buckets_agree_with_the_purchases(
             ]
             assert await ledger.committed(rule=rule, since=since) == sum(p.amount for p in mine)
             assert await ledger.count(rule=rule, since=since) == len(mine)
+            if rule is None:
+                expected = {
+                    r: Committed(
+                        sum(p.amount for p in mine if p.rule == r),
+                        sum(1 for p in mine if p.rule == r),
+                    )
+                    for r in rules
+                }
+                expected = {r: c for r, c in expected.items() if c.count}
+                assert await ledger.committed_by_rule(since=since) == expected
 
 
 async def test_an_in_memory_ledger_works_the_same(clock: VirtualClock, driver: Driver) -> None:
