@@ -162,7 +162,7 @@ def _row(item_id: int, name: str, price: int) -> str:
     owner = 76561197960265728 + item_id * 40503 % 10**9
     inspect = (
         f"steam://rungame/730/76561202255233023/+csgo_econ_action_preview%20"
-        f"S{owner}A{item_id}D{item_id * 2654435761 % 9 * 10**18 + item_id * 97 % 10**18}"
+        f"S{owner}A{item_id}D{(item_id * 6364136223846793005 + 1442695040888963407) % 2**64}"
     )
     auto = "true" if item_id % 3 else "false"
     return f"{item_id},{_csv_cell(name)},{price:012d},{auto},{inspect}\n"

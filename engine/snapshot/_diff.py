@@ -5,8 +5,8 @@ that are worth a look: ids it has not seen (or whose price was unknown) and ids 
 fell. Raises, removals and unchanged rows are only counted.
 
 The comparison touches every row, so it is done with C-level passes (``map`` over the
-arrays and the previous snapshot's id index); Python code runs only for the rows that
-changed, a few percent of the market.
+arrays and the tracker's id index); Python code runs only for the rows that changed, a few
+percent of the market.
 """
 
 from __future__ import annotations
@@ -88,6 +88,8 @@ class SnapshotDiff:
     (made lazily, one at a time). The counts are of rows: ``new`` and ``dropped`` (each has
     an event), ``raised``, ``unchanged``, ``removed`` (ids of the previous snapshot that are
     gone), and ``unpriced`` (rows of the current snapshot without a price, never an event).
+    ``first`` is true for the diff of the first snapshot, which has no previous one (every
+    priced row counts as new; events only when asked for).
     """
 
     __slots__ = (
