@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .._errors import ConfigError
 from ._csv import REQUIRED_COLUMNS, CsvSnapshotParser, aparse_csv_snapshot, parse_csv_snapshot
 from ._diff import (
     NameSummary,
@@ -65,8 +66,6 @@ def load_snapshot_file(path: str | os.PathLike[str], *, timestamp: int | None = 
     Broken content raises :class:`~engine.ConfigError` naming ``file:row``; a file that
     cannot be read raises it too, naming the file.
     """
-    from .._errors import ConfigError
-
     file = Path(path)
     try:
         if file.suffix.lower() == ".json":
