@@ -4,7 +4,7 @@ exactly once, and reconcile every purchase to the end. Backtests run the same co
 from ._budget import budget_state, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
 from ._engine import Engine, EngineSettings, TradingRefused
-from ._reconciler import Reconciler, ReconcilerSettings, state_for_trade
+from ._reconciler import Reconciler, ReconcilerSettings
 from ._schedule import MAX_NAMES_PER_SEARCH, SearchSchedule
 from ._status import EngineMode, EngineStatus, Outcome, PurchaseRecord
 
@@ -24,5 +24,4 @@ __all__ = [
     "TradingRefused",
     "budget_state",
     "caps_for_rule",
-    "state_for_trade",
 ]

@@ -38,11 +38,12 @@ def caps_for_rule(ruleset: RuleSet, rule_name: str, now: float) -> tuple[Cap, ..
 
 
 async def budget_state(ledger: Ledger, now: float) -> BudgetState:
-    """What is committed now (spent plus in flight), overall, today, and per rule."""
-    today = await ledger.totals(since=utc_day_start(now))
-    total = await ledger.totals()
-    per_rule = {
-        name: RuleSpend(spent=t.spent + t.in_flight, count=t.count)
-        for name, t in total.by_rule.items()
-    }
-    return BudgetState(spent_today=today.committed, spent_total=total.committed, per_rule=per_rule)
+    """What is committed now (spent plus in flight), overall, today, and per rule; read
+    from the ledger's per-day buckets, so its cost does not grow with the history."""
+    total = await ledger.committed_by_rule()
+    today = await ledger.committed_by_rule(since=utc_day_start(now))
+    return BudgetState(
+        spent_today=sum(c.amount for c in today.values()),
+        spent_total=sum(c.amount for c in total.values()),
+        per_rule={rule: RuleSpend(spent=c.amount, count=c.count) for rule, c in total.items()},
+    )

@@ -25,15 +25,14 @@ from dataclasses import dataclass
 from .._clock import Clock
 from .._errors import APIError
 from ..client import MarketClient
-from ..ledger import Ledger, Purchase, PurchaseState
-from ..models import ProjectTrade, TradeStatus
+from ..ledger import Ledger, Purchase
+from ..models import ProjectTrade
 from ._status import EngineStatus
 
-__all__ = ["Reconciler", "ReconcilerSettings", "state_for_trade"]
+__all__ = ["Reconciler", "ReconcilerSettings"]
 
 log = logging.getLogger("snipe.reconcile")
 
-_S = PurchaseState
 _MAX_IDS = 100
 
 
@@ -45,19 +44,6 @@ class ReconcilerSettings:
     """Seconds after a purchase was written after which absence means it did not happen."""
     follow_every: float = 60.0
     """Seconds between checks of a bought or reserved purchase's trade."""
-
-
-def state_for_trade(purchase: Purchase, trade: ProjectTrade, now: float) -> PurchaseState:
-    """Where a purchase stands, given the trade the service reports for its ``project_id``."""
-    if trade.status == TradeStatus.COMPLETED:
-        return _S.COMPLETED
-    if trade.status == TradeStatus.REFUNDED:
-        return _S.REFUNDED
-    unlock_at = trade.unlock_at if trade.unlock_at is not None else purchase.unlock_at
-    locked = trade.escrow_status == "awaiting_unlock" or (
-        purchase.allow_trade_locked and unlock_at is not None and now < unlock_at
-    )
-    return _S.RESERVED if locked else _S.BOUGHT
 
 
 class Reconciler:
@@ -91,18 +77,7 @@ class Reconciler:
         for batch in _batches(due):
             trades = await self._lookup(batch)
             for purchase in batch:
-                trade = trades.get(purchase.project_id)
-                if trade is not None:
-                    await self._apply(purchase, trade, now)
-                elif now - purchase.created_at >= self.settings.absent_after:
-                    await self._ledger.transition(
-                        purchase.project_id,
-                        _S.FAILED,
-                        reason=(
-                            f"absent from check-many-project-id {now - purchase.created_at:.0f} s"
-                            " after it was written: the purchase did not happen"
-                        ),
-                    )
+                await self._apply(purchase, trades.get(purchase.project_id))
         return await self._ledger.unresolved()
 
     async def follow(self) -> None:
@@ -121,7 +96,7 @@ class Reconciler:
                 self._last_followed[purchase.project_id] = now
                 trade = trades.get(purchase.project_id)
                 if trade is not None:
-                    await self._apply(purchase, trade, now)
+                    await self._apply(purchase, trade)
 
     async def run_once(self) -> None:
         """``resolve`` then ``follow``; errors are counted and reported, not raised."""
@@ -135,26 +110,14 @@ class Reconciler:
         answer = await self._client.check_many_project_id([p.project_id for p in batch])
         return {t.project_id: t for t in answer.trades}
 
-    async def _apply(self, purchase: Purchase, trade: ProjectTrade, now: float) -> None:
-        target = state_for_trade(purchase, trade, now)
-        if target is purchase.state:
-            return
-        if target is _S.RESERVED and purchase.state is _S.BOUGHT:
-            return  # the lock information lags; never move backwards
-        reason = None
-        if target is _S.REFUNDED:
-            reason = trade.reason or "refunded (trade status 6)"
-        log.info("%s %s: %s -> %s", purchase.project_id, purchase.name, purchase.state, target)
-        await self._ledger.transition(
-            purchase.project_id,
-            target,
-            reason=reason,
-            charged_price=trade.price,
-            marketplace_id=trade.id,
-            unlock_at=trade.unlock_at,
-            send_until=trade.send_until,
-            details={"trade_status": trade.status, "trade_done": trade.done},
+    async def _apply(self, purchase: Purchase, trade: ProjectTrade | None) -> None:
+        """Let the ledger apply the service's answer (``None``: absent); absence becomes
+        FAILED only ``absent_after`` seconds after the request."""
+        moved = await self._ledger.resolve(
+            purchase.project_id, trade, grace=self.settings.absent_after
         )
+        if moved is not None:
+            log.info("%s %s: %s -> %s", moved.project_id, moved.name, purchase.state, moved.state)
 
 
 def _batches(purchases: Sequence[Purchase]) -> list[Sequence[Purchase]]:
