@@ -7,8 +7,9 @@ The endpoint methods (``_client.py``) build checked arguments and call :meth:`_c
 from __future__ import annotations
 
 import logging
+import re
 import urllib.parse
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self, TypeVar
@@ -43,6 +44,9 @@ class _EndpointBucket:
 
 
 _ENDPOINT_BUCKET: Final = _EndpointBucket()
+
+RequestObserver = Callable[[str, str], None]
+"""(endpoint label, outcome) -> None: see :attr:`ClientCore.request_observer`."""
 _NO_BODY: Final = object()
 
 
@@ -70,6 +74,10 @@ class ClientCore:
         self._timeout = float(timeout)
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._catalogue_bucket = catalogue_bucket
+        self.request_observer: RequestObserver | None = None
+        """Called with (endpoint label, outcome) after every request: ``"ok"``, or the snake
+        case name of the error (``"rate_limited"``, ``"unavailable"``...). For metrics; it
+        must not block, and one that raises is ignored."""
         if limiter is not None:
             _check_buckets(limiter, catalogue_bucket)
         inner = transport if transport is not None else httpx.AsyncHTTPTransport(retries=0)
@@ -164,6 +172,7 @@ class ClientCore:
             failure = transport_error(endpoint, exc, project_ids)
         if failure is None:
             failure = http_error(endpoint, response, project_ids, self._clock.now())
+        self._observe(endpoint, failure)
         if failure is not None:
             if isinstance(failure, RateLimited) and chosen is not None and self._limiter:
                 self._limiter.pause(chosen, failure.retry_after)
@@ -171,6 +180,15 @@ class ClientCore:
             # Raised outside the except block: no httpx error rides along as __context__.
             raise failure
         return response
+
+    def _observe(self, endpoint: Endpoint, failure: APIError | None) -> None:
+        if self.request_observer is None:
+            return
+        outcome = "ok" if failure is None else _snake(type(failure).__name__)
+        try:
+            self.request_observer(endpoint.label, outcome)
+        except Exception:  # metrics must never break a request
+            _log.exception("the request observer failed")
 
     def _build(
         self,
@@ -242,14 +260,16 @@ class ClientCore:
         except httpx.HTTPError as exc:
             failure = transport_error(endpoint, exc, ())
         if failure is not None:
+            self._observe(endpoint, failure)
             raise failure
         try:
             if not 200 <= response.status_code < 300:
                 with suppress(httpx.HTTPError):
                     await response.aread()
                 failure = http_error(endpoint, response, (), self._clock.now())
-                if failure is not None:
-                    raise failure
+            self._observe(endpoint, failure)
+            if failure is not None:
+                raise failure
             yield SnapshotStream(endpoint, response)
         finally:
             await response.aclose()
@@ -290,6 +310,10 @@ class SnapshotStream:
 
     def __repr__(self) -> str:
         return f"<SnapshotStream {self._endpoint.label} [{self._response.status_code}]>"
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def _check_key(api_key: object) -> APIKey:
