@@ -27,7 +27,7 @@ from .._plugins import make_plugin_host
 from ..ledger import MEMORY
 from ..rules import RuleSet, load_rules
 from ..sandbox import MarketConfig, Sandbox, SandboxConfig
-from ..sniper import Engine, EngineSettings, Outcome
+from ..sniper import Engine, EngineSettings, Outcome, PurchaseRecord
 from ..sniper._session import SessionOptions, open_engine
 from ._run import _positive, setup_logging
 
@@ -114,6 +114,17 @@ def run(args: argparse.Namespace) -> int:
     return anyio.run(main)
 
 
+def _why(record: PurchaseRecord) -> str:
+    facts = []
+    if record.reference:
+        off = 100 * (record.reference - record.price) / record.reference
+        facts.append(f"{off:.0f}% under {format_usd(record.reference)}")
+    if record.float_value is not None:
+        facts.append(f"float {record.float_value:.4f}")
+    rule = [r for r in record.reasons if not r.startswith(("name ", "within budgets"))]
+    return "; ".join(facts) + "\nrule: " + "; ".join(rule)
+
+
 async def _summary(console: Console, engine: Engine, ruleset: RuleSet, sandbox: Sandbox) -> None:
     status = engine.status
     console.print(await engine.status_line())
@@ -126,7 +137,7 @@ async def _summary(console: Console, engine: Engine, ruleset: RuleSet, sandbox: 
     for column in ("item", "price", "rule", "outcome", "why"):
         bought.add_column(column)
     for record in status.purchases:
-        why = record.detail or "\n".join(record.reasons)
+        why = record.detail or _why(record)
         bought.add_row(
             escape(record.name),
             format_usd(record.price),

@@ -19,7 +19,7 @@ flight finish and be recorded.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -58,6 +58,9 @@ class BuyerSettings:
     """At most this many listings in one bulk purchase."""
     max_consecutive_failures: int = 5
     """This many purchase attempts in a row that fail without a refusal halt buying."""
+    project_id_entropy: Callable[[], bytes] | None = None
+    """The 10 random bytes of each new ``project_id`` (``os.urandom`` when unset); a
+    backtest passes a seeded source so that its ledger is reproducible."""
 
 
 class Buyer:
@@ -197,10 +200,10 @@ class Buyer:
     async def _write_intents(self, decisions: Sequence[Decision]) -> list[tuple[str, Decision]]:
         """Write the intents (all or none); returns (project_id, decision) for each written."""
         now = self._clock.now()
-        batch = f"bulk-{new_project_id(now)[4:]}" if len(decisions) > 1 else None
+        batch = f"bulk-{self._new_id(now)[4:]}" if len(decisions) > 1 else None
         intents = [
             Intent(
-                project_id=new_project_id(now),
+                project_id=self._new_id(now),
                 item_id=d.item_id,
                 name=d.name,
                 price=d.price,
@@ -223,6 +226,10 @@ class Buyer:
             self._intent_refused(decisions, exc)
             return []
         return [(i.project_id, d) for i, d in zip(intents, decisions, strict=True)]
+
+    def _new_id(self, now: float) -> str:
+        entropy = self._settings.project_id_entropy
+        return new_project_id(now, entropy() if entropy is not None else None)
 
     def _intent_refused(self, decisions: Sequence[Decision], exc: IntentRefused) -> None:
         if exc.reason is IntentRefusal.CAP:
@@ -321,6 +328,8 @@ class Buyer:
                 outcome=outcome,
                 detail=detail,
                 reasons=decision.reasons,
+                reference=decision.listing.platform_price,
+                float_value=decision.listing.float_value,
             )
         )
         log.info(

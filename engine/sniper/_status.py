@@ -46,6 +46,9 @@ class PurchaseRecord:
     outcome: Outcome
     detail: str | None
     reasons: tuple[str, ...]
+    reference: int | None = None
+    """The listing's reference (platform) price when it had one, USD x 1000."""
+    float_value: float | None = None
 
 
 @dataclass
