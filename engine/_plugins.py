@@ -12,6 +12,7 @@ and shown by ``snipe check`` and ``snipe plugins``.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import logging
 import os
@@ -23,9 +24,12 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
+from .ledger import Purchase
+from .notify._contract import NotifierKind
+from .notify._events import DailySummary
 from .rules._contract import Criterion, EvalContext, PriceSource
 from .rules._evaluate import Decision
-from .rules._schema import CORE_RULE_KEYS
+from .rules._schema import CORE_RULE_KEYS, NOTIFY_CORE_KEYS
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -76,6 +80,7 @@ class PluginHost:
         self._sources: dict[str, str] = {}
         self._criteria: list[Criterion] | None = None
         self._price_sources: dict[str, PriceSource] | None = None
+        self._notifiers: list[NotifierKind] | None = None
         self.source_owners: dict[str, str] = {}
         """Price source name -> the plugin that registered it."""
 
@@ -102,6 +107,7 @@ class PluginHost:
             return False
         self._sources[name] = source
         self._criteria = self._price_sources = None
+        self._notifiers = None
         return True
 
     def check_pending(self) -> None:
@@ -206,6 +212,27 @@ class PluginHost:
             self._price_sources = sources
         return self._price_sources
 
+    def notifiers(self) -> list[NotifierKind]:
+        """Every registered notifier kind (keys of ``notify:``), plugin filled in (cached)."""
+        if self._notifiers is None:
+            taken: dict[str, str] = {key: "core" for key in NOTIFY_CORE_KEYS}
+            kinds: list[NotifierKind] = []
+            for plugin, result in self._call_each("snipe_register_notifiers", {}):
+                for kind in result or ():
+                    if not isinstance(kind, NotifierKind):
+                        error = f"{kind!r} is not a NotifierKind"
+                    elif not _KEY.match(kind.key):
+                        error = f"notifier key {kind.key!r} must be lower_snake_case"
+                    elif kind.key in taken:
+                        error = f"notifier key {kind.key!r} is already taken by {taken[kind.key]!r}"
+                    else:
+                        taken[kind.key] = plugin
+                        kinds.append(dataclasses.replace(kind, plugin=plugin))
+                        continue
+                    self.failures.append(PluginFailure(plugin, "register notifiers", error))
+            self._notifiers = kinds
+        return self._notifiers
+
     def criterion_owner(self, key: str) -> str | None:
         """The plugin that registered the rule key ``key``."""
         return next((c.plugin for c in self.criteria() if c.key == key), None)
@@ -235,6 +262,22 @@ class PluginHost:
         """Tell every plugin how a purchase attempt ended (failures logged and dropped)."""
         kwargs = {"decision": decision, "outcome": outcome, "detail": detail}
         for _ in self._call_each("snipe_purchase", kwargs, on_error="drop"):
+            pass
+
+    def notify_refund(self, purchase: Purchase, reason: str | None) -> None:
+        """Tell every plugin a purchase was refunded (failures logged and dropped)."""
+        self._notify("snipe_refund", {"purchase": purchase, "reason": reason})
+
+    def notify_halted(self, reason: str) -> None:
+        """Tell every plugin the engine went HALTED (failures logged and dropped)."""
+        self._notify("snipe_halted", {"reason": reason})
+
+    def notify_daily_summary(self, summary: DailySummary) -> None:
+        """Tell every plugin a UTC day ended (failures logged and dropped)."""
+        self._notify("snipe_daily_summary", {"summary": summary})
+
+    def _notify(self, hook: str, kwargs: Mapping[str, Any]) -> None:
+        for _ in self._call_each(hook, kwargs, on_error="drop"):
             pass
 
     def _call_each(

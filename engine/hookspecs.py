@@ -11,7 +11,7 @@ The engine loads installed plugins at start (only those named in ``SNIPE_PLUGINS
 that variable is set), runs ``check_pending()`` so a misspelt hook name is an error, and
 lists them with ``snipe plugins``.
 
-When hooks run: the two ``register`` hooks run once, when a rules file is loaded. The
+When hooks run: the ``register`` hooks run once, when a rules file is loaded. The
 others run once per evaluation batch or once per purchase, never once per listing per
 criterion: the per-listing work is done by the plain closures criteria compile to.
 
@@ -32,15 +32,21 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from .ledger import Purchase
+    from .notify import DailySummary, NotifierKind
     from .rules import Criterion, Decision, EvalContext, PriceSource
 
 __all__ = [
     "PROJECT",
     "hookimpl",
     "hookspec",
+    "snipe_daily_summary",
     "snipe_decisions",
+    "snipe_halted",
     "snipe_purchase",
+    "snipe_refund",
     "snipe_register_criteria",
+    "snipe_register_notifiers",
     "snipe_register_price_sources",
     "snipe_veto_purchase",
 ]
@@ -114,5 +120,52 @@ def snipe_purchase(decision: Decision, outcome: str, detail: str | None) -> None
     was lost; the engine resolves it by ``project_id``); ``detail`` is the service's
     message or the veto's reason. Called once per attempt; the return value is ignored;
     an implementation that raises is logged and dropped.
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def snipe_register_notifiers() -> Sequence[NotifierKind]:
+    """Contribute notification channels (keys of the rules file's ``notify:`` section).
+
+    Called once per rules file load, before validation. Return
+    :class:`~engine.notify.NotifierKind` objects: a key, the model validating its value
+    (a :class:`~engine.notify.ChannelConfig` subclass), and ``build`` turning the value into
+    a channel when the engine starts. The built-in ``discord``, ``telegram`` and ``webhook``
+    notifiers are registered through this same hook. A key already taken is refused.
+
+    Not ``firstresult``: every plugin's list is collected.
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def snipe_refund(purchase: Purchase, reason: str | None) -> None:
+    """Notification: the service refunded a purchase.
+
+    Called once, when reconciling moves the purchase to REFUNDED (``purchase`` is the
+    ledger's record after the move; ``reason`` the service's, if any). The return value is
+    ignored; an implementation that raises is logged and dropped.
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def snipe_halted(reason: str) -> None:
+    """Notification: the engine went HALTED (buying stopped until a person looks).
+
+    Called once per run, when it happens, with the reason. The return value is ignored;
+    an implementation that raises is logged and dropped. Keep it fast: it runs in the
+    engine's task that noticed the problem.
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def snipe_daily_summary(summary: DailySummary) -> None:
+    """Notification: one UTC day ended (:class:`~engine.notify.DailySummary`).
+
+    Called by ``snipe run`` once per UTC midnight it is running at. The return value is
+    ignored; an implementation that raises is logged and dropped.
     """
     raise NotImplementedError

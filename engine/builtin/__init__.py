@@ -1,4 +1,4 @@
-"""The built-in criteria and price source, registered exactly like third-party plugins.
+"""The built-in criteria, price source and notifiers, registered exactly like third-party plugins.
 
 Each module here is a plugin: it implements ``snipe_register_criteria`` (and the price
 module ``snipe_register_price_sources``) with ``@hookimpl``. :func:`engine._plugins.
@@ -8,6 +8,7 @@ Reading them is the quickest way to learn how to write a criterion.
 
 from __future__ import annotations
 
+from ..notify import _builtin as _notify
 from . import _hold as _hold
 from . import _match as _match
 from . import _price as _price
@@ -22,5 +23,6 @@ BUILTIN_PLUGINS: tuple[tuple[str, object], ...] = (
     ("builtin.wear", _wear),
     ("builtin.stickers", _stickers),
     ("builtin.hold", _hold),
+    ("builtin.notify", _notify),
 )
 """(plugin name, plugin module) of every built-in plugin, in registration order."""

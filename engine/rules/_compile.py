@@ -30,7 +30,7 @@ from ._contract import (
     Test,
 )
 from ._names import split_name
-from ._schema import CORE_RULE_KEYS, Account, Budgets, format_path
+from ._schema import CORE_RULE_KEYS, Account, Budgets, NotifyCore, format_path
 
 __all__ = ["Check", "CompiledRule", "RuleSet", "compile_rule"]
 
@@ -271,8 +271,11 @@ class RuleSet:
         rules: Sequence[CompiledRule],
         disabled: Sequence[str] = (),
         problems: Sequence[Problem] = (),
+        notify: NotifyCore | None = None,
     ) -> None:
         self.filename = filename
+        self.notify = notify
+        """The ``notify:`` section (notifier keys read with ``criterion_values``), if any."""
         self.account = account
         self.budgets = budgets
         ordered = sorted(rules, key=lambda r: (-r.priority, r.index))

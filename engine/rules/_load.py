@@ -72,7 +72,7 @@ def check_rules_text(
     criteria = host.criteria()
     host.price_sources()  # registration failures are known after both calls
     plugin_notes = [Problem("warning", str(f), filename) for f in host.failures]
-    model = build_config_model(criteria)
+    model = build_config_model(criteria, [(k.key, k.schema) for k in host.notifiers()])
     try:
         # top-level `x-...` keys hold YAML anchors shared by rules; they are not settings
         data = {k: v for k, v in doc.data.items() if not str(k).startswith("x-")}
@@ -141,6 +141,7 @@ def _compile(config: Any, doc: Document, host: PluginHost, problems: list[Proble
         rules=compiled,
         disabled=disabled,
         problems=[p for p in problems if p.severity == "warning"],
+        notify=config.notify,
     )
 
 

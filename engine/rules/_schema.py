@@ -36,9 +36,11 @@ from ._yaml import Document
 
 __all__ = [
     "CORE_RULE_KEYS",
+    "NOTIFY_CORE_KEYS",
     "Account",
     "Budgets",
     "BuyOrder",
+    "NotifyCore",
     "RateLimits",
     "RuleCore",
     "StrictModel",
@@ -183,20 +185,43 @@ class RuleCore(StrictModel):
         return self
 
 
+class NotifyCore(StrictModel):
+    """The ``notify:`` section's own keys (how notices are queued and retried); every
+    notifier plugin adds one key (``discord``, ``telegram``, ``webhook``...)."""
+
+    queue_size: int = Field(100, ge=1, le=10_000)
+    """Notices waiting per channel; more are dropped and counted."""
+    retries: int = Field(5, ge=0, le=20)
+    backoff: float = Field(2.0, gt=0, le=3600)
+    """Seconds before the first retry, doubled after each."""
+    timeout: float = Field(10.0, gt=0, le=120)
+
+
 CORE_RULE_KEYS: frozenset[str] = frozenset(RuleCore.model_fields)
+NOTIFY_CORE_KEYS: frozenset[str] = frozenset(NotifyCore.model_fields)
 _ALIAS_PREFIX = "c_"
 
 
-def build_config_model(criteria: Sequence[Criterion]) -> type[BaseModel]:
-    """The model of a whole rules file, with one optional rule key per criterion."""
-    return _config_model(tuple(criteria))
+def build_config_model(
+    criteria: Sequence[Criterion], notifiers: Sequence[tuple[str, type[BaseModel]]] = ()
+) -> type[BaseModel]:
+    """The model of a whole rules file, with one optional rule key per criterion and one
+    optional ``notify:`` key per notifier (key, model)."""
+    return _config_model(tuple(criteria), tuple(notifiers))
 
 
 @functools.lru_cache(maxsize=32)
-def _config_model(criteria: tuple[Criterion, ...]) -> type[BaseModel]:
+def _config_model(
+    criteria: tuple[Criterion, ...], notifiers: tuple[tuple[str, type[BaseModel]], ...] = ()
+) -> type[BaseModel]:
     fields: dict[str, Any] = {
         _ALIAS_PREFIX + c.key: (c.schema | None, Field(default=None, alias=c.key)) for c in criteria
     }
+    notify_fields: dict[str, Any] = {
+        _ALIAS_PREFIX + key: (schema | None, Field(default=None, alias=key))
+        for key, schema in notifiers
+    }
+    notify_model = create_model("Notify", __base__=NotifyCore, __module__=__name__, **notify_fields)
     rule_model = create_model("Rule", __base__=RuleCore, __module__=__name__, **fields)
     rules_type = Annotated[list[rule_model], Field(min_length=1)]
     model: type[BaseModel] = create_model(
@@ -206,13 +231,15 @@ def _config_model(criteria: tuple[Criterion, ...]) -> type[BaseModel]:
         version=(Literal[1], 1),
         account=(Account, ...),
         budgets=(Budgets, ...),
+        notify=(notify_model | None, None),
         rules=(rules_type, ...),
     )
     return model
 
 
 def criterion_values(rule: BaseModel) -> dict[str, Any]:
-    """The criteria keys a rule uses -> their validated values."""
+    """The criteria keys a rule uses -> their validated values (and likewise the notifier
+    keys a ``notify:`` section uses)."""
     out: dict[str, Any] = {}
     for name, info in type(rule).model_fields.items():
         if name.startswith(_ALIAS_PREFIX) and info.alias:
