@@ -19,13 +19,13 @@ are refunded (status 6, or a trade-locked item not delivered by ``send_until``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .._clock import Clock
 from .._errors import APIError
 from ..client import MarketClient
-from ..ledger import Ledger, Purchase
+from ..ledger import Ledger, Purchase, PurchaseState
 from ..models import ProjectTrade
 from ._status import EngineStatus
 
@@ -64,6 +64,9 @@ class Reconciler:
         self._status = status
         self.settings = settings
         self._last_followed: dict[str, float] = {}
+        self.on_refund: Callable[[Purchase], None] | None = None
+        """Told about each purchase moved to REFUNDED (``snipe run`` passes it on to the
+        ``snipe_refund`` hook); one that raises is logged and ignored."""
 
     async def resolve(self, *, final_probe: bool = False) -> list[Purchase]:
         """One pass over the unresolved purchases (INTENT, UNKNOWN) whose grace has passed
@@ -118,6 +121,11 @@ class Reconciler:
         )
         if moved is not None:
             log.info("%s %s: %s -> %s", moved.project_id, moved.name, purchase.state, moved.state)
+            if moved.state is PurchaseState.REFUNDED and self.on_refund is not None:
+                try:
+                    self.on_refund(moved)
+                except Exception:
+                    log.exception("the refund observer failed")
 
 
 def _batches(purchases: Sequence[Purchase]) -> list[Sequence[Purchase]]:
