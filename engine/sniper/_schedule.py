@@ -31,6 +31,9 @@ class SearchSchedule:
     batch_size: int = MAX_NAMES_PER_SEARCH
     _last_searched: dict[str, float] = field(default_factory=dict)
     _hot: dict[str, tuple[int, float]] = field(default_factory=dict)
+    flagged_at: dict[str, float] = field(default_factory=dict)
+    """Name -> when the snapshot first flagged it, for names whose latest search was
+    flagged (metrics measure detection latency from there)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.batch_size <= MAX_NAMES_PER_SEARCH:
@@ -78,7 +81,11 @@ class SearchSchedule:
         """Record that ``names`` were searched at ``at``; they stop being flagged."""
         for name in names:
             self._last_searched[name] = at
-            self._hot.pop(name, None)
+            hot = self._hot.pop(name, None)
+            if hot is not None:
+                self.flagged_at[name] = hot[1]
+            else:
+                self.flagged_at.pop(name, None)
 
     def staleness(self, now: float) -> tuple[float, float]:
         """(median, worst) seconds since a watched name was last searched; never searched
