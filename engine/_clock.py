@@ -15,8 +15,8 @@ import heapq
 import itertools
 import math
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Protocol, runtime_checkable
 
 import anyio
@@ -99,6 +99,8 @@ class VirtualClock:
 
     def __init__(self, start: float = 1_767_225_600.0) -> None:  # 2026-01-01T00:00:00Z
         self._now = float(start)
+        self._busy = 0
+        self._idle: anyio.Event | None = None
         self._sleepers: list[tuple[float, int, anyio.Event]] = []
         self._order = itertools.count()
 
@@ -121,6 +123,21 @@ class VirtualClock:
             if not event.is_set():  # cancelled: forget the sleeper
                 self._sleepers.remove(entry)
                 heapq.heapify(self._sleepers)
+
+    @contextmanager
+    def busy(self) -> Iterator[None]:
+        """Mark work that runs outside the event loop (a worker thread, such as the
+        ledger's database calls): :meth:`autojump` does not move time while any is under
+        way, because a task waiting for a thread looks blocked but is not waiting for time.
+        """
+        self._busy += 1
+        try:
+            yield
+        finally:
+            self._busy -= 1
+            if self._busy == 0 and self._idle is not None:
+                self._idle.set()
+                self._idle = None
 
     def next_deadline(self) -> float | None:
         """The earliest deadline anyone is waiting for, or ``None``."""
@@ -159,6 +176,10 @@ class VirtualClock:
     async def _autojump_loop(self) -> None:
         while True:
             await _wait_all_tasks_blocked()
+            if self._busy:
+                self._idle = self._idle or anyio.Event()
+                await self._idle.wait()
+                continue
             deadline = self.next_deadline()
             if deadline is None:
                 # Nothing to jump to: yield briefly so new sleepers can register.

@@ -257,3 +257,23 @@ async def test_system_sleeps_return_at_or_after_their_deadline() -> None:
     assert clock.now() - before >= 0.001
     await clock.sleep_until(clock.now() - 1.0)  # in the past: at once
     await clock.sleep(-1.0)
+
+
+async def test_autojump_waits_for_work_marked_busy() -> None:
+    clock = VirtualClock(start=0.0)
+    seen: list[float] = []
+
+    async def sleeper() -> None:
+        await clock.sleep(10.0)
+        seen.append(clock.now())
+
+    async def thread_work() -> None:
+        with clock.busy():
+            # a worker thread: the task looks blocked, but time must not move meanwhile
+            await anyio.to_thread.run_sync(time.sleep, 0.005)
+            seen.append(clock.now())
+
+    async with clock.autojump(), anyio.create_task_group() as tg:
+        tg.start_soon(sleeper)
+        tg.start_soon(thread_work)
+    assert seen == [0.0, 10.0]

@@ -9,6 +9,7 @@ with :meth:`Ledger.transition` as answers arrive. After a restart,
 
 from ._connection import Driver
 from ._ledger import MEMORY, Ledger
+from ._orders import FILL_PREFIX, BuyOrderRecord
 from ._records import (
     DETAIL_FIELDS,
     PROJECT_ID_MAX,
@@ -38,6 +39,7 @@ __all__ = [
     "BUDGET_STATES",
     "DEFAULT_GRACE",
     "DETAIL_FIELDS",
+    "FILL_PREFIX",
     "FINAL_STATES",
     "IN_FLIGHT_STATES",
     "MEMORY",
@@ -45,6 +47,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SPENT_STATES",
     "TRANSITIONS",
+    "BuyOrderRecord",
     "Cap",
     "Committed",
     "Driver",

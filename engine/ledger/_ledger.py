@@ -58,6 +58,7 @@ from .._errors import IntentRefusal, IntentRefused, LedgerError
 from .._money import Money
 from ..models import ProjectTrade
 from ._connection import AsyncConnection, Driver, Row, connect
+from ._orders import OrderBook
 from ._records import Cap, Committed, Event, Intent, Purchase, Totals, encode_details, summarize
 from ._resolve import DEFAULT_GRACE, Resolution, resolve
 from ._schema import (
@@ -145,7 +146,7 @@ def _check_money(project_id: str, name: str, value: int | None) -> None:
         )
 
 
-class Ledger:
+class Ledger(OrderBook):
     """Every purchase snipe makes, with its history. Open it with :meth:`open`.
 
     All times come from the injected clock. All money is int USD x 1000.
@@ -281,11 +282,17 @@ class Ledger:
         if self._connection is None:
             raise LedgerError(f"{self.path}: the ledger is closed")
         try:
-            return await self._connection.execute_fetchall(sql, parameters)
+            with self._busy():
+                return await self._connection.execute_fetchall(sql, parameters)
         except sqlite3.DatabaseError as exc:
             raise LedgerError(f"{self.path}: {exc}") from exc
         except sqlite3.Error as exc:
             raise LedgerError(f"{self.path}: ledger error: {exc}") from exc
+
+    def _busy(self) -> contextlib.AbstractContextManager[object]:
+        # The call runs in a worker thread: a virtual clock must not move meanwhile.
+        mark = getattr(self._clock, "busy", None)
+        return mark() if mark is not None else contextlib.nullcontext()
 
     async def _transaction(self, work: Callable[[], Awaitable[_T]]) -> _T:
         """Run ``work`` inside ``BEGIN IMMEDIATE`` ... ``COMMIT``, one writer at a time."""

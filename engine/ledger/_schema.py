@@ -121,7 +121,25 @@ END;
 PRAGMA application_id = {APPLICATION_ID};
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+_V2 = """
+-- Buy orders snipe placed (one per item name, as the service allows), so a restart knows
+-- which orders are its own: those it removes when their rule goes, and whose fills it
+-- records as purchases.
+CREATE TABLE buy_orders (
+    name        TEXT    PRIMARY KEY,
+    order_id    INTEGER NOT NULL,
+    rule        TEXT    NOT NULL,
+    game        TEXT,
+    price       INTEGER NOT NULL CHECK (price >= 0),
+    amount      INTEGER NOT NULL CHECK (amount >= 0),
+    filled      INTEGER NOT NULL CHECK (filled >= 0),
+    active      INTEGER NOT NULL CHECK (active IN (0, 1)),
+    created_at  REAL    NOT NULL,
+    updated_at  REAL    NOT NULL
+) STRICT;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 """``MIGRATIONS[n - 1]`` takes version ``n - 1`` to ``n``. Append only; never edit one that
 has shipped."""
 

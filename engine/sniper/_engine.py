@@ -38,7 +38,7 @@ from ..client import Game, MarketClient, TradeLink
 from ..ledger import Ledger
 from ..models import Listing
 from ..rules import Decision, EvalContext, RuleSet, evaluate
-from ..snapshot import Snapshot, aparse_csv_snapshot, diff_snapshots
+from ..snapshot import SnapshotTracker, aparse_csv_snapshot
 from ._budget import budget_state
 from ._buyer import Buyer, BuyerSettings
 from ._reconciler import Reconciler, ReconcilerSettings
@@ -116,7 +116,7 @@ class Engine:
         )
         self.include_hold = any("hold" in r.criteria for r in ruleset.rules)
         self.balance: int | None = None
-        self._snapshot: Snapshot | None = None
+        self._tracker = SnapshotTracker()
         self.last_decisions: list[Decision] = []
         self._games: dict[str, str | object | None] = {}
 
@@ -213,12 +213,10 @@ class Engine:
         async with self.client.snapshot_csv(include_hold=self.include_hold) as stream:
             current = await aparse_csv_snapshot(stream)
         self.status.snapshots += 1
-        previous, self._snapshot = self._snapshot, current
-        if previous is None:
+        diff = await self._tracker.aupdate(current)
+        if diff.first:
             self._watch(current.names)
-        if previous is None:
             return
-        diff = diff_snapshots(previous, current)
         now = self.clock.now()
         for summary in diff.names_cheapest_first():
             ceiling = self._ceiling(summary.name)
