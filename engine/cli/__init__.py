@@ -24,6 +24,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "._check",
     "._plugins",
     "._sandbox",
+    "._status",
 )
 
 Handler = Callable[[argparse.Namespace], int]

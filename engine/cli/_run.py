@@ -19,9 +19,11 @@ import anyio
 from .._clock import SystemClock
 from .._errors import ConfigError, InvalidRequest
 from .._plugins import make_plugin_host
+from ..ops import OpsSettings, operations
 from ..rules import load_rules
 from ..sniper import EngineMode, EngineSettings, TradingRefused
 from ..sniper._session import SessionOptions, open_engine
+from ..sniper._statusfile import status_path_for
 
 __all__ = ["register"]
 
@@ -45,8 +47,30 @@ def register(subparsers: Any) -> None:
         "--dry-run", action="store_true", help="decide and report, never buy (memory ledger)"
     )
     parser.add_argument("--kill-file", metavar="PATH", help="halt buying while this file exists")
+    parser.add_argument(
+        "--metrics-port",
+        metavar="PORT",
+        type=_port,
+        help="serve Prometheus metrics on /metrics and a health probe on /healthz",
+    )
+    parser.add_argument(
+        "--metrics-host",
+        metavar="ADDRESS",
+        default="127.0.0.1",
+        help="the address the metrics server binds (default 127.0.0.1)",
+    )
     add_logging_arguments(parser)
     parser.set_defaults(handler=run)
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, got {text!r}")
+    return value
 
 
 def add_logging_arguments(parser: argparse.ArgumentParser) -> None:
@@ -108,6 +132,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CONFIG
     settings = EngineSettings(dry_run=args.dry_run, kill_file=args.kill_file)
     options = SessionOptions(base_url=args.base_url, ledger=args.ledger)
+    ledger_path = None if args.dry_run else (args.ledger or ruleset.account.ledger)
+    ops_settings = OpsSettings(
+        metrics_port=args.metrics_port,
+        metrics_host=args.metrics_host,
+        status_file=status_path_for(ledger_path) if ledger_path else None,
+    )
 
     async def main() -> int:
         clock = SystemClock()
@@ -119,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
             settings=settings,
             options=options,
         ) as engine:
-            async with anyio.create_task_group() as tg:
+            async with operations(engine, ops_settings), anyio.create_task_group() as tg:
                 tg.start_soon(_stop_on_signal, tg.cancel_scope)
                 await engine.run(duration=args.duration)
                 tg.cancel_scope.cancel()
@@ -133,6 +163,9 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     except (ConfigError, InvalidRequest) as exc:
         print(f"snipe run: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except OSError as exc:  # the metrics port cannot be bound
+        print(f"snipe run: cannot serve metrics: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_CONFIG
 
 

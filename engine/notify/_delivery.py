@@ -88,6 +88,9 @@ class Delivery:
         self.settings = settings
         self._transport = transport
         self._lanes: list[_Lane] = []
+        self._pending = 0
+        self._idle = anyio.Event()
+        self._idle.set()
         for channel in channels:
             send, receive = anyio.create_memory_object_stream[Notice](settings.queue_size)
             self._lanes.append(_Lane(channel, send, receive))
@@ -108,6 +111,9 @@ class Delivery:
                 continue
             try:
                 lane.send.send_nowait(notice)
+                self._pending += 1
+                if self._idle.is_set():
+                    self._idle = anyio.Event()
             except anyio.WouldBlock:
                 lane.stats.dropped += 1
                 log.warning(
@@ -135,7 +141,18 @@ class Delivery:
 
     async def _drain(self, lane: _Lane, transport: httpx.AsyncBaseTransport) -> None:
         async for notice in lane.receive:
-            await self._deliver(lane, notice, transport)
+            try:
+                await self._deliver(lane, notice, transport)
+            finally:
+                self._pending -= 1
+                if self._pending == 0:
+                    self._idle.set()
+
+    async def flush(self) -> None:
+        """Wait until every queued notice is sent or given up on (bound it with a
+        timeout: a receiver that is down keeps its notices retrying)."""
+        while not self._idle.is_set():
+            await self._idle.wait()
 
     async def _deliver(
         self, lane: _Lane, notice: Notice, transport: httpx.AsyncBaseTransport

@@ -70,8 +70,6 @@ class DailySummary:
     """Everything committed so far (all days), against ``cap_total``."""
     cap_per_day: int
     cap_total: int
-    errors: int = 0
-    """Errors the engine reported since the previous summary."""
 
 
 def _discount_bp(price: int, reference: int | None) -> int | None:
@@ -166,7 +164,6 @@ def summary_notice(summary: DailySummary, at: float) -> Notice:
         f"refunds {summary.refunds} ({_usd(summary.refunded)}), failed {summary.failed}, "
         f"unresolved {summary.unresolved}",
         f"total committed {_usd(summary.spent_total)} of {_usd(summary.cap_total)}",
-        f"errors {summary.errors}",
     )
     return Notice(
         kind="daily_summary",

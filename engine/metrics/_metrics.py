@@ -1,0 +1,247 @@
+"""Prometheus metrics of one engine, on a registry of its own (never the global one).
+
+Counters that happen (requests by endpoint and outcome, 429s, detection latency) are
+recorded as they happen; figures that are state (purchases by state, spend and caps,
+search-budget use, the reconciliation queue, notification counts) are read from the
+engine and the ledger by :meth:`EngineMetrics.refresh` just before each scrape.
+
+Money is exported in dollars (``*_usd``), as dashboards expect; the exact figures are in
+the ledger (USD x 1000).
+
+Detection latency (``snipe_detection_latency_seconds``): for each purchase that went
+through, the seconds from snipe's first sight of the listing to the purchase request. The
+first sight is the snapshot poll that flagged the listing's name (a new listing or a price
+drop a rule could afford), or, for a listing found by a routine search, that search's
+answer. The marketplace does not say when a listing was put up, so the time before the
+snapshot showed it is not counted; the snapshot is refreshed every 10 s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from .._money import MILLS_PER_USD
+from ..hookspecs import hookimpl
+from ..ledger import utc_day_start
+
+if TYPE_CHECKING:
+    from ..notify import ChannelStats
+    from ..rules import Decision, EvalContext
+    from ..sniper import Engine
+
+__all__ = ["CONTENT_TYPE", "DETECTION_BUCKETS", "EngineMetrics", "LatencyTracker"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+DETECTION_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 60.0, 120.0, 300.0)
+_FIRST_SEEN_MAX = 50_000
+
+
+def _usd(amount: int) -> float:
+    return amount / MILLS_PER_USD
+
+
+@dataclass
+class _State:
+    """The figures read before a scrape."""
+
+    by_state: Mapping[str, int] = field(default_factory=dict)
+    spent_total: int = 0
+    spent_today: int = 0
+    unresolved: int = 0
+    open_trades: int = 0
+    search_used: int = 0
+    search_limit: int | None = None
+    now: float = 0.0
+
+
+class LatencyTracker:
+    """A plugin object measuring detection latency (see the module docstring) from the
+    ``snipe_decisions``, ``snipe_veto_purchase`` (it never vetoes) and ``snipe_purchase``
+    hooks."""
+
+    def __init__(self, engine: Engine, histogram: Histogram) -> None:
+        self._engine = engine
+        self._histogram = histogram
+        self._first_seen: dict[str, float] = {}
+        self._requested: dict[str, float] = {}
+
+    @hookimpl
+    def snipe_decisions(self, decisions: Any, context: EvalContext) -> None:
+        flagged = self._engine.schedule.flagged_at
+        for decision in decisions:
+            if not decision.accepted or decision.item_id in self._first_seen:
+                continue
+            seen = min(flagged.get(decision.name, context.now), context.now)
+            self._first_seen[decision.item_id] = seen
+        if len(self._first_seen) > _FIRST_SEEN_MAX:
+            for key in list(self._first_seen)[: _FIRST_SEEN_MAX // 2]:
+                del self._first_seen[key]
+
+    @hookimpl
+    def snipe_veto_purchase(self, decision: Decision, context: EvalContext) -> None:
+        self._requested[decision.item_id] = self._engine.clock.now()
+
+    @hookimpl
+    def snipe_purchase(self, decision: Decision, outcome: str, detail: str | None) -> None:
+        requested = self._requested.pop(decision.item_id, None)
+        seen = self._first_seen.pop(decision.item_id, None)
+        if outcome == "bought" and requested is not None and seen is not None:
+            self._histogram.observe(max(0.0, requested - seen))
+
+
+class EngineMetrics:
+    """The metrics of ``engine``. Install :meth:`observe_request` as the client's request
+    observer and :attr:`latency` as a plugin; call :meth:`refresh` then :meth:`render`."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        notifications: Mapping[str, ChannelStats] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.notifications = notifications or {}
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "snipe_requests",
+            "Requests to the marketplace by endpoint and outcome (ok or the error kind).",
+            ["endpoint", "outcome"],
+            registry=self.registry,
+        )
+        self.rate_limited = Counter(
+            "snipe_rate_limited_responses",
+            "429 (too many requests) answers received from the marketplace.",
+            registry=self.registry,
+        )
+        self.detection_latency = Histogram(
+            "snipe_detection_latency_seconds",
+            "Seconds from first sight of a listing to the purchase request, per purchase.",
+            buckets=DETECTION_BUCKETS,
+            registry=self.registry,
+        )
+        self.latency = LatencyTracker(engine, self.detection_latency)
+        self.state = _State()
+        self.registry.register(_StateCollector(self))
+
+    def observe_request(self, endpoint: str, outcome: str) -> None:
+        """The client's request observer."""
+        self.requests.labels(endpoint=endpoint, outcome=outcome).inc()
+        if outcome == "rate_limited":
+            self.rate_limited.inc()
+
+    async def refresh(self) -> None:
+        """Read the state figures from the engine and its ledger."""
+        engine = self.engine
+        now = engine.clock.now()
+        totals = await engine.ledger.totals()
+        today = await engine.ledger.totals(since=utc_day_start(now))
+        used, limit = engine.limiter.usage("search")
+        self.state = _State(
+            by_state=dict(totals.by_state),
+            spent_total=totals.committed,
+            spent_today=today.committed,
+            unresolved=len(await engine.ledger.unresolved()),
+            open_trades=len(await engine.ledger.open_trades()),
+            search_used=used,
+            search_limit=limit,
+            now=now,
+        )
+
+    def render(self) -> bytes:
+        """The exposition text (Prometheus text format 0.0.4)."""
+        return generate_latest(self.registry)
+
+
+class _StateCollector(Collector):
+    def __init__(self, metrics: EngineMetrics) -> None:
+        self._m = metrics
+
+    def describe(self) -> Iterable[Metric]:
+        return []  # not known before the first refresh; collected on every scrape
+
+    def collect(self) -> Iterable[Metric]:
+        m = self._m
+        state, status, budgets = m.state, m.engine.status, m.engine.ruleset.budgets
+        purchases = GaugeMetricFamily(
+            "snipe_purchases", "Purchases in the ledger by state.", labels=["state"]
+        )
+        for name, count in sorted(state.by_state.items()):
+            purchases.add_metric([name.lower()], count)
+        yield purchases
+        spend = GaugeMetricFamily(
+            "snipe_spend_usd",
+            "Money committed (spent or in flight), in dollars, in the period.",
+            labels=["period"],
+        )
+        spend.add_metric(["total"], _usd(state.spent_total))
+        spend.add_metric(["today"], _usd(state.spent_today))
+        yield spend
+        caps = GaugeMetricFamily("snipe_cap_usd", "Spending caps, in dollars.", labels=["cap"])
+        caps.add_metric(["total"], _usd(budgets.total))
+        caps.add_metric(["per_day"], _usd(budgets.per_day))
+        yield caps
+        left = GaugeMetricFamily(
+            "snipe_cap_remaining_usd", "Money left under each cap, in dollars.", labels=["cap"]
+        )
+        left.add_metric(["total"], _usd(max(0, budgets.total - state.spent_total)))
+        day_left = min(budgets.per_day - state.spent_today, budgets.total - state.spent_total)
+        left.add_metric(["per_day"], _usd(max(0, day_left)))
+        yield left
+        yield GaugeMetricFamily(
+            "snipe_search_budget_used",
+            "Search requests in the current rate-limit window.",
+            value=state.search_used,
+        )
+        if state.search_limit is not None:
+            yield GaugeMetricFamily(
+                "snipe_search_budget_limit",
+                "Search requests allowed per window.",
+                value=state.search_limit,
+            )
+        queue = GaugeMetricFamily(
+            "snipe_reconcile_queue",
+            "Purchases waiting for reconciliation: unresolved (answer lost or never sent) "
+            "and open trades (bought or reserved, followed until completed or refunded).",
+            labels=["kind"],
+        )
+        queue.add_metric(["unresolved"], state.unresolved)
+        queue.add_metric(["open_trades"], state.open_trades)
+        yield queue
+        mode = GaugeMetricFamily(
+            "snipe_engine_mode", "1 for the engine's current mode.", labels=["mode"]
+        )
+        for name in ("starting", "running", "halted", "stopped"):
+            mode.add_metric([name], 1 if status.mode.value == name else 0)
+        yield mode
+        yield GaugeMetricFamily(
+            "snipe_engine_halted", "1 while buying is HALTED.", value=1 if status.halted else 0
+        )
+        if status.started_at is not None:
+            yield GaugeMetricFamily(
+                "snipe_uptime_seconds",
+                "Seconds since the engine started.",
+                value=max(0.0, state.now - status.started_at),
+            )
+        for name, value, text in (
+            ("snipe_searches", status.searches, "Search requests answered."),
+            ("snipe_snapshots", status.snapshots, "Price snapshots read."),
+            ("snipe_listings_seen", status.listings_seen, "Listings seen in search answers."),
+            ("snipe_candidates", status.candidates, "Listings a rule accepted."),
+        ):
+            yield CounterMetricFamily(name, text, value=value)
+        notes = CounterMetricFamily(
+            "snipe_notifications",
+            "Notifications by channel and result (sent, failed, dropped).",
+            labels=["channel", "result"],
+        )
+        for channel, stats in sorted(m.notifications.items()):
+            notes.add_metric([channel, "sent"], stats.sent)
+            notes.add_metric([channel, "failed"], stats.failed)
+            notes.add_metric([channel, "dropped"], stats.dropped)
+        yield notes

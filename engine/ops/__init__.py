@@ -1,0 +1,6 @@
+"""Running snipe for weeks: notifications, metrics, ``/healthz`` and the status file,
+started next to the engine by ``snipe run``."""
+
+from ._operations import Operations, OpsSettings, daily_summary, operations
+
+__all__ = ["Operations", "OpsSettings", "daily_summary", "operations"]

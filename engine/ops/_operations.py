@@ -1,0 +1,246 @@
+"""Running an engine unattended: what ``snipe run`` starts next to :meth:`Engine.run`.
+
+:func:`operations` (an async context manager around the run) wires, for one engine:
+
+- notifications: the rules file's ``notify:`` channels, a :class:`~engine.notify.
+  NotificationHub` registered as a plugin, and the delivery tasks;
+- hooks the engine does not call itself: ``snipe_refund`` (from the reconciler's
+  ``on_refund``), ``snipe_halted`` (noticed within ``watch_every`` seconds) and
+  ``snipe_daily_summary`` (at every UTC midnight);
+- metrics: request counts through the client's request observer, detection latency
+  through a plugin, and, with a port, the ``/metrics`` and ``/healthz`` server;
+- the status file ``snipe status`` reads.
+
+Nothing here is on the buying path: every hook only queues, and every task runs beside it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+
+from ..ledger import PurchaseState, utc_day_start
+from ..metrics import CONTENT_TYPE, EngineMetrics, Response, serve_http
+from ..notify import DailySummary, Delivery, NotificationHub, build_delivery, utc_day
+from ..sniper import Engine, EngineMode
+from ..sniper._statusfile import status_document, write_status_file
+
+__all__ = ["Operations", "OpsSettings", "daily_summary", "operations"]
+
+log = logging.getLogger("snipe.ops")
+
+_DAY = 86_400.0
+
+
+@dataclass(frozen=True)
+class OpsSettings:
+    metrics_port: int | None = None
+    """Serve ``/metrics`` and ``/healthz`` on this port (0: any free port); ``None``: no
+    server."""
+    metrics_host: str = "127.0.0.1"
+    status_file: str | os.PathLike[str] | None = None
+    status_every: float = 5.0
+    watch_every: float = 1.0
+    """Seconds (engine clock) between looks at the engine's mode, for ``snipe_halted``."""
+    flush_timeout: float = 5.0
+    """Real seconds allowed, when stopping, to send the notices still queued."""
+    environ: Mapping[str, str] | None = None
+    """Where notifier secrets are read (default: ``os.environ``)."""
+    notify_transport: httpx.AsyncBaseTransport | None = None
+    """For tests: the transport notices are sent through."""
+
+
+class Operations:
+    """Notifications, hooks, metrics and the status file for ``engine``; see the module
+    docstring. Built by :func:`operations`."""
+
+    def __init__(self, engine: Engine, settings: OpsSettings = OpsSettings()) -> None:
+        self.engine = engine
+        self.settings = settings
+        # built now, so a missing secret is a ConfigError before anything starts
+        self.delivery: Delivery = build_delivery(
+            engine.ruleset.notify,
+            engine.host.notifiers(),
+            clock=engine.clock,
+            environ=settings.environ,
+            transport=settings.notify_transport,
+        )
+        self.hub = NotificationHub(self.delivery, engine.clock)
+        self.metrics = EngineMetrics(engine, notifications=self.delivery.stats)
+        self.port: int | None = None
+        """The metrics server's port, once it listens."""
+        self._halt_told = False
+        self._plugin_names: list[str] = []
+
+    def _attach(self) -> None:
+        engine = self.engine
+        for name, plugin in (("ops.notify", self.hub), ("ops.latency", self.metrics.latency)):
+            if engine.host.register(plugin, name, source="snipe run"):
+                self._plugin_names.append(name)
+        engine.client.request_observer = self.metrics.observe_request
+        engine.reconciler.on_refund = self._refunded
+
+    def _detach(self) -> None:
+        engine = self.engine
+        for name in self._plugin_names:
+            engine.host.pm.unregister(name=name)
+        self._plugin_names.clear()
+        engine.client.request_observer = None
+        engine.reconciler.on_refund = None
+
+    async def _finish(self) -> None:
+        self._tell_halted()
+        await self._write_status()
+        with anyio.move_on_after(self.settings.flush_timeout):
+            await self.delivery.flush()
+
+    # -- hooks the engine does not call itself -------------------------------------------
+
+    def _refunded(self, purchase: Any) -> None:
+        self.engine.host.notify_refund(purchase, purchase.reason)
+
+    def _tell_halted(self) -> None:
+        status = self.engine.status
+        if status.mode is EngineMode.HALTED and not self._halt_told:
+            self._halt_told = True
+            self.engine.host.notify_halted(status.halt_reason or "no reason given")
+
+    async def _watch(self) -> None:
+        clock, settings = self.engine.clock, self.settings
+        next_write = clock.now()
+        while True:
+            self._tell_halted()
+            if clock.now() >= next_write:
+                await self._write_status()
+                next_write = clock.now() + settings.status_every
+            await clock.sleep(settings.watch_every)
+
+    async def _daily(self) -> None:
+        clock = self.engine.clock
+        while True:
+            day_end = utc_day_start(clock.now()) + _DAY
+            await clock.sleep_until(day_end)
+            try:
+                summary = await daily_summary(self.engine, day_end - _DAY)
+            except Exception:
+                log.exception("the daily summary could not be made")
+                continue
+            self.engine.host.notify_daily_summary(summary)
+
+    # -- status file and metrics server --------------------------------------------------
+
+    async def _write_status(self) -> None:
+        path = self.settings.status_file
+        if path is None:
+            return
+        document = status_document(
+            self.engine,
+            every=self.settings.status_every,
+            extra={
+                "metrics_port": self.port,
+                "notifications": {
+                    name: {"sent": s.sent, "failed": s.failed, "dropped": s.dropped}
+                    for name, s in self.delivery.stats.items()
+                },
+            },
+        )
+        try:
+            await anyio.to_thread.run_sync(write_status_file, Path(path), document)
+        except OSError as exc:
+            self.engine.status.error(f"status file {path}: {exc.strerror}")
+
+    async def _serve(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        await serve_http(
+            self._handle,
+            host=self.settings.metrics_host,
+            port=self.settings.metrics_port or 0,
+            task_status=task_status,
+        )
+
+    async def _handle(self, path: str) -> Response:
+        if path == "/metrics":
+            await self.metrics.refresh()
+            return Response(200, self.metrics.render(), CONTENT_TYPE)
+        if path == "/healthz":
+            return self.health()
+        return Response(404, b"not found: try /metrics or /healthz\n")
+
+    def health(self) -> Response:
+        """200 while the engine runs and buys; 503 when starting, HALTED or stopped."""
+        status = self.engine.status
+        if status.mode is EngineMode.RUNNING:
+            return Response(200, b"ok: running\n")
+        text = status.mode.value
+        if status.mode is EngineMode.HALTED:
+            text += f": {status.halt_reason}"
+        return Response(503, f"unhealthy: {text}\n".encode())
+
+
+@asynccontextmanager
+async def operations(
+    engine: Engine, settings: OpsSettings = OpsSettings()
+) -> AsyncIterator[Operations]:
+    """Run :class:`Operations` for ``engine`` while inside; enter it before
+    :meth:`Engine.run` (the start-up gate may already see refunds). On the way out, HALTED
+    is told, the status file written, and the queued notices get ``flush_timeout`` seconds.
+    Raises :class:`~engine.ConfigError` (before starting anything) for a missing secret,
+    and ``OSError`` when the metrics port cannot be bound."""
+    ops = Operations(engine, settings)
+    ops._attach()
+    error: BaseException | None = None
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ops.delivery.run)
+            tg.start_soon(ops._watch)
+            tg.start_soon(ops._daily)
+            if settings.metrics_port is not None:
+                ops.port = await tg.start(ops._serve)
+                log.info("metrics on http://%s:%d/metrics", settings.metrics_host, ops.port)
+            try:
+                yield ops
+            except Exception as exc:
+                # re-raised outside the task group: the caller sees it, not a group
+                error = exc
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await ops._finish()
+                tg.cancel_scope.cancel()
+    finally:
+        ops._detach()
+    if error is not None:
+        raise error
+
+
+async def daily_summary(engine: Engine, day_start: float) -> DailySummary:
+    """The summary of the UTC day that starts at ``day_start``, from the ledger."""
+    ledger, budgets = engine.ledger, engine.ruleset.budgets
+    day_end = day_start + _DAY
+    written = [p for p in await ledger.purchases(since=day_start) if p.created_at < day_end]
+    went_through = {PurchaseState.BOUGHT, PurchaseState.RESERVED, PurchaseState.COMPLETED}
+    bought = [p for p in written if p.state in went_through]
+    refunds = [
+        p
+        for p in await ledger.purchases(states=[PurchaseState.REFUNDED])
+        if day_start <= p.updated_at < day_end
+    ]
+    totals = await ledger.totals()
+    return DailySummary(
+        day=utc_day(day_start),
+        purchases=len(bought),
+        spent=sum(p.amount for p in bought),
+        refunds=len(refunds),
+        refunded=sum(p.amount for p in refunds),
+        failed=sum(1 for p in written if p.state is PurchaseState.FAILED),
+        unresolved=len(await ledger.unresolved()),
+        spent_total=totals.committed,
+        cap_per_day=budgets.per_day,
+        cap_total=budgets.total,
+    )

@@ -1,0 +1,79 @@
+"""The running engine's status file: a small JSON document next to the ledger
+(``<ledger>.status.json``), rewritten every few seconds by ``snipe run`` and read by
+``snipe status``. It holds what the ledger cannot: the mode, the halt reason, uptime, the
+latest errors, the search budget. Never a secret.
+
+Writes are atomic (a temporary file renamed over the old one), so a reader never sees
+half a document.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._engine import Engine
+
+__all__ = [
+    "STATUS_SUFFIX",
+    "read_status_file",
+    "status_document",
+    "status_path_for",
+    "write_status_file",
+]
+
+STATUS_SUFFIX = ".status.json"
+FORMAT = 1
+
+
+def status_path_for(ledger: str | os.PathLike[str]) -> Path:
+    """Where the engine using the ledger file ``ledger`` writes its status."""
+    return Path(f"{os.fspath(ledger)}{STATUS_SUFFIX}")
+
+
+def status_document(
+    engine: Engine, *, every: float, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The status of ``engine`` as plain JSON values (``every``: seconds between writes,
+    so a reader can tell a stale file)."""
+    status = engine.status
+    used, limit = engine.limiter.usage("search")
+    budgets = engine.ruleset.budgets
+    return {
+        "format": FORMAT,
+        "pid": os.getpid(),
+        "mode": status.mode.value,
+        "halt_reason": status.halt_reason,
+        "started_at": status.started_at,
+        "updated_at": engine.clock.now(),
+        "write_every": every,
+        "rules_file": engine.ruleset.filename,
+        "caps": {"total": budgets.total, "per_day": budgets.per_day},
+        "search_budget": {"used": used, "limit": limit},
+        "searches": status.searches,
+        "rate_limited": status.rate_limited,
+        "candidates": status.candidates,
+        "outcomes": {o.value: n for o, n in status.outcomes.items()},
+        "errors": list(status.errors)[-10:],
+        **(extra or {}),
+    }
+
+
+def write_status_file(path: str | os.PathLike[str], document: dict[str, Any]) -> None:
+    """Replace the file at ``path`` with ``document``, atomically."""
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(document, indent=1, sort_keys=True), "utf-8")
+    os.replace(temporary, target)
+
+
+def read_status_file(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The document at ``path``, or ``None`` when there is none or it is unreadable."""
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
