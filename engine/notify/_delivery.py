@@ -132,12 +132,17 @@ class Delivery:
                 for lane in self._lanes:
                     tg.start_soon(self._drain, lane, transport)
         finally:
-            for lane in self._lanes:
-                lane.send.close()
-                lane.receive.close()
+            self.close()
             if self._transport is None:
                 with anyio.CancelScope(shield=True):
                     await transport.aclose()
+
+    def close(self) -> None:
+        """Close the queues: later offers are dropped (:meth:`run` does it on the way out;
+        call it for a delivery that never ran)."""
+        for lane in self._lanes:
+            lane.send.close()
+            lane.receive.close()
 
     async def _drain(self, lane: _Lane, transport: httpx.AsyncBaseTransport) -> None:
         async for notice in lane.receive:

@@ -1,0 +1,115 @@
+"""Sending notices to a local receiver: delivery, signatures, retries, and a receiver that
+is down (offer never waits, drops and failures are counted, secrets stay out of logs)."""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+import pytest
+
+from engine import VirtualClock
+from engine.client._secret import Secret
+from engine.notify import (
+    Delivery,
+    DeliverySettings,
+    TelegramChannel,
+    WebhookChannel,
+    halted_notice,
+    verify_signature,
+)
+
+from .receiver import closed_port, receiver
+
+TOKEN = "987654:TOKEN-THAT-MUST-NOT-LEAK"
+
+
+async def test_a_webhook_notice_arrives_signed(clock: VirtualClock) -> None:
+    async with receiver() as r:
+        channel = WebhookChannel(f"{r.url}/hook", Secret("s3cret"), events=("halted",))
+        delivery = Delivery([channel], clock=clock)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(delivery.run)
+            delivery.offer(halted_notice("kill file exists", clock.now()))
+            with anyio.fail_after(5):
+                (got,) = await r.wait_for(1)
+                await delivery.flush()
+            tg.cancel_scope.cancel()
+    assert (got.method, got.path) == ("POST", "/hook")
+    assert got.json()["data"] == {"reason": "kill file exists"}
+    assert verify_signature(
+        b"s3cret",
+        body=got.body,
+        timestamp=got.headers["x-snipe-timestamp"],
+        signature=got.headers["x-snipe-signature"],
+        now=clock.now(),
+    )
+    assert delivery.stats["webhook"].sent == 1
+
+
+async def test_events_a_channel_did_not_ask_for_are_not_sent(clock: VirtualClock) -> None:
+    channel = WebhookChannel("http://127.0.0.1:9/x", Secret("s"), events=("purchase",))
+    delivery = Delivery([channel], clock=clock, settings=DeliverySettings(queue_size=1))
+    for _ in range(3):  # were they queued, the queue of one would drop two
+        delivery.offer(halted_notice("x", clock.now()))
+    delivery.close()
+    stats = delivery.stats["webhook"]
+    assert (stats.sent, stats.dropped, stats.failed) == (0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("statuses", "requests", "sent", "failed"),
+    [
+        ((500, 503), 3, 1, 0),  # server errors are retried, with backoff
+        ((429,), 2, 1, 0),  # so is "too many requests"
+        ((400,), 1, 0, 1),  # a refusal is not: it would fail again
+        ((500, 500, 500), 3, 0, 1),  # given up after the retries
+    ],
+)
+async def test_retries_with_backoff_on_the_clock(
+    clock: VirtualClock, statuses: tuple[int, ...], requests: int, sent: int, failed: int
+) -> None:
+    settings = DeliverySettings(retries=2, backoff=30.0)
+    async with receiver(statuses=statuses) as r:
+        channel = WebhookChannel(r.url, Secret("s"), events=("halted",))
+        delivery = Delivery([channel], clock=clock, settings=settings)
+        start = clock.now()
+        async with clock.autojump(), anyio.create_task_group() as tg:
+            tg.start_soon(delivery.run)
+            delivery.offer(halted_notice("x", clock.now()))
+            with anyio.fail_after(5):
+                await delivery.flush()
+            tg.cancel_scope.cancel()
+    stats = delivery.stats["webhook"]
+    assert len(r.received) == requests
+    assert (stats.sent, stats.failed) == (sent, failed)
+    retried = requests - 1
+    assert clock.now() - start >= sum(30.0 * 2**i for i in range(retried))
+
+
+async def test_a_receiver_that_is_down_costs_nothing_and_drops_are_counted(
+    clock: VirtualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    port = await closed_port()
+    channel = TelegramChannel(
+        Secret(TOKEN), chat_id="1", api_base=f"http://127.0.0.1:{port}", events=("halted",)
+    )
+    delivery = Delivery(
+        [channel], clock=clock, settings=DeliverySettings(queue_size=2, retries=3, backoff=1.0)
+    )
+    for n in range(10):  # offer never waits, whatever the receiver does
+        delivery.offer(halted_notice(f"problem {n}", clock.now()))
+    stats = delivery.stats["telegram"]
+    assert stats.dropped == 8
+    async with clock.autojump(), anyio.create_task_group() as tg:
+        tg.start_soon(delivery.run)
+        with anyio.fail_after(5):
+            await delivery.flush()
+        tg.cancel_scope.cancel()
+    assert (stats.sent, stats.failed, stats.dropped) == (0, 2, 8)
+    assert stats.retries == 6
+    assert stats.last_error == "ConnectError"
+    assert "dropped" in caplog.text and "failed" in caplog.text
+    assert TOKEN not in caplog.text
+    assert TOKEN.split(":")[1] not in caplog.text
