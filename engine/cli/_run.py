@@ -48,6 +48,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--kill-file", metavar="PATH", help="halt buying while this file exists")
     parser.add_argument(
+        "--remove-orders",
+        action="store_true",
+        help="remove every buy order snipe placed, then exit",
+    )
+    parser.add_argument(
         "--metrics-port",
         metavar="PORT",
         type=_port,

@@ -159,6 +159,16 @@ def compile_rule(
             )
         )
     match = values.get("match")
+    if core.action == "buy_order" and getattr(match, "game", None) is None:
+        problems.append(
+            Problem(
+                "error",
+                f"rule {core.name!r}: a buy order is placed for one game, so "
+                "`action: buy_order` needs `match.game`",
+                location=where(("rules", index, "action")),
+                field=f"{prefix}.match.game",
+            )
+        )
     rule = CompiledRule(
         name=core.name,
         priority=core.priority,

@@ -4,6 +4,7 @@ exactly once, and reconcile every purchase to the end. Backtests run the same co
 from ._budget import budget_state, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
 from ._engine import Engine, EngineSettings, TradingRefused
+from ._orders import Exposure, OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
 from ._schedule import MAX_NAMES_PER_SEARCH, SearchSchedule
 from ._status import EngineMode, EngineStatus, Outcome, PurchaseRecord
@@ -16,6 +17,8 @@ __all__ = [
     "EngineMode",
     "EngineSettings",
     "EngineStatus",
+    "Exposure",
+    "OrderManager",
     "Outcome",
     "PurchaseRecord",
     "Reconciler",

@@ -10,21 +10,32 @@ from __future__ import annotations
 
 from ..ledger import Cap, Ledger, utc_day_start
 from ..rules import BudgetState, RuleSet, RuleSpend
+from ._orders import Exposure
 
 __all__ = ["budget_state", "caps_for_rule"]
 
 
-def caps_for_rule(ruleset: RuleSet, rule_name: str, now: float) -> tuple[Cap, ...]:
-    """Every cap a purchase by ``rule_name`` at ``now`` must keep."""
+def caps_for_rule(
+    ruleset: RuleSet, rule_name: str, now: float, exposure: Exposure | None = None
+) -> tuple[Cap, ...]:
+    """Every cap a purchase by ``rule_name`` at ``now`` must keep, less what open buy
+    orders may still spend (``exposure``)."""
     day = utc_day_start(now)
+    held = exposure or Exposure()
     caps = [
-        Cap(ruleset.budgets.per_day, since=day, name="daily budget"),
-        Cap(ruleset.budgets.total, name="total budget"),
+        Cap(ruleset.budgets.per_day - held.total, since=day, name="daily budget"),
+        Cap(ruleset.budgets.total - held.total, name="total budget"),
     ]
     rule = next((r for r in ruleset.rules if r.name == rule_name), None)
     if rule is not None:
         if rule.max_spend is not None:
-            caps.append(Cap(rule.max_spend, rule=rule.name, name=f"rule {rule.name!r} max_spend"))
+            caps.append(
+                Cap(
+                    rule.max_spend - held.of(rule.name),
+                    rule=rule.name,
+                    name=f"rule {rule.name!r} max_spend",
+                )
+            )
         if rule.max_count is not None:
             caps.append(
                 Cap(
@@ -37,13 +48,20 @@ def caps_for_rule(ruleset: RuleSet, rule_name: str, now: float) -> tuple[Cap, ..
     return tuple(caps)
 
 
-async def budget_state(ledger: Ledger, now: float) -> BudgetState:
-    """What is committed now (spent plus in flight), overall, today, and per rule; read
-    from the ledger's per-day buckets, so its cost does not grow with the history."""
+async def budget_state(ledger: Ledger, now: float, exposure: Exposure | None = None) -> BudgetState:
+    """What is committed now (spent plus in flight, plus what open buy orders may still
+    spend), overall, today, and per rule; read from the ledger's per-day buckets, so its
+    cost does not grow with the history."""
+    held = exposure or Exposure()
     total = await ledger.committed_by_rule()
     today = await ledger.committed_by_rule(since=utc_day_start(now))
+    per_rule = {
+        rule: RuleSpend(spent=c.amount + held.of(rule), count=c.count) for rule, c in total.items()
+    }
+    for rule, amount in (held.per_rule or {}).items():
+        per_rule.setdefault(rule, RuleSpend(spent=amount))
     return BudgetState(
-        spent_today=sum(c.amount for c in today.values()),
-        spent_total=sum(c.amount for c in total.values()),
-        per_rule={rule: RuleSpend(spent=c.amount, count=c.count) for rule, c in total.items()},
+        spent_today=sum(c.amount for c in today.values()) + held.total,
+        spent_total=sum(c.amount for c in total.values()) + held.total,
+        per_rule=per_rule,
     )

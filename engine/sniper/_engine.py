@@ -41,6 +41,7 @@ from ..rules import Decision, EvalContext, RuleSet, evaluate
 from ..snapshot import SnapshotTracker, aparse_csv_snapshot
 from ._budget import budget_state
 from ._buyer import Buyer, BuyerSettings
+from ._orders import OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
 from ._schedule import SearchSchedule
 from ._status import EngineMode, EngineStatus
@@ -97,6 +98,9 @@ class Engine:
         self.status = EngineStatus()
         self._trade_link_url = trade_link_url
         self.schedule = SearchSchedule(watched=ruleset.watched_names)
+        self.orders = OrderManager(
+            ruleset=ruleset, client=client, ledger=ledger, clock=clock, status=self.status
+        )
         self.buyer = Buyer(
             ruleset=ruleset,
             client=client,
@@ -106,6 +110,7 @@ class Engine:
             trade_link=trade_link,
             status=self.status,
             settings=replace(settings.buyer, dry_run=settings.dry_run),
+            exposure=lambda: self.orders.exposure,
         )
         self.reconciler = Reconciler(
             client=client,
@@ -138,6 +143,8 @@ class Engine:
                 f"{check.msg or check.info or 'no reason given'}"
             )
         await self._refresh_balance()
+        if not self.settings.dry_run:
+            await self.orders.sync()
 
     async def _resolve_leftovers(self) -> None:
         settings = self.reconciler.settings
@@ -287,7 +294,7 @@ class Engine:
         context = EvalContext(
             now=now,
             reference_prices=await self._reference_prices(listings),
-            budget=await budget_state(self.ledger, now),
+            budget=await budget_state(self.ledger, now, self.orders.exposure),
             game=game,
         )
         decisions = evaluate(self.ruleset, listings, context)
@@ -337,6 +344,7 @@ class Engine:
             if not self.settings.dry_run:
                 await self.reconciler.run_once()
                 await self._refresh_balance()
+                await self.orders.sync(allow_new=self.status.buying_allowed)
 
     async def _status_loop(self) -> None:
         next_line = self.clock.now() + self.settings.status_every

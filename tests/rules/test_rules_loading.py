@@ -276,6 +276,18 @@ def test_a_buy_order_rule_needs_exact_names() -> None:
     assert any("`action: buy_order` needs `match.names`" in e for e in found), found
 
 
+def test_a_buy_order_rule_needs_a_game() -> None:
+    rule = """\
+  - name: orders
+    match: {names: ["Kilowatt Case"]}
+    max_price: "1.00"
+    action: buy_order
+    buy_order: {price: "0.80", amount: 5}
+"""
+    found = errors(HEADER + rule)
+    assert any("`action: buy_order` needs `match.game`" in e for e in found), found
+
+
 def test_a_key_file_is_found_next_to_the_rules_file(tmp_path: Path) -> None:
     (tmp_path / "key.txt").write_text("k3\n", "utf-8")
     path = tmp_path / "rules.yaml"
