@@ -66,6 +66,11 @@ class EngineSettings:
     status_every: float = 60.0
     error_backoff: float = 5.0
     use_snapshot: bool = True
+    catalogue_every: int = 5
+    """With rules that watch name patterns, every this many searches one v2 catalogue page
+    (deepest discount first, followed by its cursor) is read instead; 0: never."""
+    catalogue_pages: int = 10
+    """Pages of one catalogue walk before it starts again from the deepest discount."""
     kill_file: str | None = None
     """While this file exists, the engine is HALTED."""
     buyer: BuyerSettings = field(default_factory=BuyerSettings)
@@ -122,6 +127,11 @@ class Engine:
         self.include_hold = any("hold" in r.criteria for r in ruleset.rules)
         self.balance: int | None = None
         self._tracker = SnapshotTracker()
+        self._catalogue_games = sorted({r.game or "" for r in ruleset.rules if r.patterns})
+        self._catalogue_cursor: str | None = None
+        self._catalogue_page = 0
+        self._catalogue_game = 0
+        self._catalogue_turn = 0
         self.last_decisions: list[Decision] = []
         self._games: dict[str, str | object | None] = {}
 
@@ -243,11 +253,17 @@ class Engine:
 
     async def _search_loop(self) -> None:
         while True:
-            if not self.schedule.watched:
+            catalogue = self._catalogue_due() or (
+                not self.schedule.watched and bool(self._catalogue_games)
+            )
+            if not catalogue and not self.schedule.watched:
                 await self.clock.sleep(self.settings.snapshot_every)
                 continue
             try:
-                await self.search_once()
+                if catalogue:
+                    await self.catalogue_once()
+                else:
+                    await self.search_once()
             except RateLimited:
                 self.status.rate_limited += 1  # the limiter is paused; the next call waits
             except KeyRejected as exc:
@@ -285,6 +301,46 @@ class Engine:
             game = games.pop() if len(games) == 1 else None
             self._games[name] = game
         return cast("Game | None", game)
+
+    def _catalogue_due(self) -> bool:
+        every = self.settings.catalogue_every
+        if not every or not self._catalogue_games:
+            return False
+        self._catalogue_turn = (self._catalogue_turn + 1) % (every + 1)
+        return self._catalogue_turn == 0
+
+    async def catalogue_once(self) -> list[Decision]:
+        """Read the next v2 catalogue page for the rules that watch name patterns (deepest
+        discount first, following the cursor), decide and buy; flag its watched names for
+        a detailed search (catalogue listings carry no stickers)."""
+        game_text = self._catalogue_games[self._catalogue_game]
+        game = cast("Game | None", game_text or None)
+        page = await self.client.get_items_list(
+            game=game,
+            order_by="discount",
+            sort="DESC",
+            limit=100,
+            cursor=self._catalogue_cursor,
+            include_hold=self.include_hold,
+        )
+        self._catalogue_page += 1
+        restart = not page.has_more or self._catalogue_page >= self.settings.catalogue_pages
+        self._catalogue_cursor = None if restart else page.next_cursor
+        if restart:  # next walk: the next game, from the deepest discount again
+            self._catalogue_page = 0
+            self._catalogue_game = (self._catalogue_game + 1) % len(self._catalogue_games)
+        now = self.clock.now()
+        listings = list(page.items)
+        self.status.listings_seen += len(listings)
+        for listing in listings:
+            ceiling = self._ceiling(listing.name)
+            if ceiling is not None and listing.price <= ceiling:
+                self.schedule.watch(self.schedule.watched | {listing.name})
+                self.schedule.flag(listing.name, promise=ceiling - listing.price, at=now)
+        decisions, context = await self.decide(listings, now, game=game)
+        if self.status.buying_allowed:
+            await self.buyer.execute(decisions, context)
+        return decisions
 
     async def decide(
         self, listings: list[Listing], now: float, *, game: str | None = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine import VirtualClock
 from engine.ledger import PurchaseState
-from engine.sniper import Outcome
+from engine.sniper import EngineSettings, Outcome
 
 from .harness import pick_item, plant, purchases_of, quiet_sandbox, rig, rules_text
 
@@ -36,3 +36,20 @@ async def test_never_buys_what_the_rules_reject(clock: VirtualClock) -> None:
     assert purchases_of(sandbox) == []
     assert status.candidates == 0
     assert any("discount" in k for k in status.skip_reasons)
+
+
+async def test_a_pattern_rule_finds_a_deal_through_the_catalogue(clock: VirtualClock) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    deal = plant(sandbox, item, price=item.reference // 3)
+    weapon = item.name.split(" | ")[0]
+    rules = rules_text(item.name).replace(
+        f'match: {{names: ["{item.name}"]}}', f'match: {{patterns: ["{weapon} | *"]}}'
+    )
+    settings = EngineSettings(use_snapshot=False)  # no snapshot: names come from the catalogue
+    async with rig(clock, sandbox, rules, settings=settings) as r:
+        async with clock.autojump():
+            await r.engine.run(duration=300)
+        (purchase,) = await r.ledger.purchases()
+    assert purchase.item_id == str(deal.item_id)
+    assert sandbox.ground_truth()["requests"]["GET /v2/get-items-list 200"] >= 1
