@@ -60,9 +60,8 @@ class Receiver:
             self.received.append(Received(method, path, headers, body))
             self._arrived.set()
             status = self.statuses.pop(0) if self.statuses else 200
-            await stream.send(
-                f"HTTP/1.1 {status} X\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}".encode()
-            )
+            head = f"HTTP/1.1 {status} X\r\nContent-Length: 2\r\nConnection: close\r\n\r\n"
+            await stream.send(head.encode() + b"{}")
 
 
 @asynccontextmanager
