@@ -30,7 +30,7 @@ def parse_usd(text: str | int | Decimal) -> Money:
     quotes the input. Floats are refused: ``0.1`` has no exact binary form, and a money
     amount that is not exact is a bug waiting to happen.
     """
-    if isinstance(text, bool) or isinstance(text, float):
+    if isinstance(text, bool | float):
         raise ValueError(f"{text!r} is not an exact dollar amount; write it as text, e.g. '12.50'")
     if isinstance(text, int):
         if text < 0:
