@@ -40,8 +40,13 @@ def test_parse_usd_rejects_with_the_input_quoted(bad: object, says: str) -> None
 
 @pytest.mark.parametrize(
     ("mills", "text"),
-    [(12_500, "$12.50"), (12_345, "$12.345"), (0, "$0.00"), (1_234_567_000, "$1,234,567.00"),
-     (-250, "-$0.25")],
+    [
+        (12_500, "$12.50"),
+        (12_345, "$12.345"),
+        (0, "$0.00"),
+        (1_234_567_000, "$1,234,567.00"),
+        (-250, "-$0.25"),
+    ],
 )
 def test_format_usd(mills: int, text: str) -> None:
     assert format_usd(mills) == text
