@@ -141,7 +141,7 @@ def render(ledger: str, report: dict[str, Any], now: float) -> str:
     if report.get("metrics_port"):
         lines.append(f"metrics     port {report['metrics_port']} (/metrics, /healthz)")
     errors = report["errors"]
-    lines.append("last errors " + ("none" if not errors else ""))
+    lines.append("last errors " + ("none" if not errors else f"({len(errors)}, newest last)"))
     lines.extend(f"  - {e[:200]}" for e in errors)
     return "\n".join(lines)
 
