@@ -204,6 +204,7 @@ async def operations(
             if settings.metrics_port is not None:
                 ops.port = await tg.start(ops._serve)
                 log.info("metrics on http://%s:%d/metrics", settings.metrics_host, ops.port)
+                await ops._write_status()  # tell `snipe status` and scripts the port now
             try:
                 yield ops
             except Exception as exc:

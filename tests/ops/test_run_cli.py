@@ -1,0 +1,132 @@
+"""`snipe run` end to end, as a process against a served sandbox: notifications reach a
+local receiver, /metrics and /healthz answer while it runs, the status file is left for
+`snipe status`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from engine import ScaledClock
+from engine.sandbox import MarketConfig, Sandbox, SandboxConfig, serve
+from engine.sniper._statusfile import read_status_file, status_path_for
+
+from .receiver import receiver
+
+TRADE_LINK = "https://steamcommunity.com/tradeoffer/new/?partner=123456789&token=AbCdEfGh"
+
+
+def _rules(base_url: str, name: str, hook: str) -> str:
+    return f"""
+version: 1
+account:
+  base_url: "{base_url}"
+  trade_link: "{TRADE_LINK}"
+budgets: {{per_day: "500.00", total: "1000.00"}}
+notify:
+  webhook: {{url: "{hook}"}}
+rules:
+  - name: deals
+    match: {{names: ["{name}"]}}
+    discount: 20
+    max_price: "200.00"
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the process runs its own loop
+async def test_snipe_run_notifies_serves_metrics_and_leaves_a_status_file(
+    tmp_path: Path,
+) -> None:
+    market = MarketConfig(size=300, deal_share=0.0, hold_share=0.0, mean_lifetime=10**9)
+    sandbox = Sandbox(SandboxConfig(seed=3, market=market), clock=ScaledClock(start=time.time()))
+    item = next(
+        i
+        for i in sandbox.market.items
+        if i.game == "csgo" and not i.phases and 5_000 < i.reference < 150_000
+    )
+    from sniper.harness import plant
+
+    deal = plant(sandbox, item, price=item.reference // 2)
+    ledger = tmp_path / "ledger.sqlite"
+    stop, ready, urls = anyio.Event(), anyio.Event(), []
+
+    def on_ready(url: str) -> None:
+        urls.append(url)
+        ready.set()
+
+    async with receiver() as hook, anyio.create_task_group() as tg:
+        tg.start_soon(
+            partial(serve, sandbox, port=0, on_ready=on_ready, shutdown_trigger=stop.wait)
+        )
+        await ready.wait()
+        rules = tmp_path / "rules.yaml"
+        rules.write_text(_rules(urls[0], item.name, f"{hook.url}/snipe"))
+        env = {
+            **os.environ,
+            "SNIPE_API_KEY": sandbox.api_key,
+            "SNIPE_WEBHOOK_SECRET": "hook-secret",
+            "SNIPE_PLUGINS": "",
+        }
+        command = [sys.executable, "-m", "engine", "run", str(rules), "--ledger", str(ledger)]
+        command += ["--for", "2", "--metrics-port", "0"]
+        process = await anyio.open_process(
+            command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        async with process:
+            with anyio.fail_after(20):
+                port = await _metrics_port(ledger)
+                async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+                    health = await http.get("/healthz")
+                    while health.status_code == 503:  # the start-up gate is still running
+                        await anyio.sleep(0.02)
+                        health = await http.get("/healthz")
+                    metrics = await http.get("/metrics")
+                await process.wait()
+            assert process.stderr is not None
+            errors = (await _read_all(process.stderr)).decode()
+        stop.set()
+    assert process.returncode == 0, errors
+    assert "hook-secret" not in errors
+    assert sandbox.api_key not in errors
+    assert metrics.status_code == 200
+    assert "snipe_requests_total" in metrics.text
+    assert health.status_code == 200
+    assert health.text == "ok: running\n"
+    (message,) = [m for m in hook.received if m.json()["event"] == "purchase"]
+    assert message.json()["data"]["item_id"] == str(deal.item_id)
+    document = read_status_file(status_path_for(ledger))
+    assert document is not None
+    assert document["mode"] == "stopped"
+    assert document["notifications"]["webhook"]["sent"] >= 1
+    done = await anyio.run_process(
+        [sys.executable, "-m", "engine", "status", str(ledger), "--json"], check=False
+    )
+    assert done.returncode == 5  # stopped
+    assert json.loads(done.stdout)["purchases_total"] == 1
+
+
+async def _metrics_port(ledger: Path) -> int:
+    while True:
+        document = read_status_file(status_path_for(ledger))
+        if document and document.get("metrics_port"):
+            return int(document["metrics_port"])
+        await anyio.sleep(0.02)
+
+
+async def _read_all(stream: anyio.abc.ByteReceiveStream) -> bytes:
+    data = b""
+    try:
+        while True:
+            data += await stream.receive()
+    except anyio.EndOfStream:
+        return data
