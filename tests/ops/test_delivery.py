@@ -114,3 +114,23 @@ async def test_a_receiver_that_is_down_costs_nothing_and_drops_are_counted(
     assert "failed" in caplog.text
     assert TOKEN not in caplog.text
     assert TOKEN.split(":")[1] not in caplog.text
+
+
+async def test_a_telegram_message_is_sent_without_its_token_in_any_log(
+    clock: VirtualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    async with receiver() as r:
+        channel = TelegramChannel(Secret(TOKEN), chat_id="-5", api_base=r.url, events=("halted",))
+        delivery = Delivery([channel], clock=clock)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(delivery.run)
+            delivery.offer(halted_notice("x", clock.now()))
+            with anyio.fail_after(5):
+                await delivery.flush()
+            tg.cancel_scope.cancel()
+    (got,) = r.received
+    assert got.path == f"/bot{TOKEN}/sendMessage"
+    assert got.json()["chat_id"] == "-5"
+    assert delivery.stats["telegram"].sent == 1
+    assert TOKEN.split(":")[1] not in caplog.text

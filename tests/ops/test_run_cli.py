@@ -5,10 +5,12 @@ local receiver, /metrics and /healthz answer while it runs, the status file is l
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
@@ -17,6 +19,7 @@ import httpx
 import pytest
 
 from engine import ScaledClock
+from engine.cli import main
 from engine.sandbox import MarketConfig, Sandbox, SandboxConfig, serve
 from engine.sniper._statusfile import read_status_file, status_path_for
 
@@ -130,3 +133,36 @@ async def _read_all(stream: anyio.abc.ByteReceiveStream) -> bytes:
             data += await stream.receive()
     except anyio.EndOfStream:
         return data
+
+
+@pytest.fixture
+def _restore_logging() -> Iterator[None]:
+    # snipe run configures the root logger for its process; give the next test its own
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+@pytest.mark.usefixtures("_restore_logging")
+def test_run_names_a_missing_notifier_secret(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SNIPE_API_KEY", "not-used")
+    monkeypatch.delenv("SNIPE_WEBHOOK_SECRET", raising=False)
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(_rules("http://127.0.0.1:9", "AWP | Asiimov (Field-Tested)", "http://h"))
+    code = main(["run", str(rules), "--ledger", str(tmp_path / "l.sqlite"), "--for", "1"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "SNIPE_WEBHOOK_SECRET" in err
+    assert "notify.webhook.secret_env" in err
+
+
+@pytest.mark.parametrize("port", ["http", "-1", "70000"])
+def test_run_refuses_a_bad_metrics_port(port: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["run", "rules.yaml", "--metrics-port", port])
+    assert info.value.code == 2
+    assert "port" in capsys.readouterr().err
