@@ -268,3 +268,28 @@ def test_a_third_party_notifier_is_configured_like_the_built_in_ones() -> None:
     build_channels(ruleset.notify, host.notifiers(), {})
     assert [c.service for c in built] == ["ops"]
     assert host.notifiers()[-1].plugin == "pager"
+
+
+def test_the_commented_notify_example_in_rules_example_yaml_is_valid() -> None:
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "rules.example.yaml"
+    lines, block = [], False
+    for line in example.read_text().splitlines():
+        if line.startswith("# notify:"):
+            block = True
+            lines.append("notify:")
+        elif block and line.startswith("#   "):
+            lines.append(line[2:])
+        else:
+            block = False
+            lines.append(line)
+    host = make_plugin_host(load_entry_points=False)
+    ruleset = load_rules_text("\n".join(lines), str(example), host=host)
+    env = {
+        "SNIPE_DISCORD_WEBHOOK": HOOK,
+        "SNIPE_TELEGRAM_TOKEN": TOKEN,
+        "SNIPE_WEBHOOK_SECRET": "s",
+    }
+    channels = build_channels(ruleset.notify, host.notifiers(), env)
+    assert sorted(c.name for c in channels) == ["discord", "telegram", "webhook"]
