@@ -29,6 +29,7 @@ from .._errors import (
     APIError,
     IntentRefusal,
     IntentRefused,
+    InvalidRequest,
     KeyRejected,
     OutcomeUnknown,
     PurchaseRefused,
@@ -138,7 +139,7 @@ class Buyer:
                 await self._refused(decision, pid, exc.msg or exc.reason.value, exc.new_price)
             except OutcomeUnknown as exc:
                 await self._unknown(decision, pid, exc.message)
-            except APIError as exc:
+            except (APIError, InvalidRequest) as exc:
                 await self._not_sent(decision, pid, exc)
             else:
                 await self._accepted(decision, pid, result)
@@ -171,7 +172,7 @@ class Buyer:
                 for pid, decision in by_pid.items():
                     await self._unknown(decision, pid, exc.message)
                 return
-            except APIError as exc:
+            except (APIError, InvalidRequest) as exc:
                 for pid, decision in by_pid.items():
                     await self._not_sent(decision, pid, exc)
                 return
@@ -293,16 +294,22 @@ class Buyer:
         self._host.notify_purchase(decision, "unknown", why)
         self._count_failure(why)
 
-    async def _not_sent(self, decision: Decision, pid: str, exc: APIError) -> None:
+    async def _not_sent(self, decision: Decision, pid: str, exc: APIError | InvalidRequest) -> None:
         # Only errors raised before anything could reach the service get here (connect
         # errors, limits checked before sending, 403): the purchase certainly did not happen.
         await self._ledger.transition(
-            pid, PurchaseState.FAILED, reason=f"not sent: {exc}", details={"endpoint": exc.endpoint}
+            pid,
+            PurchaseState.FAILED,
+            reason=f"not sent: {exc}",
+            details={"endpoint": getattr(exc, "endpoint", None)},
         )
         self._record(decision, Outcome.NOT_SENT, str(exc))
         self._host.notify_purchase(decision, "refused", str(exc))
         if isinstance(exc, KeyRejected):
             self._status.halt(f"the API key was rejected: {exc.message}")
+        elif isinstance(exc, InvalidRequest):
+            # the rules let through something the interface forbids: a bug to look at
+            self._status.halt(f"a purchase broke an interface limit: {exc}")
         self._count_failure(str(exc))
 
     async def _dry_run(self, decision: Decision, pid: str) -> None:

@@ -107,6 +107,7 @@ async def rig(
     ledger: Ledger | None = None,
     plugins: Sequence[tuple[str, object]] = (),
     client_timeout: float = 10.0,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> AsyncIterator[Rig]:
     host = make_plugin_host(load_entry_points=False, plugins=plugins)
     ruleset = load_rules_text(rules, host=host)
@@ -118,7 +119,7 @@ async def rig(
             "set_platform_api": Limit(5, 60.0),
         },
     )
-    transport = httpx.ASGITransport(app=sandbox.app)
+    transport = transport or httpx.ASGITransport(app=sandbox.app)
     own_ledger = ledger is None
     if ledger is None:
         ledger = await Ledger.open(MEMORY, clock=clock)

@@ -7,6 +7,7 @@ listing is bought once in reality, and the ledger ends up agreeing with reality.
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from engine import VirtualClock
@@ -71,3 +72,32 @@ async def test_a_stated_refusal_fails_at_once_and_releases_the_budget(clock: Vir
     (failed,) = [p for p in purchases if p.state is PurchaseState.FAILED]
     assert "System busy" in (failed.reason or "")
     assert len(purchases_of(sandbox)) == 1  # bought on a later pass, once
+
+
+class RefuseToConnect(httpx.AsyncBaseTransport):
+    """Purchases never leave the machine (connection refused); everything else goes on."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/buy-one-p2p":
+            raise httpx.ConnectError("connection refused", request=request)
+        return await self.inner.handle_async_request(request)
+
+
+async def test_a_purchase_that_never_left_fails_and_repeats_halt(clock: VirtualClock) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    plant(sandbox, item, price=item.reference // 2)
+    transport = RefuseToConnect(httpx.ASGITransport(app=sandbox.app))
+    async with rig(clock, sandbox, rules_text(item.name), transport=transport) as r:
+        async with clock.autojump():
+            status = await r.engine.run(duration=300)
+        purchases = await r.ledger.purchases()
+    assert purchases_of(sandbox) == []
+    assert {p.state for p in purchases} == {PurchaseState.FAILED}
+    assert all("not sent" in (p.reason or "") for p in purchases)
+    assert status.outcomes[Outcome.NOT_SENT] == 5  # then HALTED: no sixth attempt
+    assert status.halted
+    assert "in a row failed" in (status.halt_reason or "")
