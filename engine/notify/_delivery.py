@@ -70,6 +70,8 @@ class _Lane:
     send: MemoryObjectSendStream[Notice]
     receive: MemoryObjectReceiveStream[Notice]
     stats: ChannelStats = field(default_factory=ChannelStats)
+    dropping: bool = False
+    """Drops are logged once per outage (until a notice gets through), not one by one."""
 
 
 class Delivery:
@@ -116,11 +118,14 @@ class Delivery:
                     self._idle = anyio.Event()
             except anyio.WouldBlock:
                 lane.stats.dropped += 1
-                log.warning(
-                    "notification to %s dropped: %d waiting (receiver down or slow)",
-                    lane.channel.name,
-                    self.settings.queue_size,
-                )
+                if not lane.dropping:
+                    lane.dropping = True
+                    log.warning(
+                        "notifications to %s are being dropped: %d waiting (receiver down or"
+                        " slow); the count is in the metrics and `snipe status`",
+                        lane.channel.name,
+                        self.settings.queue_size,
+                    )
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 lane.stats.dropped += 1
 
@@ -184,6 +189,7 @@ class Delivery:
                 delay = min(delay * 2, settings.max_backoff)
             else:
                 lane.stats.sent += 1
+                lane.dropping = False
                 return
 
     async def _attempt(
