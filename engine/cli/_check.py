@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .._money import format_usd
+from ..notify import describe_channels
 from ..rules import RuleSet, check_rules_file, explain
 
 __all__ = ["register"]
@@ -82,6 +83,8 @@ def _summary(console: Console, ruleset: RuleSet) -> None:
     console.print(
         f"  budgets     {format_usd(budgets.per_day)} per day, {format_usd(budgets.total)} in total"
     )
+    for channel in describe_channels(ruleset.notify):
+        console.print(f"  notify      {escape(channel)}")
     table = Table(title=None, show_lines=False, pad_edge=False)
     for column in ("rule", "prio", "action", "max price", "caps", "criteria"):
         table.add_column(column, overflow="fold")

@@ -28,7 +28,7 @@ from ._events import (
     summary_notice,
     utc_day,
 )
-from ._hub import NotificationHub, build_channels, build_delivery
+from ._hub import NotificationHub, build_channels, build_delivery, describe_channels
 
 __all__ = [
     "EVENT_KINDS",
@@ -50,6 +50,7 @@ __all__ = [
     "WebhookConfig",
     "build_channels",
     "build_delivery",
+    "describe_channels",
     "halted_notice",
     "purchase_notice",
     "refund_notice",

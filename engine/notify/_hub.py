@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..ledger import Purchase
     from ..rules import Decision
 
-__all__ = ["NotificationHub", "build_channels", "build_delivery"]
+__all__ = ["NotificationHub", "build_channels", "build_delivery", "describe_channels"]
 
 NOTIFIED_OUTCOMES = frozenset({"bought", "unknown"})
 """Purchase outcomes worth a message: money left, or may have."""
@@ -110,6 +110,26 @@ def build_delivery(
         timeout=core.timeout,
     )
     return Delivery(channels, clock=clock, settings=settings, transport=transport)
+
+
+def describe_channels(
+    notify: NotifyCore | None, environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """One line per configured channel for a summary: its key and, for every environment
+    variable it reads (``*_env``), whether that is set now (never the value)."""
+    if notify is None:
+        return []
+    env = environ if environ is not None else _environ()
+    lines = []
+    for key, config in criterion_values(notify).items():
+        names = [
+            str(getattr(config, field))
+            for field in type(config).model_fields
+            if field.endswith("_env")
+        ]
+        states = ", ".join(f"{n} {'set' if env.get(n) else 'not set now'}" for n in names)
+        lines.append(f"{key} ({states})" if states else key)
+    return lines
 
 
 def _environ() -> Mapping[str, str]:

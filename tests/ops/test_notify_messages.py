@@ -293,3 +293,21 @@ def test_the_commented_notify_example_in_rules_example_yaml_is_valid() -> None:
     }
     channels = build_channels(ruleset.notify, host.notifiers(), env)
     assert sorted(c.name for c in channels) == ["discord", "telegram", "webhook"]
+
+
+def test_snipe_check_lists_channels_and_whether_their_secrets_are_set(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.cli import main
+
+    monkeypatch.setenv("MY_TG", TOKEN)
+    monkeypatch.delenv("SNIPE_WEBHOOK_SECRET", raising=False)
+    monkeypatch.setenv("SNIPE_PLUGINS", "")
+    rules = tmp_path / "r.yaml"
+    notify = '  telegram: {chat_id: 7, token_env: MY_TG}\n  webhook: {url: "https://h"}'
+    rules.write_text(RULES.format(notify=notify))
+    assert main(["check", str(rules)]) == 0
+    out = capsys.readouterr().out
+    assert "notify      telegram (MY_TG set)" in out
+    assert "notify      webhook (SNIPE_WEBHOOK_SECRET not set now)" in out
+    assert TOKEN not in out
