@@ -107,6 +107,7 @@ def build_report(
         "notifications": doc.get("notifications"),
         "metrics_port": doc.get("metrics_port"),
         "errors": list(doc.get("errors") or [])[-5:],
+        "stopped_by": doc.get("stopped_by"),
     }
 
 
@@ -152,13 +153,15 @@ def _state_line(report: dict[str, Any], now: float) -> str:
     started = _number(report.get("started_at"))
     if state == "unknown":
         return "not running (no status file: snipe run writes LEDGER.status.json)"
+    why = f"; {report['stopped_by']}" if report.get("stopped_by") else ""
     if state == "stale":
-        return f"not running? the status file was last written {_ago(now - (updated or 0))} ago"
+        ago = _ago(now - (updated or 0))
+        return f"not running? the status file was last written {ago} ago{why}"
     text = state.upper() if state == "halted" else state
     if state == "halted" and report.get("halt_reason"):
         text += f": {report['halt_reason']}"
     if state == "stopped":
-        return f"{text} ({_ago(now - (updated or 0))} ago)"
+        return f"{text} ({_ago(now - (updated or 0))} ago){why}"
     if started is not None:
         text += f", up {_ago(now - started)}"
     return f"{text} (pid {report.get('pid')})"

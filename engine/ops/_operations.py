@@ -27,10 +27,11 @@ from typing import Any
 import anyio
 import httpx
 
+from .._errors import SnipeError
 from ..ledger import PurchaseState, utc_day_start
 from ..metrics import CONTENT_TYPE, EngineMetrics, Response, serve_http
 from ..notify import DailySummary, Delivery, NotificationHub, build_delivery, utc_day
-from ..sniper import Engine, EngineMode
+from ..sniper import Engine, EngineMode, TradingRefused
 from ..sniper._statusfile import status_document, write_status_file
 
 __all__ = ["Operations", "OpsSettings", "daily_summary", "operations"]
@@ -78,6 +79,8 @@ class Operations:
         self.port: int | None = None
         """The metrics server's port, once it listens."""
         self._halt_told = False
+        self.stopped_by: str | None = None
+        """Why the run ended with an error, if it did (shown by ``snipe status``)."""
         self._plugin_names: list[str] = []
 
     def _attach(self) -> None:
@@ -106,6 +109,16 @@ class Operations:
 
     def _refunded(self, purchase: Any) -> None:
         self.engine.host.notify_refund(purchase, purchase.reason)
+
+    def _stopped_by(self, exc: Exception) -> None:
+        """The run ended with an error (a refusal to trade, a crash): a person must look,
+        as for HALTED. snipe's own errors never carry a secret; others are named only."""
+        text = str(exc) if isinstance(exc, SnipeError) else f"{type(exc).__name__} (see the log)"
+        kind = "refused to trade" if isinstance(exc, TradingRefused) else "stopped"
+        self.stopped_by = f"{kind}: {text}"
+        if not self._halt_told:
+            self._halt_told = True
+            self.engine.host.notify_halted(self.stopped_by)
 
     def _tell_halted(self) -> None:
         status = self.engine.status
@@ -145,6 +158,7 @@ class Operations:
             self.engine,
             every=self.settings.status_every,
             extra={
+                "stopped_by": self.stopped_by,
                 "metrics_port": self.port,
                 "notifications": {
                     name: {"sent": s.sent, "failed": s.failed, "dropped": s.dropped}
@@ -210,6 +224,7 @@ async def operations(
             except Exception as exc:
                 # re-raised outside the task group: the caller sees it, not a group
                 error = exc
+                ops._stopped_by(exc)
             finally:
                 with anyio.CancelScope(shield=True):
                     await ops._finish()

@@ -7,9 +7,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from sniper.harness import Rig, pick_item, plant, purchases_of, quiet_sandbox, rig, rules_text
 
@@ -20,7 +22,8 @@ from engine.notify import verify_signature
 from engine.ops import Operations, OpsSettings, operations
 from engine.sandbox import MarketConfig, Sandbox, SandboxConfig
 from engine.sandbox._trading import TradingConfig
-from engine.sniper import EngineMode, Outcome
+from engine.sniper import EngineMode, Outcome, TradingRefused
+from engine.sniper._statusfile import read_status_file
 
 from .receiver import Received, Receiver, closed_port, receiver
 
@@ -229,3 +232,21 @@ async def test_healthz_is_200_while_running_and_503_once_halted(clock: VirtualCl
     assert "a test pulled the brake" in halted.text
     (message,) = events(hook, "halted")
     assert message.json()["data"]["reason"] == "a test pulled the brake"
+
+
+async def test_a_refusal_to_trade_is_told_and_left_in_the_status_file(
+    clock: VirtualClock, tmp_path: Path
+) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    sandbox.inject("POST /v1/check-tradelink", "system_busy", count=1)
+    status_file = tmp_path / "l.sqlite.status.json"
+    async with receiver() as hook, rig(clock, sandbox, notify_rules(item.name, hook.url)) as r:
+        with pytest.raises(TradingRefused, match="trade link"):
+            async with clock.autojump(), ops_for(r, status_file=status_file):
+                await r.engine.run(duration=60)
+    (message,) = events(hook, "halted")
+    assert message.json()["data"]["reason"].startswith("refused to trade: ")
+    document = read_status_file(status_file)
+    assert document is not None
+    assert str(document["stopped_by"]).startswith("refused to trade: ")

@@ -96,6 +96,11 @@ async def test_status_shows_state_uptime_spend_and_errors(
         ({"mode": "halted", "halt_reason": "kill file x exists"}, 4, "HALTED: kill file x exists"),
         ({"updated_at": 1_000.0}, 5, "not running? the status file was last written"),
         ({"mode": "stopped"}, 5, "stopped"),
+        (
+            {"updated_at": 1_000.0, "stopped_by": "refused to trade: bad link"},
+            5,
+            "ago; refused to trade: bad link",
+        ),
     ],
 )
 async def test_status_exit_codes_follow_the_engine_state(
