@@ -12,9 +12,9 @@ from contextlib import suppress
 from dataclasses import dataclass
 
 import anyio
-from anyio.abc import SocketAttribute, SocketStream, TaskStatus
+from anyio.abc import Listener, SocketAttribute, SocketStream, TaskStatus
 
-__all__ = ["Handler", "Response", "serve_http"]
+__all__ = ["Handler", "Response", "open_listener", "serve_http", "serve_listener"]
 
 _MAX_HEAD = 16 * 1024
 _READ_TIMEOUT = 10.0
@@ -41,14 +41,25 @@ async def serve_http(
     task_status: TaskStatus[int] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``handler`` on ``host:port`` until cancelled; ``task_status`` gets the port
-    (useful with ``port=0``)."""
-    listener = await anyio.create_tcp_listener(local_host=host, local_port=port)
+    (useful with ``port=0``). ``OSError`` when the address cannot be bound."""
+    listener = await open_listener(host, port)
+    task_status.started(listener.extra(SocketAttribute.local_port))
+    await serve_listener(listener, handler)
+
+
+async def open_listener(host: str, port: int) -> Listener[SocketStream]:
+    """A listening socket on ``host:port`` (``port`` 0: any free port)."""
+    return await anyio.create_tcp_listener(local_host=host, local_port=port)
+
+
+async def serve_listener(listener: Listener[SocketStream], handler: Handler) -> None:
+    """Answer connections on ``listener`` with ``handler`` until cancelled; closes it."""
     async with listener:
-        task_status.started(listener.extra(SocketAttribute.local_port))
 
         async def connection(stream: SocketStream) -> None:
-            # a client that goes away or stalls gets nothing more; the server goes on
-            with suppress(anyio.EndOfStream, anyio.BrokenResourceError, OSError, TimeoutError):
+            # a client that goes away, stalls or sends garbage gets nothing more; whatever
+            # happens to one connection, the server (and the engine beside it) goes on
+            with suppress(Exception):
                 async with stream:
                     await _answer(stream, handler)
 

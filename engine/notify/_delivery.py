@@ -195,7 +195,11 @@ class Delivery:
     async def _attempt(
         self, channel: Channel, notice: Notice, transport: httpx.AsyncBaseTransport
     ) -> None:
-        request = channel.request(notice, self._clock.now())
+        try:
+            request = channel.request(notice, self._clock.now())
+        except Exception as exc:  # a plugin's channel with a bug: this notice cannot go
+            why = f"could not build the request ({type(exc).__name__})"
+            raise _Failure(why, retry=False) from None
         request.extensions["timeout"] = httpx.Timeout(self.settings.timeout).as_dict()
         status: int | None = None
         retry_after: str | None = None
@@ -209,7 +213,7 @@ class Delivery:
                     await response.aclose()
                 status = response.status_code
                 retry_after = response.headers.get("retry-after")
-            except (httpx.HTTPError, OSError) as exc:
+            except Exception as exc:  # whatever the network or a transport does
                 # the type only: an httpx error's text or request may carry the URL
                 error = type(exc).__name__
         if status is None:

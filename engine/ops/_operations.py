@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,10 +26,11 @@ from typing import Any
 
 import anyio
 import httpx
+from anyio.abc import SocketAttribute
 
 from .._errors import SnipeError
 from ..ledger import PurchaseState, utc_day_start
-from ..metrics import CONTENT_TYPE, EngineMetrics, Response, serve_http
+from ..metrics import CONTENT_TYPE, EngineMetrics, Response, open_listener, serve_listener
 from ..notify import DailySummary, Delivery, NotificationHub, build_delivery, utc_day
 from ..sniper import Engine, EngineMode, TradingRefused
 from ..sniper._statusfile import status_document, write_status_file
@@ -172,12 +173,14 @@ class Operations:
             self.engine.status.error(f"status file {path}: {exc.strerror}")
 
     async def _serve(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-        await serve_http(
-            self._handle,
-            host=self.settings.metrics_host,
-            port=self.settings.metrics_port or 0,
-            task_status=task_status,
-        )
+        # binding fails loudly (`snipe run` stops before buying); serving never stops the
+        # engine
+        listener = await open_listener(self.settings.metrics_host, self.settings.metrics_port or 0)
+        task_status.started(listener.extra(SocketAttribute.local_port))
+        try:
+            await serve_listener(listener, self._handle)
+        except Exception:
+            log.exception("the metrics server failed and has stopped; the engine goes on")
 
     async def _handle(self, path: str) -> Response:
         if path == "/metrics":
@@ -212,9 +215,12 @@ async def operations(
     error: BaseException | None = None
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(ops.delivery.run)
-            tg.start_soon(ops._watch)
-            tg.start_soon(ops._daily)
+            for name, task in (
+                ("notification delivery", ops.delivery.run),
+                ("status watch", ops._watch),
+                ("daily summary", ops._daily),
+            ):
+                tg.start_soon(_guarded, name, task)
             if settings.metrics_port is not None:
                 ops.port = await tg.start(ops._serve)
                 log.info("metrics on http://%s:%d/metrics", settings.metrics_host, ops.port)
@@ -233,6 +239,15 @@ async def operations(
         ops._detach()
     if error is not None:
         raise error
+
+
+async def _guarded(name: str, task: Callable[[], Awaitable[None]]) -> None:
+    """Run an operations task; if it fails, say so and let the engine go on: nothing here
+    may stop buying."""
+    try:
+        await task()
+    except Exception:
+        log.exception("%s failed and has stopped; the engine goes on", name)
 
 
 async def daily_summary(engine: Engine, day_start: float) -> DailySummary:

@@ -134,3 +134,30 @@ async def test_a_telegram_message_is_sent_without_its_token_in_any_log(
     assert got.json()["chat_id"] == "-5"
     assert delivery.stats["telegram"].sent == 1
     assert TOKEN.split(":")[1] not in caplog.text
+
+
+async def test_a_channel_that_cannot_build_its_request_fails_that_notice_only(
+    clock: VirtualClock,
+) -> None:
+    class Broken:
+        name = "broken"
+        events = ("halted",)
+
+        def request(self, notice: object, now: float) -> object:
+            raise KeyError("a bug in a plugin")
+
+    async with receiver() as r:
+        good = WebhookChannel(r.url, Secret("s"), events=("halted",))
+        delivery = Delivery([Broken(), good], clock=clock)  # type: ignore[list-item]
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(delivery.run)
+            for _ in range(2):
+                delivery.offer(halted_notice("x", clock.now()))
+            with anyio.fail_after(5):
+                await delivery.flush()
+            tg.cancel_scope.cancel()
+    broken = delivery.stats["broken"]
+    assert (broken.sent, broken.failed, broken.retries) == (0, 2, 0)
+    assert broken.last_error == "could not build the request (KeyError)"
+    assert delivery.stats["webhook"].sent == 2
+    assert len(r.received) == 2
