@@ -7,8 +7,10 @@ One :class:`Engine` runs these tasks in one anyio task group:
   new listing or a price drop that a rule could afford are flagged for an early search. The
   first snapshot also resolves the rules' name patterns into watched names.
 - **search**: v2 search-by-name in batches of up to 50 names (flagged names first, then the
-  stalest), paced by the shared search budget of the rate limiter; the listings go through
-  the rules (a pure function) and accepted decisions to the :class:`Buyer`.
+  stalest), within the shared search budget of the rate limiter: flagged names at once,
+  background searches evenly spaced and never into the slot the search right after the
+  next snapshot needs (:class:`SearchPacer`); the listings go through the rules (a pure
+  function) and accepted decisions to the :class:`Buyer`.
 - **reconcile**: purchases of unknown outcome are resolved by ``project_id``; bought and
   reserved ones are followed until they complete or are refunded; the balance is refreshed.
 - **status**: a periodic status line; a kill file halts buying.
@@ -21,6 +23,7 @@ trade (:class:`TradingRefused`) and says why.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 from collections.abc import Iterable
@@ -43,7 +46,7 @@ from ._budget import budget_state
 from ._buyer import Buyer, BuyerSettings
 from ._orders import OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
-from ._schedule import SearchSchedule
+from ._schedule import SearchPacer, SearchSchedule
 from ._status import EngineMode, EngineStatus
 
 __all__ = ["Engine", "EngineSettings", "TradingRefused"]
@@ -66,6 +69,9 @@ class EngineSettings:
     status_every: float = 60.0
     error_backoff: float = 5.0
     use_snapshot: bool = True
+    search_reserve: int = 1
+    """Search slots a background search leaves free for the search right after the next
+    snapshot, so names it flags are searched at once (see :class:`SearchPacer`)."""
     catalogue_every: int = 5
     """With rules that watch name patterns, every this many searches one v2 catalogue page
     (deepest discount first, followed by its cursor) is read instead; 0: never."""
@@ -103,6 +109,14 @@ class Engine:
         self.status = EngineStatus()
         self._trade_link_url = trade_link_url
         self.schedule = SearchSchedule(watched=ruleset.watched_names)
+        search_calls = limiter.usage("search")[1]
+        self.pacer = SearchPacer(
+            calls=search_calls,
+            reserve=min(settings.search_reserve, (search_calls or 1) - 1),
+        )
+        self._next_snapshot_at: float | None = None
+        self._polling = False
+        self._search_wake = anyio.Event()
         self.orders = OrderManager(
             ruleset=ruleset, client=client, ledger=ledger, clock=clock, status=self.status
         )
@@ -227,6 +241,15 @@ class Engine:
 
     async def poll_snapshot(self) -> None:
         """Fetch the snapshot, resolve name patterns, and flag names with candidates."""
+        self._polling = True
+        try:
+            await self._poll_snapshot()
+        finally:
+            self._polling = False
+            self._next_snapshot_at = self.clock.now() + self.settings.snapshot_every
+            self._search_wake.set()
+
+    async def _poll_snapshot(self) -> None:
         async with self.client.snapshot_csv(include_hold=self.include_hold) as stream:
             current = await aparse_csv_snapshot(stream)
         self.status.snapshots += 1
@@ -238,7 +261,16 @@ class Engine:
         for summary in diff.names_cheapest_first():
             ceiling = self._ceiling(summary.name)
             if ceiling is not None and summary.cheapest <= ceiling:
-                self.schedule.flag(summary.name, promise=ceiling - summary.cheapest, at=now)
+                self.schedule.flag(
+                    self._searched_name(summary.name), promise=ceiling - summary.cheapest, at=now
+                )
+
+    def _searched_name(self, name: str) -> str:
+        # The snapshot writes a Doppler phase into the name; a rule that names the base
+        # name watches (and searches) the base name.
+        if name in self.schedule.watched:
+            return name
+        return self.ruleset.view(name).base_name
 
     def _watch(self, market_names: Iterable[str]) -> None:
         names = set(self.ruleset.watched_names)
@@ -253,12 +285,12 @@ class Engine:
 
     async def _search_loop(self) -> None:
         while True:
-            catalogue = self._catalogue_due() or (
-                not self.schedule.watched and bool(self._catalogue_games)
-            )
-            if not catalogue and not self.schedule.watched:
+            if not self.schedule.watched and not self._catalogue_games:
                 await self.clock.sleep(self.settings.snapshot_every)
                 continue
+            if not await self._search_turn():
+                continue
+            catalogue = self._catalogue_due() or not self.schedule.watched
             try:
                 if catalogue:
                     await self.catalogue_once()
@@ -273,6 +305,36 @@ class Engine:
                 self.status.error(f"search: {exc}")
                 await self.clock.sleep(self.settings.error_backoff)
 
+    def next_search_at(self) -> float:
+        """When the next search should go out: at once (as the rate limiter allows) for
+        names the snapshot flagged, else when the :class:`SearchPacer` lets a background
+        search go; ``math.inf`` while it waits for the next snapshot."""
+        free = self.limiter.next_free("search")
+        if self.schedule.hot_count:
+            return free
+        now = self.clock.now()
+        flags_at = now if self._polling else self._next_snapshot_at
+        return max(free, self.pacer.background_at(now, flags_at=flags_at))
+
+    async def _search_turn(self) -> bool:
+        """Wait until :meth:`next_search_at`, or until a snapshot ends (which may flag
+        names or move that time); ``True`` when it is time to search."""
+        due = self.next_search_at()
+        if due <= self.clock.now():
+            return True
+        self._search_wake = woken = anyio.Event()
+        async with anyio.create_task_group() as tg:
+
+            async def wake() -> None:
+                await woken.wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(wake)
+            if math.isfinite(due):
+                await self.clock.sleep_until(due)
+                tg.cancel_scope.cancel()
+        return False
+
     async def search_once(self) -> list[Decision]:
         """Search the next batch of names, decide, and buy what is accepted."""
         batch = self.schedule.next_batch(self.game_of)
@@ -284,6 +346,7 @@ class Engine:
             batch, game=game, include_hold=self.include_hold, lane=lane
         )
         now = self.clock.now()
+        self.pacer.sent(now, background=lane is Lane.BACKGROUND)
         self.schedule.searched(batch, at=now)
         self.status.searches += 1
         listings: list[Listing] = [x for found in answer.items.values() for x in found]
@@ -324,6 +387,7 @@ class Engine:
             include_hold=self.include_hold,
         )
         self._catalogue_page += 1
+        self.pacer.sent(self.clock.now(), background=True)
         restart = not page.has_more or self._catalogue_page >= self.settings.catalogue_pages
         self._catalogue_cursor = None if restart else page.next_cursor
         if restart:  # next walk: the next game, from the deepest discount again

@@ -5,17 +5,27 @@ has. The whole-market snapshot is free and says, every 10 s, which names just go
 listing or a cheaper one; those names are searched first (their details decide a purchase),
 and the remaining budget walks the other watched names, stalest first, so every watched
 name is still looked at regularly.
+
+:class:`SearchSchedule` says *which* names; :class:`SearchPacer` says *when* a background
+search may go out: evenly spaced rather than in bursts (a burst of 20 at the start of each
+minute would leave nothing for a flagged name until the next minute), and never into the
+slot the search right after the next snapshot needs, so a flagged name is searched as soon
+as the snapshot shows it.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["MAX_NAMES_PER_SEARCH", "SearchSchedule"]
+__all__ = ["MAX_NAMES_PER_SEARCH", "SEARCH_WINDOW", "SearchPacer", "SearchSchedule"]
 
 MAX_NAMES_PER_SEARCH = 50
+SEARCH_WINDOW = 60.0
+"""Seconds of the service's sliding search window (interface.md section 8)."""
 
 
 @dataclass
@@ -94,3 +104,48 @@ class SearchSchedule:
             return (0.0, 0.0)
         ages = sorted(now - self._last_searched.get(n, float("-inf")) for n in self.watched)
         return (ages[len(ages) // 2], ages[-1])
+
+
+@dataclass
+class SearchPacer:
+    """When the next background search may go out. Pure: it only knows the searches it
+    was told of (:meth:`sent`) and the times it is given.
+
+    A background search waits ``period / calls`` after the previous one (the budget spread
+    evenly), and waits for the next snapshot rather than leave fewer than ``reserve`` free
+    slots in the window as it will be when that snapshot's flags arrive. A search for
+    flagged names is not paced here: it goes as soon as the rate limiter allows.
+    ``calls=None`` is an unlimited budget (a partner account): nothing waits.
+    """
+
+    calls: int | None = 20
+    period: float = SEARCH_WINDOW
+    reserve: int = 1
+    _sent: deque[float] = field(default_factory=deque)
+    _last_background: float = -math.inf
+
+    def __post_init__(self) -> None:
+        if self.calls is not None and not 0 <= self.reserve < self.calls:
+            raise ValueError(f"reserve must be 0 to {self.calls - 1}, got {self.reserve}")
+
+    def sent(self, at: float, *, background: bool) -> None:
+        """A search went out at ``at``."""
+        self._sent.append(at)
+        if background:
+            self._last_background = at
+        while self._sent and self._sent[0] + self.period <= at:
+            self._sent.popleft()
+
+    def background_at(self, now: float, *, flags_at: float | None) -> float:
+        """The earliest time a background search may go out, ``now`` or later, or
+        ``math.inf`` if it must wait for the snapshot expected at ``flags_at`` (``None``:
+        no snapshot is expected; a ``flags_at`` in the past is one being taken now)."""
+        if self.calls is None:
+            return now
+        due = max(now, self._last_background + self.period / self.calls)
+        if flags_at is None or due > flags_at:
+            return due
+        in_window = sum(1 for t in self._sent if t + self.period > flags_at)
+        if in_window + 1 > self.calls - self.reserve:
+            return math.inf
+        return due

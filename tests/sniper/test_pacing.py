@@ -1,0 +1,165 @@
+"""When searches go out: background searches evenly spaced, a slot kept for the search
+right after each snapshot, names the snapshot flags searched first and at once."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import anyio
+import pytest
+
+from engine import VirtualClock
+from engine.sandbox import CatalogueItem
+from engine.sniper import EngineMode, EngineSettings
+from engine.sniper._schedule import SearchPacer
+
+from .harness import pick_item, plant, purchases_of, quiet_sandbox, rig, rules_text
+
+# -- the pacer, pure ---------------------------------------------------------------------
+
+
+def pacer_with(sent: list[tuple[float, bool]], *, reserve: int = 1) -> SearchPacer:
+    pacer = SearchPacer(calls=20, period=60.0, reserve=reserve)
+    for at, background in sent:
+        pacer.sent(at, background=background)
+    return pacer
+
+
+def background_every_3s(count: int, start: float = 0.0) -> list[tuple[float, bool]]:
+    return [(start + 3.0 * i, True) for i in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("sent", "now", "flags_at", "expected"),
+    [
+        # nothing sent yet: at once
+        ([], 0.0, 10.0, 0.0),
+        # evenly spaced: one background search per period / calls
+        ([(100.0, True)], 100.0, 110.0, 103.0),
+        ([(100.0, True)], 105.0, None, 105.0),
+        # a search for flagged names does not hold the next background one back
+        ([(100.0, True), (101.0, False)], 101.0, 110.0, 103.0),
+        # 18 in the window at the next snapshot: the 19th leaves one slot free
+        (background_every_3s(18), 54.0, 58.0, 54.0),
+        # 19 in it: the 20th would take the snapshot's slot, so it waits for the snapshot
+        (background_every_3s(19), 57.0, 58.0, math.inf),
+        # a snapshot being taken now counts the same way
+        (background_every_3s(19), 57.0, 57.0, math.inf),
+        # no snapshot expected: the whole budget is background's
+        (background_every_3s(19), 57.0, None, 57.0),
+        # not due before the snapshot: decided after it, against the next one
+        (background_every_3s(19), 55.0, 56.5, 57.0),
+        # calls older than the window at the snapshot do not count
+        (background_every_3s(19), 57.0, 61.0, 57.0),
+    ],
+)
+def test_background_searches_are_spaced_and_leave_the_snapshot_a_slot(
+    sent: list[tuple[float, bool]], now: float, flags_at: float | None, expected: float
+) -> None:
+    assert pacer_with(sent).background_at(now, flags_at=flags_at) == expected
+
+
+def test_a_larger_reserve_keeps_more_slots_free() -> None:
+    pacer = pacer_with(background_every_3s(17), reserve=3)
+    assert pacer.background_at(51.0, flags_at=55.0) == math.inf
+    assert pacer_with(background_every_3s(16), reserve=3).background_at(48.0, flags_at=55.0) == 48
+
+
+def test_an_unlimited_budget_never_waits() -> None:
+    pacer = SearchPacer(calls=None)
+    pacer.sent(5.0, background=True)
+    assert pacer.background_at(5.0, flags_at=5.0) == 5.0
+
+
+@pytest.mark.parametrize("reserve", [-1, 20])
+def test_the_reserve_must_leave_a_slot_for_background(reserve: int) -> None:
+    with pytest.raises(ValueError, match="reserve"):
+        SearchPacer(calls=20, reserve=reserve)
+
+
+# -- the engine ----------------------------------------------------------------------------
+
+
+def csgo_names(items: Iterable[CatalogueItem], count: int) -> list[str]:
+    return sorted({i.name for i in items if i.game == "csgo"})[:count]
+
+
+def watching(names: list[str]) -> str:
+    quoted = ", ".join(f'"{n}"' for n in names)
+    return rules_text(names[0]).replace(f'names: ["{names[0]}"]', f"names: [{quoted}]")
+
+
+async def test_a_flagged_name_is_searched_first_and_at_once(clock: VirtualClock) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    # three batches of 50: each round searches the same three groups in the same order
+    names = sorted({item.name, *csgo_names(sandbox.market.items, 150)})[:150]
+    assert item.name in names
+    async with rig(clock, sandbox, watching(names)) as r:
+        engine = r.engine
+        await engine.start_gate()
+        engine.status.mode = EngineMode.RUNNING
+        start = clock.now()
+        await engine.poll_snapshot()  # the first one only learns the market
+        searched: set[str] = set()
+        while item.name not in searched:
+            clock.jump_to(engine.next_search_at())
+            searched.update(engine.schedule.next_batch(engine.game_of))
+            await engine.search_once()
+        clock.jump_to(start + 10.0)  # the sandbox's next snapshot
+        await engine.search_once()
+        # the item's name was just searched: stalest first, it is not due for a while,
+        # and the next background search waits its turn
+        assert item.name not in engine.schedule.next_batch(engine.game_of)
+        assert engine.next_search_at() > clock.now()
+
+        deal = plant(sandbox, item, price=item.reference // 2)
+        await engine.poll_snapshot()
+        assert engine.schedule.next_batch(engine.game_of)[0] == item.name
+        assert engine.next_search_at() == clock.now()
+        await engine.search_once()
+    assert [p["item_id"] for p in purchases_of(sandbox)] == [str(deal.item_id)]
+
+
+async def test_a_deal_is_bought_right_after_the_snapshot_that_shows_it(
+    clock: VirtualClock,
+) -> None:
+    # 500 watched names keep the whole search budget busy with background searches; the
+    # deal still waits neither for a free slot nor for its name's turn.
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    names = sorted({item.name, *csgo_names(sandbox.market.items, 499)})
+    settings = EngineSettings(snapshot_every=10.0)
+    async with rig(clock, sandbox, watching(names), settings=settings) as r:
+        status = r.engine.status
+        async with clock.autojump(), anyio.create_task_group() as tg:
+            tg.start_soon(r.engine.run)
+            while status.snapshots < 7:  # a minute into the run: the budget is in use
+                await clock.sleep(0.5)
+            searches, since = status.searches, clock.now()
+            listed = plant(sandbox, item, price=item.reference // 2).listed_at
+            while clock.now() < listed + 60.0:
+                await clock.sleep(0.5)
+            tg.cancel_scope.cancel()
+        requests = sandbox.ground_truth()["requests"]
+    (purchase,) = purchases_of(sandbox)
+    assert purchase["at"] - listed <= settings.snapshot_every + 1.0
+    assert "GET /v2/search-items-by-name 429" not in requests
+    # and the budget stayed in use: one search per 3 s, give or take one
+    assert status.searches - searches >= (clock.now() - since) / 3.0 - 1
+
+
+async def test_a_doppler_listing_flags_the_base_name_its_rule_watches(clock: VirtualClock) -> None:
+    # The snapshot writes the phase into the name ("... Doppler Phase 2 (Factory New)");
+    # the rule names, and the engine searches, the base name.
+    sandbox = quiet_sandbox(clock)
+    item = next(i for i in sandbox.market.items if i.phases and i.reference < 150_000)
+    async with rig(clock, sandbox, rules_text(item.name)) as r:
+        await r.engine.poll_snapshot()
+        clock.advance(10.0)
+        listing = plant(sandbox, item, price=item.reference // 2)
+        listing.phase = item.phases[0]
+        await r.engine.poll_snapshot()
+        assert r.engine.schedule.hot_count == 1
+        assert r.engine.schedule.next_batch() == (item.name,)
