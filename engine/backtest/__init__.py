@@ -1,0 +1,41 @@
+"""Recording the market and backtesting rules on the recordings.
+
+``snipe record`` writes what the engine receives (prices snapshots as compressed diffs,
+search and catalogue answers, with their times) in the versioned format of
+docs/recording-format.md (:class:`RecordWriter`, :func:`read_records`). ``snipe backtest``
+replays a recording through the live engine's own code: the client talks to a replay
+marketplace (:class:`ReplayTransport` over a :class:`ReplayMarket`, with its fill model),
+the ledger is the same code in memory, and time is a :class:`~engine.VirtualClock` moved
+step by step (:func:`run_backtest`).
+"""
+
+from ._format import (
+    FORMAT_VERSION,
+    Record,
+    RecordingError,
+    RecordWriter,
+    read_header,
+    read_records,
+)
+from ._market import FillModel, ReplayMarket, ReplayTrade
+from ._record import Recorder, RecorderSettings
+from ._run import BacktestOptions, BacktestRun, run_backtest
+from ._transport import ReplayTransport
+
+__all__ = [
+    "FORMAT_VERSION",
+    "BacktestOptions",
+    "BacktestRun",
+    "FillModel",
+    "Record",
+    "RecordWriter",
+    "Recorder",
+    "RecorderSettings",
+    "RecordingError",
+    "ReplayMarket",
+    "ReplayTrade",
+    "ReplayTransport",
+    "read_header",
+    "read_records",
+    "run_backtest",
+]

@@ -1,0 +1,390 @@
+"""The recording format, version 1 (docs/recording-format.md): writer and reader.
+
+A recording is a directory: ``recording.json`` (what it is, which version) and numbered
+segments ``seg-000001.jsonl.gz``, each a gzip stream of JSON lines. Every segment starts
+with a full snapshot (a key frame), so deleting the oldest segments to bound disk use never
+makes the rest unreadable; later snapshots are written as diffs against the previous one.
+The segment being written is named ``*.jsonl.gz.open`` and flushed after every record, so a
+crash loses at most the line being written: a restarted writer salvages the complete lines
+into a closed segment and carries on in a new one.
+
+Nothing is ever silently skipped when reading: a damaged, truncated or out-of-order file
+raises :class:`RecordingError` naming the file and the line or byte offset.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from .._errors import ConfigError
+
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "Record",
+    "RecordWriter",
+    "RecordingError",
+    "Row",
+    "read_header",
+    "read_records",
+    "segment_paths",
+]
+
+FORMAT_NAME = "snipe-recording"
+FORMAT_VERSION = 1
+HEADER_FILE = "recording.json"
+_SEGMENT = re.compile(r"^seg-(\d{6})\.jsonl\.gz$")
+_OPEN_SUFFIX = ".open"
+_READ_SIZE = 1 << 20
+KINDS = frozenset({"head", "key", "diff", "search", "cat", "resume"})
+
+Row = tuple[str, str, int, int | None, int | None]
+"""One listing of a snapshot: ``(item_id, name, price, unlock_at, send_until)``."""
+
+
+class RecordingError(ConfigError):
+    """A recording that cannot be read or written as it is; the message names the file and
+    the position (``file:line`` or ``file: byte N``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One line of a recording: its time ``t`` (epoch seconds, when the answer arrived),
+    its kind ``k`` and the rest of its fields in ``body``."""
+
+    t: float
+    k: str
+    body: Mapping[str, Any]
+    where: str
+    """``file:line``, for error messages."""
+
+
+def _segment_name(number: int) -> str:
+    return f"seg-{number:06d}.jsonl.gz"
+
+
+def segment_paths(directory: Path) -> list[Path]:
+    """The closed segments of a recording, oldest first."""
+    found = []
+    for path in directory.iterdir():
+        match = _SEGMENT.match(path.name)
+        if match:
+            found.append((int(match.group(1)), path))
+    return [path for _, path in sorted(found)]
+
+
+def read_header(directory: str | os.PathLike[str]) -> dict[str, Any]:
+    """The recording's ``recording.json``, checked for format name and version."""
+    path = Path(directory) / HEADER_FILE
+    try:
+        header = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecordingError(
+            "not a recording: recording.json is missing", location=str(path)
+        ) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RecordingError(f"unreadable header: {exc}", location=str(path)) from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
+        raise RecordingError(f"not a {FORMAT_NAME} header", location=str(path))
+    version = header.get("version")
+    if version != FORMAT_VERSION:
+        raise RecordingError(
+            f"format version {version!r} is not supported (this snipe reads {FORMAT_VERSION})",
+            location=str(path),
+            field="version",
+        )
+    return header
+
+
+# -- writing -----------------------------------------------------------------------------
+
+
+class RecordWriter:
+    """Appends records to a recording directory, rotating and bounding its segments.
+
+    ``segment_bytes``: a segment is closed once it holds about this many compressed bytes
+    (checked before each snapshot, so a segment always starts with a key frame).
+    ``max_bytes``: after a segment is closed, the oldest segments are deleted while the
+    recording is bigger than this (the newest closed segment is always kept).
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        include_hold: bool = False,
+        source: str = "",
+        segment_bytes: int = 32 << 20,
+        max_bytes: int = 2 << 30,
+    ) -> None:
+        self.directory = Path(directory)
+        self.segment_bytes = segment_bytes
+        self.max_bytes = max_bytes
+        self._raw: IO[bytes] | None = None
+        self._gz: gzip.GzipFile | None = None
+        self._path: Path | None = None
+        self._previous: dict[str, tuple[str, int, int | None, int | None]] | None = None
+        self._last_t = float("-inf")
+        self.resumed = False
+        self.directory.mkdir(parents=True, exist_ok=True)
+        header_path = self.directory / HEADER_FILE
+        if header_path.exists():
+            header = read_header(self.directory)
+            self.resumed = True
+            self.include_hold = bool(header.get("include_hold"))
+            self._salvage_open_segments()
+            self._last_t = _last_time(self.directory)
+        else:
+            self.include_hold = include_hold
+            header = {
+                "format": FORMAT_NAME,
+                "version": FORMAT_VERSION,
+                "include_hold": include_hold,
+                "source": source,
+            }
+            _write_atomically(header_path, json.dumps(header, indent=2).encode() + b"\n")
+        segments = segment_paths(self.directory)
+        self._next_number = 1 + (int(segments[-1].name[4:10]) if segments else 0)
+
+    # -- public --------------------------------------------------------------------------
+
+    def snapshot(self, t: float, rows: Sequence[Row]) -> None:
+        """Record the full snapshot received at ``t``: a diff against the previous one, or
+        a key frame at the start of a segment."""
+        if self._gz is None or self._size() >= self.segment_bytes:
+            self._rotate(t)
+        current = {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+        previous = self._previous
+        if previous is None:
+            self._write(t, "key", {"rows": [list(r) for r in rows]})
+        else:
+            self._write(t, "diff", _diff(previous, current))
+        self._previous = current
+
+    def search(self, t: float, names: Sequence[str], game: str | None, items: Any) -> None:
+        """Record a search-by-name answer (its ``items`` object as received)."""
+        if self._gz is not None:
+            self._write(t, "search", {"names": list(names), "game": game, "items": items})
+
+    def catalogue(self, t: float, query: Mapping[str, Any], items: Any) -> None:
+        """Record a catalogue page (its ``items`` array as received)."""
+        if self._gz is not None:
+            self._write(t, "cat", {"query": dict(query), "items": items})
+
+    def close(self) -> None:
+        """Close the open segment (it becomes a closed ``.jsonl.gz``) and bound disk use."""
+        if self._gz is None or self._raw is None or self._path is None:
+            return
+        self._gz.close()
+        self._raw.close()
+        closed = self._path.with_name(self._path.name[: -len(_OPEN_SUFFIX)])
+        os.replace(self._path, closed)
+        self._gz = self._raw = self._path = None
+        self._previous = None
+        self._bound_disk()
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _size(self) -> int:
+        return self._raw.tell() if self._raw is not None else 0
+
+    def _rotate(self, t: float) -> None:
+        resumed = self.resumed and self._next_number > 1 and self._gz is None
+        self.close()
+        self._path = self.directory / (_segment_name(self._next_number) + _OPEN_SUFFIX)
+        self._raw = self._path.open("wb")
+        self._gz = gzip.GzipFile(fileobj=self._raw, mode="wb", compresslevel=6, mtime=0)
+        self._write(t, "head", {"v": FORMAT_VERSION, "seg": self._next_number})
+        if resumed:
+            self._write(t, "resume", {"after": self._last_t})
+            self.resumed = False
+        self._next_number += 1
+
+    def _write(self, t: float, kind: str, body: Mapping[str, Any]) -> None:
+        assert self._gz is not None
+        if t < self._last_t:
+            t = self._last_t  # a clock step back must not break the order readers check
+        self._last_t = t
+        line = json.dumps({"t": t, "k": kind, **body}, ensure_ascii=False, separators=(",", ":"))
+        self._gz.write(line.encode("utf-8") + b"\n")
+        self._gz.flush()  # Z_SYNC_FLUSH: a crash loses at most the line being written
+
+    def _bound_disk(self) -> None:
+        segments = segment_paths(self.directory)
+        sizes = {p: p.stat().st_size for p in segments}
+        total = sum(sizes.values())
+        for path in segments[:-1]:
+            if total <= self.max_bytes:
+                break
+            total -= sizes[path]
+            path.unlink()
+
+    def _salvage_open_segments(self) -> None:
+        for path in sorted(self.directory.glob("seg-*.jsonl.gz" + _OPEN_SUFFIX)):
+            lines = _complete_lines(path.read_bytes())
+            has_key = any(b'"k":"key"' in line[:40] for line in lines)
+            if has_key:
+                closed = path.with_name(path.name[: -len(_OPEN_SUFFIX)])
+                _write_atomically(closed, gzip.compress(b"".join(lines), mtime=0))
+            path.unlink()
+
+
+def _diff(
+    previous: Mapping[str, tuple[str, int, int | None, int | None]],
+    current: Mapping[str, tuple[str, int, int | None, int | None]],
+) -> dict[str, Any]:
+    add: list[list[Any]] = []
+    price: list[list[Any]] = []
+    for item_id, row in current.items():
+        old = previous.get(item_id)
+        if old is None or old[0] != row[0] or old[2:] != row[2:]:
+            add.append([item_id, *row])
+        elif old[1] != row[1]:
+            price.append([item_id, row[1]])
+    gone = [item_id for item_id in previous if item_id not in current]
+    return {"add": add, "del": gone, "px": price}
+
+
+def _complete_lines(data: bytes) -> list[bytes]:
+    """The complete lines of a possibly truncated gzip stream (a crashed writer's)."""
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        text = inflater.decompress(data)
+    except zlib.error:
+        text = b""
+    lines = text.split(b"\n")
+    return [line + b"\n" for line in lines[:-1]]
+
+
+def _last_time(directory: Path) -> float:
+    segments = segment_paths(directory)
+    if not segments:
+        return float("-inf")
+    last = float("-inf")
+    for record in _read_segment(segments[-1]):
+        last = record.t
+    return last
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+def read_records(directory: str | os.PathLike[str]) -> Iterator[Record]:
+    """Every record of a recording, in time order, checked as it is read.
+
+    Raises :class:`RecordingError` (naming file and line or byte offset) for a missing or
+    foreign header, a segment still open (being written, or left by a crash: restarting
+    ``snipe record`` repairs it), a damaged or truncated gzip stream, a line that is not a
+    record, or time running backwards.
+    """
+    root = Path(directory)
+    read_header(root)
+    still_open = sorted(root.glob("seg-*.jsonl.gz" + _OPEN_SUFFIX))
+    if still_open:
+        raise RecordingError(
+            "this segment is still open: the recorder is running or stopped without closing"
+            " it (run `snipe record` on the same --out again to salvage it)",
+            location=str(still_open[0]),
+        )
+    segments = segment_paths(root)
+    if not segments:
+        raise RecordingError("the recording has no segments", location=str(root))
+    last = float("-inf")
+    for path in segments:
+        for record in _read_segment(path):
+            if record.t < last:
+                raise RecordingError(
+                    f"time runs backwards ({record.t} after {last})", location=record.where
+                )
+            last = record.t
+            yield record
+
+
+def _read_segment(path: Path) -> Iterator[Record]:
+    first = True
+    for line_number, line in enumerate(_lines(path), start=1):
+        where = f"{path}:{line_number}"
+        record = _parse_line(line, where)
+        if first and record.k != "head":
+            raise RecordingError("a segment must start with a head record", location=where)
+        first = False
+        yield record
+    if first:
+        raise RecordingError("empty segment", location=str(path))
+
+
+def _lines(path: Path) -> Iterator[bytes]:
+    inflater = zlib.decompressobj(wbits=31)
+    pending = b""
+    consumed = 0
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise RecordingError(f"cannot read ({exc.strerror})", location=str(path)) from None
+    with handle:
+        while True:
+            chunk = handle.read(_READ_SIZE)
+            if not chunk:
+                break
+            try:
+                data = inflater.decompress(chunk)
+            except zlib.error as exc:
+                raise RecordingError(
+                    f"damaged gzip data near compressed byte {consumed}: {exc}",
+                    location=str(path),
+                ) from None
+            consumed += len(chunk)
+            if inflater.eof and inflater.unused_data.strip(b"\0"):
+                raise RecordingError(
+                    f"unexpected data after the gzip stream at compressed byte "
+                    f"{consumed - len(inflater.unused_data)}",
+                    location=str(path),
+                )
+            pending += data
+            *complete, pending = pending.split(b"\n")
+            yield from complete
+    if not inflater.eof:
+        raise RecordingError(
+            f"truncated: the gzip stream ends without its trailer after {consumed} bytes",
+            location=str(path),
+        )
+    if pending:
+        raise RecordingError("truncated: the last line has no end", location=str(path))
+
+
+def _parse_line(line: bytes, where: str) -> Record:
+    try:
+        value = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        column = getattr(exc, "colno", None)
+        at = f"{where}:{column}" if column else where
+        raise RecordingError(f"not a JSON record: {exc}", location=at) from None
+    if not isinstance(value, dict):
+        raise RecordingError("a record must be a JSON object", location=where)
+    t = value.pop("t", None)
+    kind = value.pop("k", None)
+    if not isinstance(t, int | float) or isinstance(t, bool):
+        raise RecordingError("missing or non-numeric time", location=where, field="t")
+    if kind not in KINDS:
+        raise RecordingError(f"unknown record kind {kind!r}", location=where, field="k")
+    return Record(float(t), kind, value, where)

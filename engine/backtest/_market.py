@@ -1,0 +1,394 @@
+"""The replay market: the recorded market as of a simulated time, and the fill model.
+
+Sans-I/O: :class:`ReplayMarket` applies recorded records strictly in time order and only
+up to the time it is asked for (:meth:`ReplayMarket.advance_to`), so nothing served to the
+engine can come from later than the engine's clock. Purchases go through :meth:`buy`:
+
+- the listing must still be listed when the request arrives (the transport moves the
+  clock on by the latency first);
+- a competing buyer takes it first with probability ``min(race_max, discount x
+  race_factor)`` where ``discount`` is how far the price is under the reference price,
+  drawn from a generator seeded by ``(seed, item_id)`` (so it does not depend on order);
+- a trade-locked purchase is reserved until its recorded ``unlock_at`` and completes
+  then, or is refunded when its recorded ``send_until`` comes first.
+
+Listings we bought, or lost to the competitor, stay gone until the recording itself
+removes them.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ._format import Record, RecordingError
+
+__all__ = ["BuyAnswer", "FillModel", "ReplayMarket", "ReplayTrade"]
+
+SETTLE_SECONDS = 60.0
+"""How long after an instant purchase its trade reports completed."""
+
+
+@dataclass(frozen=True)
+class FillModel:
+    """How purchases fill. ``latency`` is in seconds."""
+
+    seed: int = 0
+    latency: float = 0.25
+    race_factor: float = 1.5
+    race_max: float = 0.9
+
+
+@dataclass
+class ReplayTrade:
+    """A purchase the replay market accepted."""
+
+    id: int
+    project_id: str | None
+    item_id: str
+    name: str
+    price: int
+    created: float
+    unlock_at: int | None
+    send_until: int | None
+    reference: int | None
+    later_price: int | None = None
+    """The cheapest listing of the name ``value_after`` seconds after the purchase."""
+    later_past_end: bool = False
+    """The recording ended first: ``later_price`` is from its end."""
+
+    def status(self, now: float) -> tuple[int, str | None, str | None]:
+        """``(numeric status, escrow_status, refund reason)`` at ``now``."""
+        if self.unlock_at is None:
+            return (5 if now >= self.created + SETTLE_SECONDS else 2), None, None
+        if self.send_until is not None and self.send_until < self.unlock_at:
+            if now >= self.send_until:
+                return 6, "failed", "not delivered by send_until"
+            return 0, "awaiting_unlock", None
+        if now < self.unlock_at:
+            return 0, "awaiting_unlock", None
+        return 5, "completed", None
+
+
+@dataclass(frozen=True)
+class BuyAnswer:
+    """The answer to one purchase: a trade, or a refusal ``msg`` (with ``new_price``)."""
+
+    trade: ReplayTrade | None = None
+    msg: str | None = None
+    new_price: int | None = None
+    why: str = ""
+    """``gone``, ``lost race``, ``price changed``, ``trade-locked`` or ``balance``."""
+
+
+@dataclass
+class _Counters:
+    events: int = 0
+    records: int = 0
+    refusals: dict[str, int] = field(default_factory=dict)
+    unseen_candidates: int = 0
+    unseen_by_name: dict[str, int] = field(default_factory=dict)
+
+
+class ReplayMarket:
+    """The recorded market at a simulated time. See the module docstring."""
+
+    def __init__(
+        self,
+        records: Iterator[Record],
+        *,
+        fill: FillModel = FillModel(),
+        keep: Callable[[str], bool] | None = None,
+        ceiling: Callable[[str], int | None] | None = None,
+        balance: int = 1_000_000,
+        value_after: float = 86_400.0,
+    ) -> None:
+        self._records = records
+        self._next: Record | None = next(records, None)
+        self.fill = fill
+        self._keep_fn = keep
+        self._keep: dict[str, bool] = {}
+        self._ceiling = ceiling or (lambda name: None)
+        self.listings: dict[str, list[Any]] = {}
+        """item_id -> [name, price, unlock_at, send_until]"""
+        self.by_name: dict[str, set[str]] = {}
+        self.details: dict[str, dict[str, Any]] = {}
+        self.references: dict[str, int] = {}
+        self._gone: set[str] = set()
+        self._candidates: set[str] = set()
+        self.trades: dict[str, ReplayTrade] = {}
+        self._trade_ids = 0
+        self.initial_balance = balance
+        self.value_after = value_after
+        self.snapshot_version = 0
+        self.applied_until = float("-inf")
+        """The time of the latest record applied: never later than the clock."""
+        self.counters = _Counters()
+        self._marks: list[tuple[float, int, str, Callable[[int | None, bool], None]]] = []
+        self._mark_order = 0
+
+    # -- time ----------------------------------------------------------------------------
+
+    @property
+    def first_time(self) -> float | None:
+        """The time of the next record not yet applied (the first, before any)."""
+        return self._next.t if self._next is not None else None
+
+    @property
+    def exhausted(self) -> bool:
+        return self._next is None
+
+    def advance_to(self, when: float) -> None:
+        """Apply every record (and resolve every price mark) due at or before ``when``."""
+        while True:
+            record = self._next
+            mark_at = self._marks[0][0] if self._marks else None
+            if record is not None and record.t <= when and (mark_at is None or record.t <= mark_at):
+                self._apply(record)
+                self.applied_until = record.t
+                self._next = next(self._records, None)
+            elif mark_at is not None and mark_at <= when:
+                _, _, name, done = heapq.heappop(self._marks)
+                done(self.cheapest(name), False)
+            else:
+                return
+
+    def finish(self) -> None:
+        """Resolve the price marks still pending with the last state (flagged as such)."""
+        while self._marks:
+            _, _, name, done = heapq.heappop(self._marks)
+            done(self.cheapest(name), True)
+
+    def mark(self, name: str, at: float, done: Callable[[int | None, bool], None]) -> None:
+        """Call ``done(cheapest price of name at that time, past_end)`` once replay reaches
+        ``at`` (for the report's later market value; never seen by the engine)."""
+        self._mark_order += 1
+        heapq.heappush(self._marks, (at, self._mark_order, name, done))
+
+    # -- what the engine may see -----------------------------------------------------------
+
+    def kept(self, name: str) -> bool:
+        keep = self._keep.get(name)
+        if keep is None:
+            keep = self._keep[name] = self._keep_fn is None or self._keep_fn(name)
+        return keep
+
+    def cheapest(self, name: str) -> int | None:
+        ids = self.by_name.get(name)
+        if not ids:
+            return None
+        return min(int(self.listings[i][1]) for i in ids)
+
+    def listings_of(
+        self, name: str, *, include_hold: bool, now: float
+    ) -> list[tuple[str, list[Any]]]:
+        """Up to 50 listings of ``name``, cheapest first (ties by item_id)."""
+        rows = []
+        for item_id in self.by_name.get(name, ()):
+            row = self.listings[item_id]
+            if not include_hold and row[2] is not None and row[2] > now:
+                continue
+            rows.append((row[1], item_id, row))
+        rows.sort(key=lambda r: (r[0], r[1]))
+        return [(item_id, row) for _, item_id, row in rows[:50]]
+
+    def saw(self, item_id: str) -> None:
+        """Our search returned this listing: it is no longer an unseen candidate."""
+        self._candidates.discard(item_id)
+
+    def reference(self, item_id: str, name: str) -> int | None:
+        detail = self.details.get(item_id)
+        if detail is not None:
+            value = detail.get("platform_price", detail.get("platform_price_number"))
+            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+                return int(value)
+        return self.references.get(name)
+
+    # -- purchases -------------------------------------------------------------------------
+
+    def balance(self, now: float) -> int:
+        spent = sum(t.price for t in self.trades.values() if t.status(now)[0] != 6)
+        return self.initial_balance - spent
+
+    def buy(
+        self, item_id: str, ceiling: int, *, allow_locked: bool, project_id: str | None, now: float
+    ) -> BuyAnswer:
+        """One purchase arriving at ``now`` (the latency already added by the caller)."""
+        row = self.listings.get(item_id)
+        if row is None:
+            return self._refuse("gone", "Item sold")
+        name, price, unlock_at, send_until = row
+        if unlock_at is not None and unlock_at > now and not allow_locked:
+            msg = "Item is trade-locked: pass allow_trade_locked=1 to buy it"
+            return self._refuse("trade-locked", msg)
+        if price > ceiling:
+            return self._refuse("price changed", "Price changed", new_price=price)
+        if price > self.balance(now):
+            return self._refuse("balance", "Not enough money")
+        reference = self.reference(item_id, name)
+        if self._competitor_wins(item_id, price, reference):
+            self._remove(item_id, gone=True)
+            return self._refuse("lost race", "Item sold")
+        self._remove(item_id, gone=True)
+        self._trade_ids += 1
+        locked = unlock_at is not None and unlock_at > now
+        trade = ReplayTrade(
+            id=self._trade_ids,
+            project_id=project_id,
+            item_id=item_id,
+            name=name,
+            price=price,
+            created=now,
+            unlock_at=unlock_at if locked else None,
+            send_until=send_until if locked else None,
+            reference=reference,
+        )
+        self.trades[project_id or f"#{trade.id}"] = trade
+        self.mark(name, now + self.value_after, lambda price, past: _later(trade, price, past))
+        return BuyAnswer(trade=trade)
+
+    def _refuse(self, why: str, msg: str, *, new_price: int | None = None) -> BuyAnswer:
+        refusals = self.counters.refusals
+        refusals[why] = refusals.get(why, 0) + 1
+        return BuyAnswer(msg=msg, new_price=new_price, why=why)
+
+    def _competitor_wins(self, item_id: str, price: int, reference: int | None) -> bool:
+        if not reference or price >= reference:
+            return False
+        discount = 1.0 - price / reference
+        chance = min(self.fill.race_max, discount * self.fill.race_factor)
+        return random.Random(f"{self.fill.seed}:{item_id}").random() < chance
+
+    # -- applying records ------------------------------------------------------------------
+
+    def _apply(self, record: Record) -> None:
+        self.counters.records += 1
+        kind = record.k
+        body = record.body
+        try:
+            if kind == "diff":
+                self._apply_diff(body)
+                self.snapshot_version += 1
+            elif kind == "key":
+                self._apply_key(body["rows"])
+                self.snapshot_version += 1
+            elif kind == "search":
+                for entries in body["items"].values():
+                    self._apply_entries(entries)
+            elif kind == "cat":
+                self._apply_entries(body["items"])
+        except RecordingError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise RecordingError(
+                f"malformed {kind!r} record: {type(exc).__name__}: {exc}", location=record.where
+            ) from None
+
+    def _apply_key(self, rows: list[list[Any]]) -> None:
+        fresh = {str(r[0]) for r in rows}
+        for item_id in [i for i in self.listings if i not in fresh]:
+            self._remove(item_id, gone=False)
+        self._gone &= fresh
+        for row in rows:
+            self._upsert(str(row[0]), row[1], row[2], row[3], row[4])
+        self.counters.events += len(rows)
+
+    def _apply_diff(self, body: Mapping[str, Any]) -> None:
+        gone = self._gone
+        listings = self.listings
+        removed = body["del"]
+        for item_id in removed:
+            item_id = str(item_id)
+            gone.discard(item_id)
+            if item_id in listings:
+                self._remove(item_id, gone=False)
+        added = body["add"]
+        for row in added:
+            self._upsert(str(row[0]), row[1], row[2], row[3], row[4])
+        changed = body["px"]
+        for item_id, price in changed:
+            row = listings.get(str(item_id))
+            if row is not None:
+                if not isinstance(price, int):
+                    raise ValueError(f"price {price!r} is not an integer")
+                row[1] = price
+                self._maybe_candidate(str(item_id), row[0], price)
+        self.counters.events += len(removed) + len(added) + len(changed)
+
+    def _upsert(
+        self, item_id: str, name: str, price: int, unlock_at: int | None, send_until: int | None
+    ) -> None:
+        if not isinstance(price, int) or not isinstance(name, str):
+            raise ValueError(f"listing {item_id}: bad name or price")
+        if item_id in self._gone or not self.kept(name):
+            return
+        row = self.listings.get(item_id)
+        if row is None:
+            self.listings[item_id] = [name, price, unlock_at, send_until]
+            ids = self.by_name.get(name)
+            if ids is None:
+                ids = self.by_name[name] = set()
+            ids.add(item_id)
+        else:
+            row[1] = price
+        self._maybe_candidate(item_id, name, price)
+
+    def _maybe_candidate(self, item_id: str, name: str, price: int) -> None:
+        limit = self._ceiling(name)
+        if limit is not None and price <= limit:
+            self._candidates.add(item_id)
+
+    def _apply_entries(self, entries: list[dict[str, Any]]) -> None:
+        for entry in entries:
+            name = entry["name"]
+            if not self.kept(name):
+                continue
+            item_id = str(entry["item_id"])
+            price = int(entry["price"])
+            self.details[item_id] = entry
+            reference = entry.get("platform_price", entry.get("platform_price_number"))
+            if isinstance(reference, int | float) and reference:
+                self.references[name] = int(reference)
+            self._upsert(
+                item_id,
+                name,
+                price,
+                _epoch(entry.get("unlock_at")),
+                _epoch(entry.get("send_until")),
+            )
+        self.counters.events += len(entries)
+
+    def _remove(self, item_id: str, *, gone: bool) -> None:
+        row = self.listings.pop(item_id, None)
+        if row is not None:
+            ids = self.by_name.get(row[0])
+            if ids is not None:
+                ids.discard(item_id)
+                if not ids:
+                    del self.by_name[row[0]]
+        self.details.pop(item_id, None)
+        if item_id in self._candidates:
+            self._candidates.discard(item_id)
+            if not gone and row is not None:
+                self.counters.unseen_candidates += 1
+                by_name = self.counters.unseen_by_name
+                by_name[row[0]] = by_name.get(row[0], 0) + 1
+        if gone:
+            self._gone.add(item_id)
+
+
+def _later(trade: ReplayTrade, price: int | None, past_end: bool) -> None:
+    trade.later_price = price
+    trade.later_past_end = past_end
+
+
+def _epoch(value: Any) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, int | float):
+        return int(value)
+    return int(datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp())

@@ -1,0 +1,298 @@
+"""Running the live engine's code on a recording.
+
+:func:`run_backtest` wires the same :class:`~engine.sniper.Engine` (rules, buyer,
+reconciler, an in-memory :class:`~engine.ledger.Ledger`, the :class:`MarketClient` with its
+rate limiter) to a :class:`ReplayTransport` on a :class:`VirtualClock`, and drives the
+engine's steps itself, in a fixed order, moving the clock explicitly from one due step to
+the next: a snapshot poll every ``snapshot_every`` seconds, a search whenever the rate
+limiter allows one, a reconcile pass every ``reconcile_every`` seconds, as the engine's own
+loops do. No step runs concurrently with another, so the same inputs give the same ledger.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._clock import VirtualClock
+from .._errors import APIError, KeyRejected, RateLimited
+from .._limiter import RateLimiter
+from .._plugins import PluginHost
+from ..client import MarketClient, TradeLink
+from ..ledger import MEMORY, Ledger
+from ..rules import Decision, RuleSet
+from ..sniper import BuyerSettings, Engine, EngineMode, EngineSettings
+from ..sniper._session import limits_for
+from ._format import Record
+from ._market import FillModel, ReplayMarket, ReplayTrade
+from ._transport import ReplayTransport
+
+__all__ = ["BacktestOptions", "BacktestRun", "run_backtest"]
+
+_TRADE_LINK = "https://steamcommunity.com/tradeoffer/new/?partner=1&token=BackTest"
+_BUDGET_WORDS = ("rule max_count", "rule cap", "daily budget", "total budget", "balance")
+
+
+@dataclass(frozen=True)
+class BacktestOptions:
+    """What a backtest may vary. Times in seconds, money USD x 1000."""
+
+    seed: int = 0
+    latency: float = 0.25
+    balance: int | None = None
+    """The account's balance; the rules' total budget when unset."""
+    value_after: float = 86_400.0
+    """The realised value of a purchase is the cheapest listing of its name this long
+    after it (or at the end of the recording)."""
+    snapshot_every: float = 10.0
+    reconcile_every: float = 15.0
+    until: float | None = None
+    """Stop at this time (epoch seconds) instead of the end of the recording."""
+
+
+@dataclass
+class BacktestRun:
+    """Everything a report is made of."""
+
+    ruleset: RuleSet
+    options: BacktestOptions
+    start: float
+    end: float
+    purchases: list[dict[str, Any]]
+    events: list[dict[str, Any]]
+    trades: dict[str, ReplayTrade]
+    refusals: dict[str, int]
+    missed_budget: dict[str, int]
+    unseen_by_name: dict[str, int]
+    searches: int
+    snapshots: int
+    events_replayed: int
+    records_replayed: int
+    decision_times: list[tuple[float, float]] = field(default_factory=list)
+    """``(decision time, time of the latest record applied then)``: the look-ahead check."""
+
+
+async def run_backtest(
+    ruleset: RuleSet,
+    records: Iterator[Record],
+    *,
+    host: PluginHost,
+    end: float,
+    options: BacktestOptions = BacktestOptions(),
+    progress: Callable[[float], None] | None = None,
+) -> BacktestRun:
+    """Replay ``records`` (ending at ``end``) through the engine; see the module docstring."""
+    ceilings: dict[str, int | None] = {}
+
+    def ceiling(name: str) -> int | None:
+        if name not in ceilings:
+            ceilings[name] = max((r.max_price for r in ruleset.view(name).rules), default=None)
+        return ceilings[name]
+
+    market = ReplayMarket(
+        records,
+        fill=FillModel(seed=options.seed, latency=options.latency),
+        keep=lambda name: bool(ruleset.view(name).rules),
+        ceiling=ceiling,
+        balance=options.balance if options.balance is not None else ruleset.budgets.total,
+        value_after=options.value_after,
+    )
+    start = market.first_time
+    if start is None:
+        raise ValueError("the recording is empty")
+    stop = min(end, options.until) if options.until is not None else end
+    clock = VirtualClock(start)
+    market.advance_to(start)
+    entropy = random.Random(options.seed)
+    settings = EngineSettings(
+        snapshot_every=options.snapshot_every,
+        reconcile_every=options.reconcile_every,
+        buyer=BuyerSettings(project_id_entropy=lambda: entropy.randbytes(10)),
+    )
+    limiter = RateLimiter(clock, limits_for(ruleset))
+    transport = ReplayTransport(market, clock)
+    async with (
+        await Ledger.open(MEMORY, clock=clock) as ledger,
+        MarketClient(
+            "backtest",
+            base_url="http://replay.invalid",
+            transport=transport,
+            limiter=limiter,
+            clock=clock,
+        ) as client,
+    ):
+        engine = Engine(
+            ruleset=ruleset,
+            client=client,
+            ledger=ledger,
+            clock=clock,
+            limiter=limiter,
+            host=host,
+            trade_link=TradeLink.parse(_TRADE_LINK),
+            trade_link_url=_TRADE_LINK,
+            settings=settings,
+        )
+        driver = _Driver(engine, market, transport, clock, limiter, options, progress)
+        await driver.run(stop)
+        market.finish()
+        purchases = [p.to_json() for p in await ledger.purchases()]
+        events = [
+            {
+                "project_id": e.project_id,
+                "at": e.at,
+                "from": e.from_state.value if e.from_state else None,
+                "to": e.to_state.value,
+                "details": dict(e.details),
+            }
+            for e in await ledger.events()
+        ]
+    return BacktestRun(
+        ruleset=ruleset,
+        options=options,
+        start=start,
+        end=stop,
+        purchases=purchases,
+        events=events,
+        trades=market.trades,
+        refusals=dict(market.counters.refusals),
+        missed_budget=driver.missed_budget_by_rule(),
+        unseen_by_name=dict(market.counters.unseen_by_name),
+        searches=engine.status.searches,
+        snapshots=engine.status.snapshots,
+        events_replayed=market.counters.events,
+        records_replayed=market.counters.records,
+        decision_times=driver.decision_times,
+    )
+
+
+class _Driver:
+    """The engine's loops, stepped one at a time on the virtual clock."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        market: ReplayMarket,
+        transport: ReplayTransport,
+        clock: VirtualClock,
+        limiter: RateLimiter,
+        options: BacktestOptions,
+        progress: Callable[[float], None] | None,
+    ) -> None:
+        self.engine = engine
+        self.market = market
+        self.transport = transport
+        self.clock = clock
+        self.limiter = limiter
+        self.options = options
+        self.progress = progress
+        self.decision_times: list[tuple[float, float]] = []
+        self._budget_missed: set[tuple[str, str]] = set()
+        self._ceilings = {r.name: r.max_price for r in engine.ruleset.rules}
+
+    async def run(self, stop: float) -> None:
+        engine, clock = self.engine, self.clock
+        await engine.start_gate()
+        if engine.status.mode is EngineMode.STARTING:
+            engine.status.mode = EngineMode.RUNNING
+        now = clock.now()
+        next_snapshot = now
+        next_reconcile = now + self.options.reconcile_every
+        idle_until = now
+        while clock.now() <= stop:
+            now = clock.now()
+            if now >= next_snapshot:
+                await self._poll()
+                next_snapshot = clock.now() + self.options.snapshot_every
+                idle_until = clock.now()
+            if now >= next_reconcile:
+                await self._reconcile()
+                next_reconcile = clock.now() + self.options.reconcile_every
+            searching = self._searching()
+            if searching and idle_until <= clock.now() and self._search_due() <= clock.now():
+                idle_until = await self._search(next_snapshot)
+            due = [next_snapshot, next_reconcile]
+            if searching:
+                due.append(max(idle_until, self._search_due()))
+            then = max(min(due), clock.now())
+            if then > stop:
+                break
+            clock.jump_to(then)
+            self.market.advance_to(clock.now())
+            if self.progress is not None:
+                self.progress(clock.now())
+        if self.progress is not None:
+            self.progress(stop)
+
+    def _searching(self) -> bool:
+        engine = self.engine
+        return bool(engine.schedule.watched or getattr(engine, "_catalogue_games", None))
+
+    def _search_due(self) -> float:
+        """When the engine's search loop would send its next search."""
+        next_search_at = getattr(self.engine, "next_search_at", None)
+        if next_search_at is not None:
+            return float(next_search_at())
+        return self.limiter.next_free("search")
+
+    async def _reconcile(self) -> None:
+        # The engine's reconcile loop, one pass.
+        engine = self.engine
+        await engine.reconciler.run_once()
+        await engine._refresh_balance()
+        orders = getattr(engine, "orders", None)
+        if orders is not None:
+            await orders.sync(allow_new=engine.status.buying_allowed)
+
+    async def _poll(self) -> None:
+        try:
+            await self.engine.poll_snapshot()
+        except APIError as exc:
+            self.engine.status.error(f"snapshot: {exc}")
+
+    async def _search(self, next_snapshot: float) -> float:
+        """One turn of the engine's search loop; returns when the next may be tried."""
+        engine = self.engine
+        requests = self.transport_requests()
+        now = self.clock.now()
+        catalogue_due = getattr(engine, "_catalogue_due", None)
+        catalogue = (catalogue_due is not None and catalogue_due()) or not engine.schedule.watched
+        try:
+            if catalogue:
+                decisions = await engine.catalogue_once()
+            else:
+                decisions = await engine.search_once()
+        except RateLimited:
+            engine.status.rate_limited += 1
+            return self.clock.now()
+        except KeyRejected as exc:
+            engine.status.halt(f"the API key was rejected: {exc.message}")
+            return float("inf")
+        except APIError as exc:
+            engine.status.error(f"search: {exc}")
+            return self.clock.now() + engine.settings.error_backoff
+        if self.transport_requests() == requests:
+            return next_snapshot  # nothing to search until the next snapshot
+        self.decision_times.append((now, self.market.applied_until))
+        self._note(decisions)
+        return self.clock.now()
+
+    def transport_requests(self) -> int:
+        return sum(self.transport.requests.values())
+
+    def _note(self, decisions: list[Decision]) -> None:
+        ceilings = self._ceilings
+        for decision in decisions:
+            # Reasons are computed on demand and cost a rule check: only a listing within
+            # its rule's max_price can have been turned down for budget alone.
+            if decision.accepted or decision.price > ceilings.get(decision.rule, 0):
+                continue
+            if all(r.startswith(_BUDGET_WORDS) for r in decision.reasons):
+                self._budget_missed.add((decision.rule, decision.item_id))
+
+    def missed_budget_by_rule(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for rule, _ in sorted(self._budget_missed):
+            counts[rule] = counts.get(rule, 0) + 1
+        return counts

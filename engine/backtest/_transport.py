@@ -1,0 +1,246 @@
+"""The replay marketplace as an ``httpx`` transport: the engine's own client talks to it.
+
+It answers the endpoints the engine calls (snapshot CSV, v2 search by name, buy one, bulk
+buy, check by project id, user, trade link check) from a :class:`ReplayMarket` brought up
+to the simulated clock before every answer. A purchase first moves the clock on by the
+fill model's latency: the request arrives that much later, and the listing must still be
+there then.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from .._clock import VirtualClock
+from ._market import BuyAnswer, ReplayMarket
+
+__all__ = ["ReplayTransport"]
+
+
+def _rfc3339(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _json(body: Any, status: int = 200) -> httpx.Response:
+    return httpx.Response(status, content=json.dumps(body).encode(), headers=_JSON)
+
+
+_JSON = {"content-type": "application/json"}
+
+
+class ReplayTransport(httpx.AsyncBaseTransport):
+    """Serves a :class:`ReplayMarket` on a :class:`VirtualClock`. ``on_search`` is called
+    with every search answer's listings (item ids), for the report."""
+
+    def __init__(
+        self,
+        market: ReplayMarket,
+        clock: VirtualClock,
+        *,
+        on_search: Callable[[list[str]], None] | None = None,
+    ) -> None:
+        self.market = market
+        self.clock = clock
+        self._on_search = on_search
+        self._csv_cache: tuple[tuple[int, bool], bytes] | None = None
+        self.requests: dict[str, int] = {}
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        key = f"{request.method} {path}"
+        self.requests[key] = self.requests.get(key, 0) + 1
+        self.market.advance_to(self.clock.now())
+        params = request.url.params
+        if key == "GET /v1/prices/snapshot":
+            return self._snapshot(include_hold=params.get("include_hold") in ("1", "true"))
+        if key == "GET /v2/search-items-by-name":
+            return self._search(params)
+        if key == "GET /v2/get-items-list":
+            return self._catalogue(params)
+        if key == "GET /v1/buy-one-p2p":
+            return self._buy_one(params)
+        if key == "POST /v1/buy":
+            await request.aread()
+            return self._buy_bulk(json.loads(request.content or b"{}"))
+        if key == "GET /v1/check-many-project-id":
+            return self._project_ids(params.get_list("id"))
+        if key == "GET /v1/user":
+            wallet = self.market.balance(self.clock.now())
+            return _json({"success": True, "user": {"wallet": wallet, "can_p2p": True}})
+        if key == "POST /v1/check-tradelink":
+            return _json({"success": True, "msg": None, "info": None})
+        if key == "GET /v1/buy-orders":
+            return _json({"success": True, "offers": []})
+        if key == "POST /v1/create-buy-order":
+            return _json({"success": False, "msg": "buy orders are not replayed in backtests"})
+        if key == "GET /v1/remove-buy-order":
+            return _json({"success": True, "msg": None, "removed": 0})
+        return _json({"success": False, "msg": f"not recorded: {key}"}, 404)
+
+    # -- market data ---------------------------------------------------------------------
+
+    def _snapshot(self, *, include_hold: bool) -> httpx.Response:
+        cache_key = (self.market.snapshot_version, include_hold)
+        if self._csv_cache is None or self._csv_cache[0] != cache_key:
+            self._csv_cache = (cache_key, self._snapshot_bytes(include_hold))
+        headers = {"content-type": "application/gzip"}
+        return httpx.Response(200, content=self._csv_cache[1], headers=headers)
+
+    def _snapshot_bytes(self, include_hold: bool) -> bytes:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        columns = ["item_id", "name", "price"]
+        if include_hold:
+            columns += ["unlock_at", "send_until"]
+        writer.writerow(columns)
+        for item_id, (name, price, unlock_at, send_until) in sorted(self.market.listings.items()):
+            if include_hold:
+                writer.writerow([item_id, name, price, unlock_at or "", send_until or ""])
+            elif unlock_at is None or unlock_at <= self.clock.now():
+                writer.writerow([item_id, name, price])
+        return gzip.compress(out.getvalue().encode("utf-8"), compresslevel=1, mtime=0)
+
+    def _search(self, params: httpx.QueryParams) -> httpx.Response:
+        include_hold = params.get("include_hold") in ("1", "true")
+        now = self.clock.now()
+        items: dict[str, list[dict[str, Any]]] = {}
+        seen: list[str] = []
+        for name in params.get_list("name"):
+            entries = []
+            for item_id, row in self.market.listings_of(name, include_hold=include_hold, now=now):
+                entries.append(self._entry(item_id, row, now))
+                seen.append(item_id)
+            items[name] = entries
+        for item_id in seen:
+            self.market.saw(item_id)
+        if self._on_search is not None:
+            self._on_search(seen)
+        return _json({"success": True, "items": items})
+
+    def _catalogue(self, params: httpx.QueryParams) -> httpx.Response:
+        """The best-discount listings of the kept names, 100 a page (``cursor`` is the
+        offset). Recordings do not carry games, so ``game`` is not filtered."""
+        include_hold = params.get("include_hold") in ("1", "true")
+        now = self.clock.now()
+        market = self.market
+        ranked = []
+        for item_id, row in market.listings.items():
+            if not include_hold and row[2] is not None and row[2] > now:
+                continue
+            reference = market.reference(item_id, row[0])
+            if reference:
+                ranked.append((row[1] / reference, item_id, row, reference))
+        ranked.sort(key=lambda r: (r[0], r[1]))
+        offset = int(params.get("cursor") or 0)
+        limit = int(params.get("limit") or 100)
+        page = ranked[offset : offset + limit]
+        items = []
+        for ratio, item_id, row, reference in page:
+            entry = self._entry(item_id, row, now)
+            entry["discount"] = round((1 - ratio) * 100, 2)
+            entry["best_deals"] = reference - row[1]
+            items.append(entry)
+        more = offset + limit < len(ranked)
+        body: dict[str, Any] = {"success": True, "items": items, "count": len(items)}
+        body["has_more"] = more
+        if more:
+            body["next_cursor"] = str(offset + limit)
+        return _json(body)
+
+    def _entry(self, item_id: str, row: list[Any], now: float) -> dict[str, Any]:
+        name, price, unlock_at, send_until = row
+        detail = self.market.details.get(item_id)
+        entry = dict(detail) if detail is not None else {}
+        entry.update(name=name, price=price, item_id=item_id)
+        entry.pop("unlock_at", None)
+        entry.pop("send_until", None)
+        if "platform_price" not in entry and "platform_price_number" not in entry:
+            reference = self.market.references.get(name)
+            if reference is not None:
+                entry["platform_price"] = reference
+        if unlock_at is not None and unlock_at > now:
+            entry["unlock_at"] = _rfc3339(unlock_at)
+            entry["send_until"] = _rfc3339(send_until or unlock_at)
+        return entry
+
+    # -- purchases -----------------------------------------------------------------------
+
+    def _arrive(self) -> float:
+        self.clock.advance(self.market.fill.latency)
+        now = self.clock.now()
+        self.market.advance_to(now)
+        return now
+
+    def _buy_one(self, params: httpx.QueryParams) -> httpx.Response:
+        now = self._arrive()
+        answer = self.market.buy(
+            params.get("item_id", ""),
+            int(params.get("price", "0")),
+            allow_locked=params.get("allow_trade_locked") == "1",
+            project_id=params.get("project_id"),
+            now=now,
+        )
+        return _json(_buy_body(answer))
+
+    def _buy_bulk(self, body: dict[str, Any]) -> httpx.Response:
+        now = self._arrive()
+        results = []
+        for item in body.get("items", []):
+            answer = self.market.buy(
+                str(item["item_id"]),
+                int(item["price"]),
+                allow_locked=bool(body.get("allow_trade_locked")),
+                project_id=item.get("project_id"),
+                now=now,
+            )
+            entry = {"item_id": str(item["item_id"]), "project_id": item.get("project_id")}
+            results.append({**entry, **_buy_body(answer)})
+        return _json({"success": True, "msg": None, "items": results})
+
+    def _project_ids(self, ids: list[str]) -> httpx.Response:
+        now = self.clock.now()
+        trades = []
+        for project_id in ids:
+            trade = self.market.trades.get(project_id)
+            if trade is None:
+                continue
+            status, escrow, reason = trade.status(now)
+            entry: dict[str, Any] = {
+                "id": trade.id,
+                "project_id": project_id,
+                "price": trade.price,
+                "name": trade.name,
+                "status": status,
+                "done": status in (5, 6),
+                "reason": reason,
+                "last_updated": int(now),
+            }
+            if trade.unlock_at is not None:
+                entry["escrow_status"] = escrow
+                entry["unlock_at"] = trade.unlock_at
+                entry["send_until"] = trade.send_until
+            trades.append(entry)
+        return _json({"success": True, "msg": None, "trades": trades})
+
+
+def _buy_body(answer: BuyAnswer) -> dict[str, Any]:
+    trade = answer.trade
+    if trade is None:
+        body: dict[str, Any] = {"success": False, "msg": answer.msg}
+        if answer.new_price is not None:
+            body["new_price"] = answer.new_price
+        return body
+    body = {"success": True, "id": trade.id, "price": trade.price}
+    if trade.unlock_at is not None:
+        body["purchase_status"] = "reserved"
+        body["unlock_at"] = _rfc3339(trade.unlock_at)
+        body["send_until"] = _rfc3339(trade.send_until or trade.unlock_at)
+    return body
