@@ -16,9 +16,11 @@ from ._format import (
     RecordWriter,
     read_header,
     read_records,
+    recording_span,
 )
 from ._market import FillModel, ReplayMarket, ReplayTrade
 from ._record import Recorder, RecorderSettings
+from ._report import Report, build_report, write_report
 from ._run import BacktestOptions, BacktestRun, run_backtest
 from ._transport import ReplayTransport
 
@@ -35,7 +37,11 @@ __all__ = [
     "ReplayMarket",
     "ReplayTrade",
     "ReplayTransport",
+    "Report",
+    "build_report",
     "read_header",
     "read_records",
+    "recording_span",
     "run_backtest",
+    "write_report",
 ]

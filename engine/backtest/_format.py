@@ -35,6 +35,7 @@ __all__ = [
     "Row",
     "read_header",
     "read_records",
+    "recording_span",
     "segment_paths",
 ]
 
@@ -388,3 +389,14 @@ def _parse_line(line: bytes, where: str) -> Record:
     if kind not in KINDS:
         raise RecordingError(f"unknown record kind {kind!r}", location=where, field="k")
     return Record(float(t), kind, value, where)
+
+
+def recording_span(directory: str | os.PathLike[str]) -> tuple[float, float]:
+    """The times of the first and last records (reads the first and last segments)."""
+    root = Path(directory)
+    read_header(root)
+    segments = segment_paths(root)
+    if not segments:
+        raise RecordingError("the recording has no segments", location=str(root))
+    first = next(_read_segment(segments[0])).t
+    return first, _last_time(root)

@@ -24,6 +24,8 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "._check",
     "._plugins",
     "._sandbox",
+    "._record",
+    "._backtest",
     "._status",
 )
 

@@ -1,0 +1,174 @@
+"""``snipe backtest``: replay a recording through the engine and report (or sweep)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from .._errors import ConfigError
+from .._money import format_usd, parse_usd
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "backtest",
+        help="replay a recording through the engine and report what the rules would do",
+        description="Replay a recording (snipe record) through the same decision and purchase "
+        "code as live: a replay marketplace, an in-memory ledger, a simulated clock. Prints "
+        "a summary and its fingerprint; --report writes JSON, Markdown, HTML and a chart.",
+    )
+    parser.add_argument("rules", nargs="?", metavar="RULES.yaml", help="rules file")
+    parser.add_argument("--data", required=True, metavar="DIR", help="recording directory")
+    parser.add_argument("--report", metavar="DIR", help="write the report files here")
+    parser.add_argument("--seed", type=int, default=0, help="fill model seed (0)")
+    parser.add_argument(
+        "--latency", type=float, default=250.0, metavar="MS", help="request latency (250 ms)"
+    )
+    parser.add_argument("--balance", help="account balance in dollars (the total budget)")
+    parser.add_argument(
+        "--value-after",
+        type=float,
+        default=24.0,
+        metavar="HOURS",
+        help="value purchases at the market price this long after (24 h)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--sweep", metavar="SWEEP.yaml", help="run and rank rule variants")
+    parser.add_argument("--jobs", type=int, help="parallel processes for --sweep (all cores)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.getLogger("snipe").setLevel(logging.ERROR)
+    if args.sweep:
+        return _sweep(args)
+    if not args.rules:
+        raise ConfigError("a rules file is needed (or --sweep)", location="RULES.yaml")
+    from .._plugins import make_plugin_host
+    from ..backtest import (
+        BacktestOptions,
+        build_report,
+        read_records,
+        recording_span,
+        run_backtest,
+        write_report,
+    )
+    from ..rules import load_rules
+
+    if args.latency < 0:
+        raise ConfigError("must be zero or more", location="--latency")
+    balance = None
+    if args.balance is not None:
+        try:
+            balance = parse_usd(args.balance)
+        except ValueError as exc:
+            raise ConfigError(str(exc), location="--balance") from None
+    host = make_plugin_host()
+    ruleset = load_rules(args.rules, host=host)
+    start, end = recording_span(args.data)
+    options = BacktestOptions(
+        seed=args.seed,
+        latency=args.latency / 1000,
+        balance=balance,
+        value_after=args.value_after * 3600,
+    )
+    began = time.perf_counter()
+
+    async def main(progress: Any) -> Any:
+        return await run_backtest(
+            ruleset, read_records(args.data), host=host, end=end, options=options, progress=progress
+        )
+
+    result = anyio.run(main, None) if args.quiet or args.json else _with_progress(main, start, end)
+    elapsed = time.perf_counter() - began
+    report = build_report(result)
+    if args.report:
+        for path in write_report(report, args.report):
+            print(f"wrote {path}", file=sys.stderr)
+    if args.json:
+        print(report.to_json(), end="")
+    else:
+        _print_summary(report.summary)
+    rate = result.events_replayed / elapsed if elapsed > 0 else 0.0
+    print(
+        f"replayed {result.events_replayed} listing events of "
+        f"{(end - start) / 3600:.2f} h in {elapsed:.1f} s ({rate:,.0f} events/s)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _with_progress(main: Any, start: float, end: float) -> Any:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (
+        TextColumn("replaying"),
+        BarColumn(),
+        TextColumn("{task.percentage:>5.1f}% of {task.fields[hours]:.1f} h"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task("replay", total=max(end - start, 1.0), hours=(end - start) / 3600)
+        shown = [0.0]
+
+        def progress(now: float) -> None:
+            if now - shown[0] >= 60.0 or now >= end:
+                shown[0] = now
+                bar.update(task, completed=now - start)
+
+        return anyio.run(main, progress)
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    totals, missed = summary["totals"], summary["missed"]
+    hit = "-" if totals["hit_rate"] is None else f"{totals['hit_rate'] * 100:.1f}%"
+    print(
+        f"purchases {totals['purchases']} of {totals['attempts']} attempts (hit rate {hit}), "
+        f"refunded {totals['refunded']}"
+    )
+    print(
+        f"spend {format_usd(totals['spend'])}, value at reference "
+        f"{format_usd(totals['value_reference'])}, at market later "
+        f"{format_usd(totals['value_later'])}, realised margin "
+        f"{format_usd(totals['realised_margin'])}"
+    )
+    print(
+        f"missed: budget {missed['budget']}, search limit {missed['search_limit']}, "
+        f"lost race {missed['lost_race']}, gone before arrival {missed['gone_before_arrival']}"
+    )
+    for name, rule in summary["rules"].items():
+        print(
+            f"  {name}: {rule['purchases']} bought, spend {format_usd(rule['spend'])}, "
+            f"margin {format_usd(rule['realised_margin'])}"
+        )
+    print(f"fingerprint {summary['fingerprint']}")
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from ..backtest._sweep import load_sweep, run_sweep
+
+    sweep = load_sweep(args.sweep)
+    if args.rules:
+        sweep = type(sweep)(Path(args.rules).resolve(), sweep.variants, sweep.seed, sweep.latency)
+    results = run_sweep(sweep, args.data, jobs=args.jobs)
+    if args.json:
+        print(json.dumps(results, indent=2, sort_keys=True))
+        return 0
+    for r in results:
+        totals = r["totals"]
+        print(
+            f"{r['rank']:>3}. {r['variant']}: margin {format_usd(totals['realised_margin'])}, "
+            f"spend {format_usd(totals['spend'])}, {totals['purchases']} bought  "
+            f"[{r['fingerprint'][:12]}]"
+        )
+    return 0
