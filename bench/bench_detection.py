@@ -22,6 +22,9 @@ at a time, moving the clock explicitly to the next thing due:
 - naive: no snapshot; ``engine.search_once()`` whenever the limiter has a free slot (the
   schedule then walks the names stalest first: round-robin).
 
+Reconciling and the status line are not driven (they use no search budget); purchases stay
+in flight, which the large budgets allow. Same seed, same figures: the run is deterministic.
+
 A listing qualifies when the rule accepts it as the search shows it at its arrival
 (evaluated with the engine's own rules). Its latency is the market time from its
 ``listed_at`` to our first purchase request for it (a plugin's ``snipe_veto_purchase``
