@@ -21,6 +21,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -172,16 +173,6 @@ class Operations:
         except OSError as exc:
             self.engine.status.error(f"status file {path}: {exc.strerror}")
 
-    async def _serve(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-        # binding fails loudly (`snipe run` stops before buying); serving never stops the
-        # engine
-        listener = await open_listener(self.settings.metrics_host, self.settings.metrics_port or 0)
-        task_status.started(listener.extra(SocketAttribute.local_port))
-        try:
-            await serve_listener(listener, self._handle)
-        except Exception:
-            log.exception("the metrics server failed and has stopped; the engine goes on")
-
     async def _handle(self, path: str) -> Response:
         if path == "/metrics":
             await self.metrics.refresh()
@@ -211,20 +202,30 @@ async def operations(
     Raises :class:`~engine.ConfigError` (before starting anything) for a missing secret,
     and ``OSError`` when the metrics port cannot be bound."""
     ops = Operations(engine, settings)
+    listener = None
+    if settings.metrics_port is not None:
+        # bound before anything starts, so a port in use is a plain OSError
+        try:
+            listener = await open_listener(settings.metrics_host, settings.metrics_port)
+        except BaseException:
+            ops.delivery.close()
+            raise
+        ops.port = int(listener.extra(SocketAttribute.local_port))
     ops._attach()
     error: BaseException | None = None
     try:
         async with anyio.create_task_group() as tg:
-            for name, task in (
+            tasks: list[tuple[str, Callable[[], Awaitable[None]]]] = [
                 ("notification delivery", ops.delivery.run),
                 ("status watch", ops._watch),
                 ("daily summary", ops._daily),
-            ):
-                tg.start_soon(_guarded, name, task)
-            if settings.metrics_port is not None:
-                ops.port = await tg.start(ops._serve)
+            ]
+            if listener is not None:
+                tasks.append(("metrics server", partial(serve_listener, listener, ops._handle)))
                 log.info("metrics on http://%s:%d/metrics", settings.metrics_host, ops.port)
-                await ops._write_status()  # tell `snipe status` and scripts the port now
+            for name, task in tasks:
+                tg.start_soon(_guarded, name, task)
+            await ops._write_status()  # tell `snipe status` (and the metrics port) now
             try:
                 yield ops
             except Exception as exc:
@@ -237,6 +238,9 @@ async def operations(
                 tg.cancel_scope.cancel()
     finally:
         ops._detach()
+        if listener is not None:
+            with anyio.CancelScope(shield=True):
+                await listener.aclose()
     if error is not None:
         raise error
 

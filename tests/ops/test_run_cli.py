@@ -81,19 +81,18 @@ async def test_snipe_run_notifies_serves_metrics_and_leaves_a_status_file(
             "SNIPE_PLUGINS": "",
         }
         command = [sys.executable, "-m", "engine", "run", str(rules), "--ledger", str(ledger)]
-        command += ["--for", "2", "--metrics-port", "0"]
+        command += ["--for", "120", "--metrics-port", "0"]
         process = await anyio.open_process(
             command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
         async with process:
-            with anyio.fail_after(20):
+            with anyio.fail_after(30):
                 port = await _metrics_port(ledger)
+                await hook.wait_for(1)  # the purchase message: it bought
                 async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
                     health = await http.get("/healthz")
-                    while health.status_code == 503:  # the start-up gate is still running
-                        await anyio.sleep(0.02)
-                        health = await http.get("/healthz")
                     metrics = await http.get("/metrics")
+                process.terminate()  # SIGTERM, as systemd stops it: a clean stop
                 await process.wait()
             assert process.stderr is not None
             errors = (await _read_all(process.stderr)).decode()
@@ -102,7 +101,7 @@ async def test_snipe_run_notifies_serves_metrics_and_leaves_a_status_file(
     assert "hook-secret" not in errors
     assert sandbox.api_key not in errors
     assert metrics.status_code == 200
-    assert "snipe_requests_total" in metrics.text
+    assert 'snipe_requests_total{endpoint="GET /v1/buy-one-p2p",outcome="ok"} 1.0' in metrics.text
     assert health.status_code == 200
     assert health.text == "ok: running\n"
     (message,) = [m for m in hook.received if m.json()["event"] == "purchase"]
@@ -166,3 +165,24 @@ def test_run_refuses_a_bad_metrics_port(port: str, capsys: pytest.CaptureFixture
         main(["run", "rules.yaml", "--metrics-port", port])
     assert info.value.code == 2
     assert "port" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("_restore_logging")
+def test_run_says_when_the_metrics_port_is_taken(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    monkeypatch.setenv("SNIPE_API_KEY", "not-used")
+    monkeypatch.setenv("SNIPE_WEBHOOK_SECRET", "s")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(_rules("http://127.0.0.1:9", "AWP | Asiimov (Field-Tested)", "http://h"))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        code = main(
+            ["run", str(rules), "--ledger", str(tmp_path / "l.sqlite"), "--metrics-port", port]
+        )
+    assert code == 2
+    assert "cannot serve metrics" in capsys.readouterr().err
