@@ -1,0 +1,286 @@
+"""Telling which rows of a CSV snapshot changed without parsing the rows that did not.
+
+Between two polls of the whole market about 98% of the rows are the very same bytes. So
+instead of parsing every row, each record of the new body is hashed with Python's built-in
+``hash`` of ``bytes`` (C code over the whole line, one call per row through ``map``), and
+the sequence of hashes is lined up against the previous snapshot's, kept in row order.
+Rows keep their order from one snapshot to the next (the service dumps the market in the
+same order each time), so long runs match and are found by comparing slices of two
+``array('q')`` (a ``memcmp``), galloping: Python code runs once per run of equal rows and
+once per changed row, not once per row. Only the records whose hash did not line up are
+parsed, with the ordinary parser.
+
+Correctness does not depend on the order: a record that does not line up is looked up
+among the previous rows that did not line up either (a row that moved), and otherwise
+parsed and judged by its item id like any changed row. Order only decides the speed.
+
+``hash(bytes)`` is randomised per process and stable within one, which is all this needs:
+hashes never leave the process. Two different records with the same 64-bit hash would make
+a changed row look unchanged; with ~1.3 million rows per snapshot the chance of that is
+about 1 in 10**7 per poll (birthday bound, n**2 / 2**65), and the row would be right again
+at its next change.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from itertools import compress, repeat
+from typing import NoReturn
+
+from ._csv import CsvSnapshotParser, _record_end
+from ._origin import Origin
+from ._store import Snapshot
+
+__all__ = ["LineState", "TrackingParser", "parse_changed_records", "split_records"]
+
+_WINDOW = 64
+"""How far ahead a record is looked for among the previous rows before it counts as
+changed: enough for the rows removed between two records in a row."""
+
+_FAR = 8
+"""After this many changed records in a row, also look much further ahead (the previous
+snapshot lost a long run of rows); the look grows with the run, so a long run of really
+new rows costs a few scans, not one per row."""
+
+_NO_SLOT = -1
+
+
+class LineState:
+    """What the tracker keeps of the last CSV snapshot for the next one: its header line,
+    the hash of each row (row order) and the tracker slot that holds each row's id and
+    price. Only kept while every row has its own item id (one slot per row)."""
+
+    __slots__ = ("hashes", "header", "slots")
+
+    def __init__(self, header: bytes, hashes: array[int], slots: array[int]):
+        self.header = header
+        self.hashes = hashes
+        self.slots = slots
+
+
+def split_records(block: bytes, *, final: bool) -> tuple[list[bytes], bytes]:
+    """The CSV records of ``block`` (whole lines), numbered as the parser numbers rows.
+
+    Each line is a record (a blank line is an empty one), except that a record whose
+    quoted cell holds a line break is kept whole. Also returns the start of a record that
+    goes on past the end of ``block``, as :meth:`CsvSnapshotParser._parse_block` does.
+    """
+    if b'"' not in block:
+        records = block.split(b"\n")
+        records.pop()  # block ends with a newline
+        return records, b""
+    records = []
+    pos = 0
+    while (quote := block.find(b'"', pos)) >= 0:
+        start = block.rfind(b"\n", pos, quote) + 1 or pos
+        end = _record_end(block, start, final=final)
+        if start > pos:
+            records += block[pos : start - 1].split(b"\n")
+        if end < 0:
+            return records, block[start:]
+        records.append(block[start:end])
+        pos = end + 1
+    if pos < len(block):
+        records += block[pos:-1].split(b"\n")
+    return records, b""
+
+
+class _RowMap(Origin):
+    """An origin for parsing a body made of chosen records: row ``2 + i`` of that body
+    (after its header) is row ``rows[i]`` of the snapshot."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, origin: Origin, rows: list[int]):
+        super().__init__(origin.path, endpoint=origin.endpoint)
+        self.rows = rows
+
+    def _map(self, row: int | None) -> int | None:
+        if row is None or not 2 <= row < len(self.rows) + 2:
+            return row
+        return self.rows[row - 2]
+
+    def malformed(
+        self, message: str, *, row: int | None = None, field: str | None = None
+    ) -> NoReturn:
+        super().malformed(message, row=self._map(row), field=field)
+
+    def truncated(self, message: str, *, row: int | None = None) -> NoReturn:
+        super().truncated(message, row=self._map(row))
+
+
+def parse_changed_records(
+    origin: Origin, header: bytes, records: list[bytes], rows: list[int]
+) -> Snapshot:
+    """Parse the records that changed (with the snapshot's header) into a small snapshot,
+    one row per record; an error names the record's row in the whole snapshot."""
+    parser = CsvSnapshotParser()
+    parser._origin = _RowMap(origin, rows)
+    parser.feed(header)
+    if records:
+        parser.feed(b"\n".join(records) + b"\n")
+    partial = parser.close()
+    if len(partial) != len(records):  # a bare carriage return read as a line break
+        parser._origin.malformed("the row holds a bare carriage return", row=2)
+    return partial
+
+
+class TrackingParser(CsvSnapshotParser):
+    """The CSV parser of :meth:`SnapshotTracker.update_csv`.
+
+    With the previous snapshot's :class:`LineState` and the same header, it parses only
+    the records that changed (``delta`` mode): the result is :attr:`hashes` and
+    :attr:`slots` per row (``-1`` for a row to parse), the :attr:`missed` records and the
+    previous rows that nothing lined up with (:attr:`unmatched`). Otherwise (``full``
+    mode) it parses every row as :class:`CsvSnapshotParser` does and also hashes each
+    row, so that the next snapshot can take the fast way.
+    """
+
+    def __init__(
+        self,
+        previous: LineState | None,
+        *,
+        source: str | os.PathLike[str] | None = None,
+        timestamp: int | None = None,
+        block_size: int | None = None,
+    ):
+        if block_size is None:
+            super().__init__(source=source, timestamp=timestamp)
+        else:
+            super().__init__(source=source, timestamp=timestamp, block_size=block_size)
+        self.previous = previous
+        self.delta = False
+        self.header = b""
+        self.hashes: array[int] = array("q")
+        self.slots: array[int] = array("q")
+        self.missed: list[int] = []  # row positions (0-based) to parse
+        self.missed_records: list[bytes] = []
+        self.missed_rows: list[int] = []  # their row numbers, for errors
+        self.unmatched: list[int] = []  # positions in the previous snapshot
+        self._at = 0  # the next row of the previous snapshot to line up
+        self._misses_in_a_row = 0
+        self._snapshot: Snapshot | None = None
+
+    @property
+    def origin(self) -> Origin:
+        return self._origin
+
+    def finish(self) -> Snapshot | None:
+        """Close the body; the whole snapshot in ``full`` mode, ``None`` in ``delta``."""
+        snapshot = self.close()
+        if not self.delta:
+            return snapshot
+        previous = self.previous
+        assert previous is not None
+        self.unmatched.extend(range(self._at, len(previous.hashes)))
+        return None
+
+    def _read_header(self, record: bytes) -> None:
+        super()._read_header(record)
+        self.header = record
+        self.delta = self.previous is not None and record == self.previous.header
+
+    def _parse_block(self, block: bytes, *, final: bool) -> bytes:
+        records, leftover = split_records(block, final=final)
+        first_row = self._row + 1
+        if not self.delta:
+            self.hashes.extend(map(hash, filter(None, records)))
+            return super()._parse_block(block, final=final)
+        self._row += len(records)
+        rows: list[int] | None = None
+        if b"" in records:  # blank lines are not rows
+            rows = list(compress(range(first_row, first_row + len(records)), records))
+            records = list(filter(None, records))
+        self._line_up(array("q", map(hash, records)), records, rows, first_row)
+        return leftover
+
+    def _line_up(
+        self, hashes: array[int], records: list[bytes], rows: list[int] | None, first_row: int
+    ) -> None:
+        """Match ``hashes`` (this block's rows) with the previous rows, in order."""
+        previous = self.previous
+        assert previous is not None
+        old, old_slots = previous.hashes, previous.slots
+        slots, unmatched = self.slots, self.unmatched
+        base = len(self.hashes)
+        self.hashes.extend(hashes)
+        at, count, end = self._at, len(hashes), len(old)
+        j = 0
+        while j < count:
+            run = _common_run(old, at, hashes, j)
+            if run:
+                slots.extend(old_slots[at : at + run])
+                at += run
+                j += run
+                self._misses_in_a_row = 0
+                if j == count:
+                    break
+            found = _find(old, hashes[j], at, min(end, at + _WINDOW))
+            if found < 0 and self._misses_in_a_row >= _FAR:
+                streak = self._misses_in_a_row
+                if streak & (streak - 1) == 0:  # 8, 16, 32...: look further each time
+                    found = _find(old, hashes[j], at, min(end, at + _WINDOW * streak * 8))
+            if found >= 0:
+                unmatched.extend(range(at, found))
+                at = found
+                continue
+            self.missed.append(base + j)
+            self.missed_records.append(records[j])
+            self.missed_rows.append(rows[j] if rows is not None else first_row + j)
+            slots.append(_NO_SLOT)
+            self._misses_in_a_row += 1
+            j += 1
+        self._at = at
+
+
+def _find(values: array[int], value: int, start: int, stop: int) -> int:
+    try:
+        return values.index(value, start, stop)
+    except ValueError:
+        return -1
+
+
+def _common_run(old: array[int], at: int, new: array[int], j: int) -> int:
+    """How many rows from ``old[at]`` and ``new[j]`` on are equal: slices are compared
+    (``memcmp``), first in growing steps, then halving the step that differed."""
+    limit = min(len(old) - at, len(new) - j)
+    if limit <= 0 or old[at] != new[j]:
+        return 0
+    same, step = 1, 16
+    while True:
+        upto = min(same + step, limit)
+        if old[at + same : at + upto] != new[j + same : j + upto]:
+            break
+        same = upto
+        if same == limit:
+            return same
+        step *= 2
+    while upto - same > 1:  # rows [0, same) are equal; one in [same, upto) differs
+        middle = (same + upto) // 2
+        if old[at + same : at + middle] == new[j + same : j + middle]:
+            same = middle
+        else:
+            upto = middle
+    return same
+
+
+def reconcile_moved(parser: TrackingParser) -> list[int]:
+    """Give each missed row that is a previous row moved elsewhere that row's slot; return
+    the indexes (into ``parser.missed``) of the rows that really changed."""
+    previous = parser.previous
+    assert previous is not None
+    if not parser.missed:
+        return []
+    old, old_slots, slots, hashes = previous.hashes, previous.slots, parser.slots, parser.hashes
+    by_hash = dict(zip(map(old.__getitem__, parser.unmatched), parser.unmatched, strict=True))
+    found = list(map(by_hash.pop, map(hashes.__getitem__, parser.missed), repeat(-1)))
+    changed = []
+    for k, (row, position) in enumerate(zip(parser.missed, found, strict=True)):
+        if position < 0:
+            changed.append(k)
+        else:
+            slots[row] = old_slots[position]
+    if len(changed) != len(found):
+        parser.unmatched = list(by_hash.values())
+    return changed
