@@ -41,6 +41,9 @@ class BacktestOptions:
 
     seed: int = 0
     latency: float = 0.25
+    race_factor: float = 1.5
+    """A competing buyer takes a listing first with probability ``min(0.9, discount x
+    race_factor)``; 0 turns the competitor off."""
     balance: int | None = None
     """The account's balance; the rules' total budget when unset."""
     value_after: float = 86_400.0
@@ -93,7 +96,7 @@ async def run_backtest(
 
     market = ReplayMarket(
         records,
-        fill=FillModel(seed=options.seed, latency=options.latency),
+        fill=FillModel(seed=options.seed, latency=options.latency, race_factor=options.race_factor),
         keep=lambda name: bool(ruleset.view(name).rules),
         ceiling=ceiling,
         balance=options.balance if options.balance is not None else ruleset.budgets.total,
