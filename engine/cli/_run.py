@@ -21,7 +21,7 @@ from .._errors import ConfigError, InvalidRequest
 from .._plugins import make_plugin_host
 from ..ops import OpsSettings, operations
 from ..rules import load_rules
-from ..sniper import EngineMode, EngineSettings, TradingRefused
+from ..sniper import Engine, EngineMode, EngineSettings, TradingRefused
 from ..sniper._session import SessionOptions, open_engine
 from ..sniper._statusfile import status_path_for
 
@@ -154,10 +154,8 @@ def run(args: argparse.Namespace) -> int:
             settings=settings,
             options=options,
         ) as engine:
-            async with operations(engine, ops_settings), anyio.create_task_group() as tg:
-                tg.start_soon(_stop_on_signal, tg.cancel_scope)
-                await engine.run(duration=args.duration)
-                tg.cancel_scope.cancel()
+            async with operations(engine, ops_settings):
+                await _run_until_signal(engine, args.duration)
             print(await engine.status_line(), file=sys.stderr)
             return EXIT_HALTED if engine.status.mode is EngineMode.HALTED else EXIT_OK
 
@@ -172,6 +170,21 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:  # the metrics port cannot be bound
         print(f"snipe run: cannot serve metrics: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_CONFIG
+
+
+async def _run_until_signal(engine: Engine, duration: float | None) -> None:
+    """``engine.run`` until ``duration`` or SIGINT/SIGTERM; its errors (a refusal to trade)
+    come out as themselves, not wrapped in an exception group."""
+    error: Exception | None = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_stop_on_signal, tg.cancel_scope)
+        try:
+            await engine.run(duration=duration)
+        except Exception as exc:
+            error = exc
+        tg.cancel_scope.cancel()
+    if error is not None:
+        raise error
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:

@@ -10,7 +10,8 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 
@@ -28,12 +29,12 @@ from .receiver import receiver
 TRADE_LINK = "https://steamcommunity.com/tradeoffer/new/?partner=123456789&token=AbCdEfGh"
 
 
-def _rules(base_url: str, name: str, hook: str) -> str:
+def _rules(base_url: str, name: str, hook: str, trade_link: str = TRADE_LINK) -> str:
     return f"""
 version: 1
 account:
   base_url: "{base_url}"
-  trade_link: "{TRADE_LINK}"
+  trade_link: "{trade_link}"
 budgets: {{per_day: "500.00", total: "1000.00"}}
 notify:
   webhook: {{url: "{hook}"}}
@@ -186,3 +187,44 @@ def test_run_says_when_the_metrics_port_is_taken(
         )
     assert code == 2
     assert "cannot serve metrics" in capsys.readouterr().err
+
+
+@asynccontextmanager
+async def _served(sandbox: Sandbox) -> AsyncIterator[str]:
+    stop, ready, urls = anyio.Event(), anyio.Event(), []
+
+    def on_ready(url: str) -> None:
+        urls.append(url)
+        ready.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(
+            partial(serve, sandbox, port=0, on_ready=on_ready, shutdown_trigger=stop.wait)
+        )
+        await ready.wait()
+        try:
+            yield urls[0]
+        finally:
+            stop.set()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the process runs its own loop
+async def test_a_refusal_to_trade_exits_3_and_is_told(tmp_path: Path) -> None:
+    sandbox = Sandbox(SandboxConfig(seed=3, market=MarketConfig(size=100)))
+    # the sandbox refuses trade links whose partner is 13 modulo 97 ("inventory is private")
+    link = "https://steamcommunity.com/tradeoffer/new/?partner=13&token=AbCdEfGh"
+    async with receiver() as hook, _served(sandbox) as url:
+        rules = tmp_path / "rules.yaml"
+        rules.write_text(_rules(url, "AWP | Asiimov (Field-Tested)", hook.url, link))
+        env = {**os.environ, "SNIPE_API_KEY": sandbox.api_key, "SNIPE_WEBHOOK_SECRET": "s"}
+        command = [sys.executable, "-m", "engine", "run", str(rules)]
+        command += ["--ledger", str(tmp_path / "l.sqlite"), "--for", "60"]
+        with anyio.fail_after(30):
+            done = await anyio.run_process(command, env=env, check=False)
+    assert done.returncode == 3, done.stderr.decode()
+    assert "refusing to trade" in done.stderr.decode()
+    assert "Traceback" not in done.stderr.decode()
+    (message,) = [m for m in hook.received if m.json()["event"] == "halted"]
+    assert "refused to trade" in message.json()["data"]["reason"]
+    assert "Trade link cannot be used" in message.json()["data"]["reason"]
