@@ -79,13 +79,14 @@ class LatencyTracker:
                 continue
             seen = min(flagged.get(decision.name, context.now), context.now)
             self._first_seen[decision.item_id] = seen
-        if len(self._first_seen) > _FIRST_SEEN_MAX:
-            for key in list(self._first_seen)[: _FIRST_SEEN_MAX // 2]:
-                del self._first_seen[key]
+        _forget_oldest(self._first_seen)
 
     @hookimpl
     def snipe_veto_purchase(self, decision: Decision, context: EvalContext) -> None:
+        # asked right before the intent is written and the request sent; some attempts
+        # never reach snipe_purchase (dry runs, caps), hence the bound
         self._requested[decision.item_id] = self._engine.clock.now()
+        _forget_oldest(self._requested)
 
     @hookimpl
     def snipe_purchase(self, decision: Decision, outcome: str, detail: str | None) -> None:
@@ -93,6 +94,13 @@ class LatencyTracker:
         seen = self._first_seen.pop(decision.item_id, None)
         if outcome == "bought" and requested is not None and seen is not None:
             self._histogram.observe(max(0.0, requested - seen))
+
+
+def _forget_oldest(times: dict[str, float]) -> None:
+    """Keep at most ``_FIRST_SEEN_MAX`` entries (dicts keep insertion order)."""
+    if len(times) > _FIRST_SEEN_MAX:
+        for key in list(times)[: _FIRST_SEEN_MAX // 2]:
+            del times[key]
 
 
 class EngineMetrics:
