@@ -143,9 +143,11 @@ def snipe_register_notifiers() -> Sequence[NotifierKind]:
 def snipe_refund(purchase: Purchase, reason: str | None) -> None:
     """Notification: the service refunded a purchase.
 
-    Called once, when reconciling moves the purchase to REFUNDED (``purchase`` is the
-    ledger's record after the move; ``reason`` the service's, if any). The return value is
-    ignored; an implementation that raises is logged and dropped.
+    Called once per refund, as soon as reconciling moves the purchase to REFUNDED
+    (``purchase`` is the ledger's record after the move; ``reason`` the service's, if any).
+    ``snipe run`` calls it (through :mod:`engine.ops`; an :class:`~engine.sniper.Engine`
+    used on its own does not). The return value is ignored; an implementation that raises
+    is logged and dropped.
     """
     raise NotImplementedError
 
@@ -154,9 +156,11 @@ def snipe_refund(purchase: Purchase, reason: str | None) -> None:
 def snipe_halted(reason: str) -> None:
     """Notification: the engine went HALTED (buying stopped until a person looks).
 
-    Called once per run, when it happens, with the reason. The return value is ignored;
-    an implementation that raises is logged and dropped. Keep it fast: it runs in the
-    engine's task that noticed the problem.
+    Called at most once per run, with the reason, within a second of the engine going
+    HALTED; also when a run ends in an error (``"refused to trade: ..."`` when the start-up
+    gate refused, ``"stopped: ..."`` otherwise), since then too a person must look.
+    ``snipe run`` calls it (through :mod:`engine.ops`). The return value is ignored; an
+    implementation that raises is logged and dropped.
     """
     raise NotImplementedError
 
@@ -165,7 +169,8 @@ def snipe_halted(reason: str) -> None:
 def snipe_daily_summary(summary: DailySummary) -> None:
     """Notification: one UTC day ended (:class:`~engine.notify.DailySummary`).
 
-    Called by ``snipe run`` once per UTC midnight it is running at. The return value is
-    ignored; an implementation that raises is logged and dropped.
+    Called by ``snipe run`` (through :mod:`engine.ops`) at each UTC midnight it is
+    running at, about the day that just ended. The return value is ignored; an
+    implementation that raises is logged and dropped.
     """
     raise NotImplementedError
