@@ -204,7 +204,7 @@ class RecordWriter:
         return self._raw.tell() if self._raw is not None else 0
 
     def _rotate(self, t: float) -> None:
-        resumed = self.resumed and self._next_number > 1 and self._gz is None
+        resumed = self.resumed and self._gz is None
         self.close()
         self._path = self.directory / (_segment_name(self._next_number) + _OPEN_SUFFIX)
         self._raw = self._path.open("wb")
@@ -261,13 +261,24 @@ def _diff(
 
 
 def _complete_lines(data: bytes) -> list[bytes]:
-    """The complete lines of a possibly truncated gzip stream (a crashed writer's)."""
+    """The complete lines of a possibly truncated or damaged gzip stream (a crashed
+    writer's): everything that inflates before the damage, cut at the last line end."""
     inflater = zlib.decompressobj(wbits=31)
-    try:
-        text = inflater.decompress(data)
-    except zlib.error:
-        text = b""
-    lines = text.split(b"\n")
+    parts = []
+    for start in range(0, len(data), 4096):
+        chunk = data[start : start + 4096]
+        saved = inflater.copy()
+        try:
+            parts.append(inflater.decompress(chunk))
+        except zlib.error:
+            # Byte by byte through the damaged chunk, to keep all that precedes the damage.
+            for position in range(len(chunk)):
+                try:
+                    parts.append(saved.decompress(chunk[position : position + 1]))
+                except zlib.error:
+                    break
+            break
+    lines = b"".join(parts).split(b"\n")
     return [line + b"\n" for line in lines[:-1]]
 
 

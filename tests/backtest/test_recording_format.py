@@ -1,0 +1,161 @@
+"""The recording format: round trip, rotation, bounded disk, resume after a crash, and
+clear errors (file and position) for damaged recordings."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.backtest import RecordingError, RecordWriter, read_records, recording_span
+from engine.backtest._format import segment_paths
+
+from .support import T0, entry, listing
+
+ROWS = [listing(str(i), 1000 + i) for i in range(200)]
+
+
+def _record(directory: Path, snapshots: int, **writer: int) -> None:
+    with RecordWriter(directory, **writer) as w:
+        rows = list(ROWS)
+        for n in range(snapshots):
+            rows = [*rows[1:], listing(f"n{n}", 5000 + n)]
+            rows[0] = (rows[0][0], rows[0][1], rows[0][2] - 1, None, None)
+            w.snapshot(T0 + 10 * n, rows)
+            w.search(T0 + 10 * n + 1, [rows[0][1]], None, {rows[0][1]: [entry("x", 1, 2)]})
+
+
+def _replayed(directory: Path) -> list[dict[str, tuple[str, int]]]:
+    """Each snapshot's listings, rebuilt from the key frames and diffs."""
+    state: dict[str, tuple[str, int]] = {}
+    out = []
+    for record in read_records(directory):
+        if record.k == "key":
+            state = {r[0]: (r[1], r[2]) for r in record.body["rows"]}
+        elif record.k == "diff":
+            for item_id in record.body["del"]:
+                del state[item_id]
+            for r in record.body["add"]:
+                state[r[0]] = (r[1], r[2])
+            for item_id, price in record.body["px"]:
+                state[item_id] = (state[item_id][0], price)
+        else:
+            continue
+        out.append(dict(state))
+    return out
+
+
+def test_diffs_rebuild_every_snapshot(tmp_path: Path) -> None:
+    _record(tmp_path, 5)
+    rows = list(ROWS)
+    expected = []
+    for n in range(5):
+        rows = [*rows[1:], listing(f"n{n}", 5000 + n)]
+        rows[0] = (rows[0][0], rows[0][1], rows[0][2] - 1, None, None)
+        expected.append({r[0]: (r[1], r[2]) for r in rows})
+    assert _replayed(tmp_path) == expected
+    assert recording_span(tmp_path) == (T0, T0 + 41)
+
+
+def test_segments_rotate_and_each_starts_with_a_key_frame(tmp_path: Path) -> None:
+    _record(tmp_path, 30, segment_bytes=500)
+    segments = segment_paths(tmp_path)
+    assert len(segments) > 3
+    for path in segments:
+        lines = gzip.decompress(path.read_bytes()).splitlines()
+        assert [json.loads(x)["k"] for x in lines[:2]] == ["head", "key"]
+
+
+def test_disk_use_is_bounded_and_what_is_left_still_reads(tmp_path: Path) -> None:
+    _record(tmp_path, 60, segment_bytes=2000, max_bytes=8000)
+    total = sum(p.stat().st_size for p in segment_paths(tmp_path))
+    assert total <= 8000 + 4000  # the bound, plus the segment being closed
+    assert len(_replayed(tmp_path)) > 0
+
+
+def test_a_crashed_recording_is_salvaged_and_resumed(tmp_path: Path) -> None:
+    live = tmp_path / "live"
+    with RecordWriter(live) as writer:
+        writer.snapshot(T0, ROWS)
+        writer.snapshot(T0 + 10, ROWS[1:])
+        # a crash now: the files as they are on disk, the open segment without its end
+        tmp_path = tmp_path / "crashed"
+        shutil.copytree(live, tmp_path)
+    (tmp_path / "seg-000001.jsonl.gz.open").write_bytes(
+        (tmp_path / "seg-000001.jsonl.gz.open").read_bytes() + b"\x00garbage of a half line"
+    )
+    with pytest.raises(RecordingError, match="still open"):
+        list(read_records(tmp_path))
+    resumed = RecordWriter(tmp_path)
+    assert resumed.resumed
+    resumed.snapshot(T0 + 20, ROWS[2:])
+    resumed.close()
+    kinds = [r.k for r in read_records(tmp_path)]
+    assert kinds == ["head", "key", "diff", "head", "resume", "key"]
+    assert [len(s) for s in _replayed(tmp_path)] == [200, 199, 198]
+
+
+def _one_segment(tmp_path: Path) -> Path:
+    _record(tmp_path, 3)
+    (path,) = segment_paths(tmp_path)
+    return path
+
+
+def test_a_truncated_segment_names_the_file(tmp_path: Path) -> None:
+    path = _one_segment(tmp_path)
+    path.write_bytes(path.read_bytes()[:-30])
+    with pytest.raises(RecordingError, match=r"seg-000001\.jsonl\.gz.*truncated"):
+        list(read_records(tmp_path))
+
+
+def test_damaged_gzip_names_the_file_and_byte(tmp_path: Path) -> None:
+    path = _one_segment(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[40:60] = b"\xff" * 20
+    path.write_bytes(bytes(data))
+    with pytest.raises(RecordingError, match=r"seg-000001\.jsonl\.gz.*(byte|truncated)"):
+        list(read_records(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (b"{not json", r"seg-000001\.jsonl\.gz:3:\d+: not a JSON record"),
+        (b'{"k": "key", "rows": []}', r"seg-000001\.jsonl\.gz:3: t: missing"),
+        (b'{"t": 1, "k": "nope"}', r"seg-000001\.jsonl\.gz:3: k: unknown record kind"),
+        (b'{"t": 1, "k": "diff", "add": [], "del": [], "px": []}', r"3: time runs backwards"),
+    ],
+)
+def test_a_bad_line_names_file_and_line(tmp_path: Path, line: bytes, message: str) -> None:
+    path = _one_segment(tmp_path)
+    lines = gzip.decompress(path.read_bytes()).splitlines(keepends=True)
+    path.write_bytes(gzip.compress(b"".join([*lines[:2], line + b"\n", *lines[3:]])))
+    with pytest.raises(RecordingError, match=message):
+        list(read_records(tmp_path))
+
+
+async def test_a_malformed_record_stops_the_backtest_naming_the_line(tmp_path: Path) -> None:
+    from .support import backtest, rules
+
+    path = _one_segment(tmp_path)
+    lines = gzip.decompress(path.read_bytes()).splitlines(keepends=True)
+    bad = b'{"t": %f, "k": "diff", "add": [["1"]], "del": [], "px": []}\n' % (T0 + 30)
+    path.write_bytes(gzip.compress(b"".join([*lines, bad])))
+    with pytest.raises(RecordingError, match=r"seg-000001\.jsonl\.gz:\d+: malformed 'diff'"):
+        await backtest(rules(), tmp_path)
+
+
+def test_a_newer_format_version_is_refused(tmp_path: Path) -> None:
+    _one_segment(tmp_path)
+    header = tmp_path / "recording.json"
+    header.write_text(header.read_text().replace('"version": 1', '"version": 2'))
+    with pytest.raises(RecordingError, match=r"recording\.json: version: format version 2"):
+        list(read_records(tmp_path))
+
+
+def test_a_directory_that_is_not_a_recording(tmp_path: Path) -> None:
+    with pytest.raises(RecordingError, match=r"recording\.json is missing"):
+        list(read_records(tmp_path))
