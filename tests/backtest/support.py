@@ -100,3 +100,27 @@ async def backtest(ruleset: RuleSet, data: Path, **options: Any) -> BacktestRun:
         end=end,
         options=BacktestOptions(**options),
     )
+
+
+SANDBOX_NAMES = (REDLINE, "AWP | Asiimov (Field-Tested)", "Glock-18 | Fade (Factory New)")
+
+
+def sandbox_rules(*, discount: int = 10) -> RuleSet:
+    """Rules for the sandbox recording of conftest.py."""
+    text = f"""
+version: 1
+account: {{base_url: "http://replay", trade_link: "{TRADE_LINK}"}}
+budgets: {{per_day: "300.00", total: "300.00"}}
+rules:
+  - name: redlines
+    match: {{names: ["{REDLINE}"], game: csgo}}
+    discount: {discount}
+    max_price: "60.00"
+  - name: glock-fades
+    match: {{patterns: ["Glock-18 | *"], game: csgo}}
+    discount: {discount}
+    max_price: "200.00"
+    hold: {{max_wait: 7d, min_send_window: 1h}}
+    action: bulk
+"""
+    return load_rules_text(text, host=make_plugin_host(load_entry_points=False))
