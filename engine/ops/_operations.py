@@ -23,14 +23,13 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx
 from anyio.abc import SocketAttribute
 
 from .._errors import SnipeError
-from ..ledger import PurchaseState, utc_day_start
+from ..ledger import Purchase, PurchaseState, utc_day_start
 from ..metrics import CONTENT_TYPE, EngineMetrics, Response, open_listener, serve_listener
 from ..notify import DailySummary, Delivery, NotificationHub, build_delivery, utc_day
 from ..sniper import Engine, EngineMode, TradingRefused
@@ -109,10 +108,10 @@ class Operations:
 
     # -- hooks the engine does not call itself -------------------------------------------
 
-    def _refunded(self, purchase: Any) -> None:
+    def _refunded(self, purchase: Purchase) -> None:
         self.engine.host.notify_refund(purchase, purchase.reason)
 
-    def _stopped_by(self, exc: Exception) -> None:
+    def _record_failure(self, exc: Exception) -> None:
         """The run ended with an error (a refusal to trade, a crash): a person must look,
         as for HALTED. snipe's own errors never carry a secret; others are named only."""
         text = str(exc) if isinstance(exc, SnipeError) else f"{type(exc).__name__} (see the log)"
@@ -231,7 +230,7 @@ async def operations(
             except Exception as exc:
                 # re-raised outside the task group: the caller sees it, not a group
                 error = exc
-                ops._stopped_by(exc)
+                ops._record_failure(exc)
             finally:
                 with anyio.CancelScope(shield=True):
                     await ops._finish()
