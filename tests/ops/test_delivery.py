@@ -161,3 +161,31 @@ async def test_a_channel_that_cannot_build_its_request_fails_that_notice_only(
     assert broken.last_error == "could not build the request (KeyError)"
     assert delivery.stats["webhook"].sent == 2
     assert len(r.received) == 2
+
+
+async def test_a_discord_channel_built_from_the_rules_posts_its_embed(clock: VirtualClock) -> None:
+    from engine._plugins import make_plugin_host
+    from engine.notify import build_channels, purchase_notice
+    from engine.rules import load_rules_text
+
+    from .test_notify_messages import RULES, decision
+
+    host = make_plugin_host(load_entry_points=False)
+    rules = RULES.format(notify="  discord: {url_env: HOOK_URL, events: [purchase]}")
+    ruleset = load_rules_text(rules, host=host)
+    async with receiver() as r:
+        env = {"HOOK_URL": f"{r.url}/api/webhooks/1/SECRET-PART"}
+        (channel,) = build_channels(ruleset.notify, host.notifiers(), env)
+        delivery = Delivery([channel], clock=clock)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(delivery.run)
+            delivery.offer(purchase_notice(decision(image="https://img/x.png"), "bought", None, 0))
+            with anyio.fail_after(5):
+                await delivery.flush()
+            tg.cancel_scope.cancel()
+    (got,) = r.received
+    assert got.path == "/api/webhooks/1/SECRET-PART"
+    (embed,) = got.json()["embeds"]
+    assert embed["title"] == "Bought AK-47 | Redline (FT) for $7.50"
+    assert embed["image"] == {"url": "https://img/x.png"}
+    assert "SECRET-PART" not in repr(channel)
