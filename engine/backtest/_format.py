@@ -170,6 +170,36 @@ class RecordWriter:
             self._write(t, "diff", _diff(previous, current))
         self._previous = current
 
+    def changes(
+        self,
+        t: float,
+        *,
+        add: Sequence[Row] = (),
+        delete: Sequence[str] = (),
+        price: Sequence[tuple[str, int]] = (),
+    ) -> None:
+        """Record a snapshot given as its changes since the previous one (for sources that
+        know them, such as a simulated market); the first one, and the first of each
+        segment, is written as a key frame all the same."""
+        previous = self._previous if self._previous is not None else {}
+        for item_id in delete:
+            previous.pop(item_id, None)
+        for row in add:
+            previous[row[0]] = (row[1], row[2], row[3], row[4])
+        for item_id, value in price:
+            old = previous.get(item_id)
+            if old is not None:
+                previous[item_id] = (old[0], value, old[2], old[3])
+        if self._gz is None or self._size() >= self.segment_bytes or self._previous is None:
+            if self._gz is None or self._size() >= self.segment_bytes:
+                self._rotate(t)
+            rows = [[i, *v] for i, v in previous.items()]
+            self._write(t, "key", {"rows": rows})
+        else:
+            body = {"add": [list(r) for r in add], "del": list(delete)}
+            self._write(t, "diff", {**body, "px": [list(p) for p in price]})
+        self._previous = previous
+
     def search(self, t: float, names: Sequence[str], game: str | None, items: Any) -> None:
         """Record a search-by-name answer (its ``items`` object as received)."""
         if self._gz is not None:

@@ -191,7 +191,9 @@ def render_chart(summary: dict[str, Any]) -> bytes | None:
         spend.append(spend[-1] + r["charged"] / 1000)
         reference.append(reference[-1] + (r["reference"] or 0) / 1000)
         later.append(later[-1] + r["later"] / 1000)
-    x = [0.0, *hours]
+    x = [0.0, *hours, summary["recording"]["hours"]]
+    for series in (spend, reference, later):
+        series.append(series[-1])
     figure, (top, bottom) = plt.subplots(2, 1, figsize=(9, 7), dpi=100)
     top.step(x, spend, where="post", label="spend")
     top.step(x, reference, where="post", label="value at reference price")

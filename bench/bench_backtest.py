@@ -1,0 +1,181 @@
+"""Backtest replay: throughput in listing events per second and peak memory.
+
+Targets (issue 6): replay at least 500,000 listing events/s; memory that does not grow
+with the length of the recording.
+
+A recording of ``--hours`` (default 24) of a sandbox market of ``--size`` (default
+100,000) listings is made at high speed: the sandbox's own market (seeded, in-process, no
+HTTP) is stepped event by event and every 10 market seconds its changes are written as a
+snapshot (RecordWriter.changes). It is kept in ``--keep DIR`` (reused when present).
+Then:
+
+  (a) baseline: the records only read (gunzip + JSON decode + checks), nothing applied;
+  (b) replay: the same records applied to the ReplayMarket (every name kept: the hardest
+      case), which is what serves the engine during a backtest; ratio (b)/(a);
+  (c) peak memory (tracemalloc) of the replay over the first quarter and over the whole
+      recording, in fresh subprocesses: their ratio shows whether it grows with length;
+  (d) the full engine (rules.example.yaml, the same code as live) on the first
+      ``--engine-hours`` (default 1) of the recording: wall time.
+
+    python bench/bench_backtest.py [--hours 24] [--size 100000] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+START = 1_767_225_600.0
+
+
+def make_recording(directory: Path, *, hours: float, size: int, seed: int = 5) -> None:
+    from engine.backtest import RecordWriter
+    from engine.sandbox import Market, MarketConfig
+
+    market = Market(seed=seed, start=START, config=MarketConfig(size=size))
+    events = market._events  # the market's own event queue: peeked, never changed
+    added: list[object] = []
+    market.on_arrival = lambda listing: bool(added.append(listing))
+
+    def row(listing: object) -> tuple[str, str, int, int | None, int | None]:
+        unlock = listing.unlock_at  # type: ignore[attr-defined]
+        send = listing.send_until  # type: ignore[attr-defined]
+        return (
+            str(listing.item_id),  # type: ignore[attr-defined]
+            listing.snapshot_name,  # type: ignore[attr-defined]
+            listing.price,  # type: ignore[attr-defined]
+            None if unlock is None else int(unlock),
+            None if send is None else int(send),
+        )
+
+    with RecordWriter(directory, include_hold=True, segment_bytes=64 << 20) as writer:
+        writer.changes(START, add=[row(x) for x in market.listings.values()])
+        t = START
+        end = START + hours * 3600
+        while t < end:
+            t += 10.0
+            gone: list[str] = []
+            repriced: dict[str, int] = {}
+            while events and events[0][0] <= t:
+                item_id = events[0][3]
+                present = item_id in market.listings
+                market.step()
+                if present and item_id not in market.listings:
+                    gone.append(str(item_id))
+                elif present:  # a reprice
+                    repriced[str(item_id)] = market.listings[item_id].price
+            fresh = [row(x) for x in added if x.item_id in market.listings]  # type: ignore[attr-defined]
+            added.clear()
+            writer.changes(t, add=fresh, delete=gone, price=list(repriced.items()))
+
+
+def read_only(directory: Path) -> tuple[int, float]:
+    from engine.backtest import read_records
+
+    began = time.process_time()
+    count = 0
+    for record in read_records(directory):
+        body = record.body
+        count += len(body.get("rows", ())) + len(body.get("add", ()))
+        count += len(body.get("del", ())) + len(body.get("px", ()))
+    return count, time.process_time() - began
+
+
+def replay(directory: Path, until: float | None = None) -> tuple[int, float, int]:
+    from engine.backtest import ReplayMarket, read_records
+
+    records = read_records(directory)
+    if until is not None:
+        records = (r for r in records if r.t <= until)
+    began = time.process_time()
+    market = ReplayMarket(records)
+    market.advance_to(float("inf"))
+    return market.counters.events, time.process_time() - began, len(market.listings)
+
+
+def memory_child(directory: str, until: float) -> None:
+    import tracemalloc
+
+    tracemalloc.start()
+    events, _, _ = replay(Path(directory), until)
+    print(json.dumps({"peak": tracemalloc.get_traced_memory()[1], "events": events}))
+
+
+def engine_run(directory: Path, hours: float) -> tuple[float, dict[str, object]]:
+    import logging
+
+    import anyio
+
+    from engine._plugins import make_plugin_host
+    from engine.backtest import BacktestOptions, build_report, read_records, run_backtest
+    from engine.rules import load_rules
+
+    logging.getLogger("snipe").setLevel(logging.CRITICAL)  # buy orders are not replayed
+    host = make_plugin_host(load_entry_points=False)
+    rules = load_rules(Path(__file__).parent.parent / "rules.example.yaml", host=host)
+    end = START + hours * 3600
+
+    async def main() -> object:
+        records = (r for r in read_records(directory) if r.t <= end)
+        return await run_backtest(rules, records, host=host, end=end, options=BacktestOptions())
+
+    began = time.perf_counter()
+    run = anyio.run(main)
+    wall = time.perf_counter() - began
+    return wall, build_report(run).summary["totals"]  # type: ignore[arg-type]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hours", type=float, default=24.0)
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--engine-hours", type=float, default=1.0)
+    parser.add_argument("--keep", help="directory to keep (and reuse) the recording in")
+    parser.add_argument("--memory-child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.memory_child:
+        memory_child(args.memory_child[0], float(args.memory_child[1]))
+        return
+    directory = Path(args.keep or tempfile.mkdtemp()) / f"h{args.hours:g}-n{args.size}"
+    if not (directory / "recording.json").exists():
+        began = time.perf_counter()
+        make_recording(directory, hours=args.hours, size=args.size)
+        print(f"recording made in {time.perf_counter() - began:.1f} s: {directory}")
+    size = sum(p.stat().st_size for p in directory.iterdir())
+    print(f"recording: {args.hours:g} h, {args.size} listings, {size / 1e6:.1f} MB on disk")
+
+    count, base = read_only(directory)
+    print(f"(a) read only: {count:,} listing events in {base:.2f} s CPU ({count / base:,.0f}/s)")
+    events, took, listings = replay(directory)
+    rate = events / took
+    print(
+        f"(b) replay:    {events:,} listing events in {took:.2f} s CPU ({rate:,.0f}/s), "
+        f"{listings:,} listings at the end; ratio to (a) {took / base:.2f}x; "
+        f"target 500,000/s {'met' if rate >= 500_000 else 'NOT met'}"
+    )
+    peaks = []
+    for fraction in (0.25, 1.0):
+        until = START + args.hours * 3600 * fraction
+        out = subprocess.run(
+            [sys.executable, __file__, "--memory-child", str(directory), str(until)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        peaks.append(json.loads(out)["peak"])
+        print(f"(c) peak memory, first {fraction:.0%}: {peaks[-1] / 1e6:.1f} MB")
+    print(f"    growth with length (x4 longer): {peaks[1] / peaks[0]:.2f}x")
+    wall, totals = engine_run(directory, args.engine_hours)
+    print(
+        f"(d) engine on the first {args.engine_hours:g} h (rules.example.yaml): {wall:.1f} s "
+        f"wall; {totals['searches']} searches, {totals['attempts']} purchase attempts"
+    )
+
+
+if __name__ == "__main__":
+    main()
