@@ -33,7 +33,7 @@ from typing import cast
 import anyio
 
 from .._clock import Clock
-from .._errors import APIError, KeyRejected, RateLimited, SnipeError
+from .._errors import APIError, KeyRejected, RateLimited, SnipeError, Unavailable
 from .._limiter import Lane, RateLimiter
 from .._money import format_usd
 from .._plugins import PluginHost
@@ -115,6 +115,7 @@ class Engine:
             reserve=min(settings.search_reserve, (search_calls or 1) - 1),
         )
         self._next_snapshot_at: float | None = None
+        self._snapshot_failures = 0
         self._polling = False
         self._search_wake = anyio.Event()
         self.orders = OrderManager(
@@ -237,16 +238,42 @@ class Engine:
                 await self.poll_snapshot()
             except APIError as exc:
                 self.status.error(f"snapshot: {exc}")
-            await self.clock.sleep(self.settings.snapshot_every)
+            await self.clock.sleep_until(self.next_snapshot_at or self.clock.now())
+
+    @property
+    def next_snapshot_at(self) -> float | None:
+        """When the next snapshot poll is due (``None`` before the first): every
+        ``snapshot_every`` seconds from the start of the last poll (or, after a poll that
+        took more than half of that, as long again as it took); sooner after a 503
+        ("being built") or an unreachable service (1 s, then doubling), or after the wait
+        a 429 asked for."""
+        return self._next_snapshot_at
 
     async def poll_snapshot(self) -> None:
         """Fetch the snapshot, resolve name patterns, and flag names with candidates."""
+        every = self.settings.snapshot_every
+        started = self.clock.now()
+        next_at = started + every
         self._polling = True
         try:
             await self._poll_snapshot()
+            self._snapshot_failures = 0
+            # A poll slower than half the period (a huge market, a busy machine) is
+            # followed by a rest as long as itself, so polling never takes all the CPU.
+            ended = self.clock.now()
+            next_at = max(next_at, ended + (ended - started))
+        except RateLimited as exc:
+            next_at = self.clock.now() + exc.retry_after
+            raise
+        except Unavailable:
+            # The snapshot is rebuilt every 10 s and answers 503 for a moment meanwhile:
+            # waiting a whole period would make this round's flags 10 s late.
+            self._snapshot_failures += 1
+            next_at = self.clock.now() + min(every, 2.0 ** (self._snapshot_failures - 1))
+            raise
         finally:
             self._polling = False
-            self._next_snapshot_at = self.clock.now() + self.settings.snapshot_every
+            self._next_snapshot_at = max(next_at, self.clock.now())
             self._search_wake.set()
 
     async def _poll_snapshot(self) -> None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import replace
 
 import anyio
 import pytest
 
 from engine import VirtualClock
-from engine.sandbox import CatalogueItem
+from engine._errors import RateLimited, Unavailable
+from engine.sandbox import CatalogueItem, Sandbox
 from engine.sniper import EngineMode, EngineSettings
 from engine.sniper._schedule import SearchPacer
 
@@ -163,3 +165,65 @@ async def test_a_doppler_listing_flags_the_base_name_its_rule_watches(clock: Vir
         await r.engine.poll_snapshot()
         assert r.engine.schedule.hot_count == 1
         assert r.engine.schedule.next_batch() == (item.name,)
+
+
+# -- when the snapshot is polled ---------------------------------------------------------
+
+
+def building_sandbox(clock: VirtualClock, seconds: float) -> Sandbox:
+    quiet = quiet_sandbox(clock).config
+    return Sandbox(replace(quiet, snapshot_build_seconds=seconds), clock=clock)
+
+
+async def test_a_snapshot_being_built_is_asked_again_soon_not_a_period_later(
+    clock: VirtualClock,
+) -> None:
+    # Polled at the rebuild instant, a period later would be the rebuild instant again:
+    # the engine would never see a snapshot.
+    sandbox = building_sandbox(clock, 2.5)
+    item = pick_item(sandbox)
+    async with rig(clock, sandbox, rules_text(item.name)) as r:
+        engine = r.engine
+        start = clock.now()  # a rebuild instant
+        for expected in (start + 1.0, start + 3.0):
+            with pytest.raises(Unavailable):
+                await engine.poll_snapshot()
+            assert engine.next_snapshot_at == expected
+            clock.jump_to(expected)
+        await engine.poll_snapshot()
+        assert engine.next_snapshot_at == start + 13.0
+        clock.jump_to(start + 13.0)
+        await engine.poll_snapshot()
+        assert engine.status.snapshots == 2
+
+
+async def test_a_snapshot_429_is_asked_again_after_the_wait_it_names(
+    clock: VirtualClock,
+) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    sandbox.inject("GET /v1/prices/snapshot", "rate_limit", count=1, retry_ms=1500)
+    async with rig(clock, sandbox, rules_text(item.name)) as r:
+        with pytest.raises(RateLimited):
+            await r.engine.poll_snapshot()
+        assert r.engine.next_snapshot_at == clock.now() + 1.5
+
+
+@pytest.mark.parametrize(
+    ("latency", "polls"),
+    [
+        # polls start at 0, 10, ..., 90: ten, not the eight of "10 s after each ended"
+        (3.0, 10),
+        # slower than half the period: rest as long as the poll took; 0, 12, ..., 84
+        (6.0, 8),
+    ],
+)
+async def test_snapshots_are_polled_every_period_unless_a_poll_is_slow(
+    clock: VirtualClock, latency: float, polls: int
+) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    sandbox.inject("GET /v1/prices/snapshot", "latency", probability=1.0, seconds=latency)
+    async with rig(clock, sandbox, rules_text(item.name)) as r, clock.autojump():
+        await r.engine.run(duration=95.0)
+    assert sandbox.ground_truth()["requests"]["GET /v1/prices/snapshot 200"] == polls
