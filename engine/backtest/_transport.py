@@ -148,6 +148,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             entry["discount"] = round((1 - ratio) * 100, 2)
             entry["best_deals"] = reference - row[1]
             items.append(entry)
+            market.saw(item_id)
         more = offset + limit < len(ranked)
         body: dict[str, Any] = {"success": True, "items": items, "count": len(items)}
         body["has_more"] = more
