@@ -103,6 +103,7 @@ def build_report(run: BacktestRun) -> Report:
             "hit_rate": round(len(held) / attempts, 4) if attempts else None,
             "searches": run.searches,
             "snapshots": run.snapshots,
+            "halted": run.halt_reason,
         },
         "missed": {
             "budget": sum(run.missed_budget.values()),
@@ -251,6 +252,8 @@ def markdown(summary: dict[str, Any], *, chart: bool) -> str:
         f"| missed: gone before our request arrived | {missed['gone_before_arrival']} |",
         "",
     ]
+    if totals["halted"]:
+        lines += [f"**The engine halted during the replay:** {totals['halted']}", ""]
     if chart:
         lines += ["![cumulative spend and value; per-rule results](chart.png)", ""]
     lines += [

@@ -73,6 +73,8 @@ class BacktestRun:
     snapshots: int
     events_replayed: int
     records_replayed: int
+    halt_reason: str | None = None
+    """Why the engine stopped buying during the replay, if it did."""
     decision_times: list[tuple[float, float]] = field(default_factory=list)
     """``(decision time, time of the latest record applied then)``: the look-ahead check."""
 
@@ -166,6 +168,7 @@ async def run_backtest(
         snapshots=engine.status.snapshots,
         events_replayed=market.counters.events,
         records_replayed=market.counters.records,
+        halt_reason=engine.status.halt_reason,
         decision_times=driver.decision_times,
     )
 

@@ -11,7 +11,7 @@ from engine.backtest import BacktestOptions, build_report, read_records, run_bac
 
 from .support import T0, backtest, listing, market, rules, sandbox_rules, write
 
-GOLDEN = "162fb26d63036050c91d7154031ae15ded9bc6fe4cc363f2530f012081d3b870"
+GOLDEN = "25291c20015304f9ef12335d2c007ef1d8e0362352a1e63262ca22dcfd86d439"
 
 
 @pytest.mark.slow
