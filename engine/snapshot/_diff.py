@@ -338,11 +338,14 @@ class SnapshotTracker:
         if snapshot is None:
             return self._apply_delta(parser)
         diff = yield from self._snapshot_steps(snapshot, report_all=report_all)
-        # From here on nothing pauses. Number the slots by row, so rows map to slots.
-        if not diff.first:
+        # From here on nothing pauses. With one row per id, number the slots by row (the
+        # prices stay as they are) so that rows map to slots.
+        unique = len(self._index) == len(snapshot) == len(parser.hashes)
+        if unique and not diff.first:
             deque(self._reset(snapshot), maxlen=0)
-        if self._hole_count == 0 and len(parser.hashes) == len(snapshot):
-            self._lines = LineState(parser.header, parser.hashes, array("q", range(len(snapshot))))
+        if unique and self._hole_count == 0:
+            rows = array("q", range(len(snapshot)))
+            self._lines = LineState(parser.header, parser.hashes, rows, diff.unpriced)
         return diff
 
     def _claim(self) -> None:
@@ -379,12 +382,12 @@ class SnapshotTracker:
         previous = parser.previous
         assert previous is not None
         changed = reconcile_moved(parser)
-        rows = [parser.missed[k] for k in changed]
+        rows = [position for position, _, _ in changed]
         partial = parse_changed_records(
             parser.origin,
             parser.header,
-            [parser.missed_records[k] for k in changed],
-            [parser.missed_rows[k] for k in changed],
+            [record for _, record, _ in changed],
+            [row for _, _, row in changed],
         )
         partial.timestamp = parser._timestamp
         keys = list(self._keys_for(partial))
@@ -393,11 +396,12 @@ class SnapshotTracker:
         # changed row has their id.
         gone = dict.fromkeys(map(previous.slots.__getitem__, parser.unmatched))
         unpriced_gone = sum(1 for slot in gone if prices[slot] == UNKNOWN_PRICE)
-        unpriced_unchanged = prices.count(UNKNOWN_PRICE) - unpriced_gone
+        unpriced_unchanged = previous.unpriced - unpriced_gone
         new_prices = partial._prices
         events, event_olds = array("I"), array("q")
         new = dropped = raised = same = 0
         twice = len(set(keys)) != len(keys)  # an item id on two rows
+        kept = bytearray(len(keys))  # 1 for a row whose price is the one its id had
         for row, (key, price) in enumerate(zip(keys, new_prices, strict=True)):
             slot = index.get(key, -1)
             old = _ABSENT
@@ -409,6 +413,7 @@ class SnapshotTracker:
                     twice = True  # its other row is unchanged
             if price == old:
                 same += price != UNKNOWN_PRICE
+                kept[row] = 1
             elif price == UNKNOWN_PRICE:
                 pass
             elif old < 0:
@@ -435,9 +440,11 @@ class SnapshotTracker:
             unpriced=unpriced,
             whole=False,
         )
-        self._apply_changed_rows(list(gone), keys, new_prices, rows, parser.slots)
+        self._apply_changed_rows(list(gone), keys, new_prices, kept, rows, parser.slots)
         self.timestamp = parser._timestamp
-        self._lines = None if twice else LineState(parser.header, parser.hashes, parser.slots)
+        self._lines = (
+            None if twice else LineState(parser.header, parser.hashes, parser.slots, unpriced)
+        )
         return diff
 
     def _apply_changed_rows(
@@ -445,11 +452,14 @@ class SnapshotTracker:
         gone: list[int],
         keys: list[int | str],
         new_prices: array[int],
+        kept: bytearray,
         rows: list[int],
         row_slots: array[int],
     ) -> None:
         """Remove the gone slots, then give each changed row its id's slot (a freed one
-        for a new id) and its price; ``row_slots`` (slot per row) is filled in."""
+        for a new id) and its price, unless ``kept`` (as :meth:`_apply` does: with an id on
+        two rows, the last one whose price changed counts); ``row_slots`` (slot per row)
+        is filled in."""
         index, ids, prices, holes = self._index, self._ids, self._prices, self._holes
         for slot in gone:
             del index[ids[slot]]
@@ -457,7 +467,7 @@ class SnapshotTracker:
             holes[slot] = 1
         self._hole_count += len(gone)
         free = _positions_of_one(holes) if self._hole_count else []
-        for key, price, row in zip(keys, new_prices, rows, strict=True):
+        for key, price, same, row in zip(keys, new_prices, kept, rows, strict=True):
             slot = index.get(key, -1)
             if slot < 0:
                 if free:
@@ -471,7 +481,8 @@ class SnapshotTracker:
                     prices.append(_ABSENT)
                     holes.append(0)
                 index[key] = slot
-            prices[slot] = price
+            if not same:
+                prices[slot] = price
             row_slots[row] = slot
 
     def _compare(self, snapshot: Snapshot) -> Generator[None, None, SnapshotDiff]:

@@ -51,12 +51,14 @@ class LineState:
     the hash of each row (row order) and the tracker slot that holds each row's id and
     price. Only kept while every row has its own item id (one slot per row)."""
 
-    __slots__ = ("hashes", "header", "slots")
+    __slots__ = ("hashes", "header", "slots", "unpriced")
 
-    def __init__(self, header: bytes, hashes: array[int], slots: array[int]):
+    def __init__(self, header: bytes, hashes: array[int], slots: array[int], unpriced: int):
         self.header = header
         self.hashes = hashes
         self.slots = slots
+        self.unpriced = unpriced
+        """How many rows had no price."""
 
 
 def split_records(block: bytes, *, final: bool) -> tuple[list[bytes], bytes]:
@@ -66,23 +68,27 @@ def split_records(block: bytes, *, final: bool) -> tuple[list[bytes], bytes]:
     quoted cell holds a line break is kept whole. Also returns the start of a record that
     goes on past the end of ``block``, as :meth:`CsvSnapshotParser._parse_block` does.
     """
+    records = block.split(b"\n")
+    records.pop()  # block ends with a newline
     if b'"' not in block:
-        records = block.split(b"\n")
-        records.pop()  # block ends with a newline
         return records, b""
-    records = []
-    pos = 0
+    # Only a record with a quote can hold a line break: find each, join its lines.
+    line = 0  # the number of line breaks before `counted`
+    counted = pos = 0
+    joined = 0  # lines removed from `records` by joining
     while (quote := block.find(b'"', pos)) >= 0:
-        start = block.rfind(b"\n", pos, quote) + 1 or pos
+        start = block.rfind(b"\n", counted, quote) + 1 or counted
+        line += block.count(b"\n", counted, start)
         end = _record_end(block, start, final=final)
-        if start > pos:
-            records += block[pos : start - 1].split(b"\n")
+        at = line - joined
         if end < 0:
+            del records[at:]
             return records, block[start:]
-        records.append(block[start:end])
-        pos = end + 1
-    if pos < len(block):
-        records += block[pos:-1].split(b"\n")
+        if span := block.count(b"\n", start, end):
+            records[at : at + span + 1] = [block[start:end]]
+            joined += span
+        line += span + 1
+        counted = pos = end + 1
     return records, b""
 
 
@@ -154,9 +160,8 @@ class TrackingParser(CsvSnapshotParser):
         self.header = b""
         self.hashes: array[int] = array("q")
         self.slots: array[int] = array("q")
-        self.missed: list[int] = []  # row positions (0-based) to parse
-        self.missed_records: list[bytes] = []
-        self.missed_rows: list[int] = []  # their row numbers, for errors
+        self.missed: list[tuple[int, bytes, int]] = []
+        """The rows that did not line up: (position in the snapshot, record, row number)."""
         self.unmatched: list[int] = []  # positions in the previous snapshot
         self._at = 0  # the next row of the previous snapshot to line up
         self._misses_in_a_row = 0
@@ -189,7 +194,7 @@ class TrackingParser(CsvSnapshotParser):
             return super()._parse_block(block, final=final)
         self._row += len(records)
         rows: list[int] | None = None
-        if b"" in records:  # blank lines are not rows
+        if not all(records):  # blank lines are not rows
             rows = list(compress(range(first_row, first_row + len(records)), records))
             records = list(filter(None, records))
         self._line_up(array("q", map(hash, records)), records, rows, first_row)
@@ -202,7 +207,7 @@ class TrackingParser(CsvSnapshotParser):
         previous = self.previous
         assert previous is not None
         old, old_slots = previous.hashes, previous.slots
-        slots, unmatched = self.slots, self.unmatched
+        slots, unmatched, missed = self.slots, self.unmatched, self.missed
         base = len(self.hashes)
         self.hashes.extend(hashes)
         at, count, end = self._at, len(hashes), len(old)
@@ -216,6 +221,20 @@ class TrackingParser(CsvSnapshotParser):
                 self._misses_in_a_row = 0
                 if j == count:
                     break
+            if at + 1 < end and j + 1 < count:  # the usual cases, told apart cheaply
+                in_place = old[at + 1] == hashes[j + 1]  # one row changed
+                if in_place or old[at] == hashes[j + 1]:  # or one row inserted
+                    if in_place:
+                        unmatched.append(at)
+                        at += 1
+                    missed.append((base + j, records[j], rows[j] if rows else first_row + j))
+                    slots.append(_NO_SLOT)
+                    j += 1
+                    continue
+                if old[at + 1] == hashes[j]:  # one row removed
+                    unmatched.append(at)
+                    at += 1
+                    continue
             found = _find(old, hashes[j], at, min(end, at + _WINDOW))
             if found < 0 and self._misses_in_a_row >= _FAR:
                 streak = self._misses_in_a_row
@@ -225,9 +244,7 @@ class TrackingParser(CsvSnapshotParser):
                 unmatched.extend(range(at, found))
                 at = found
                 continue
-            self.missed.append(base + j)
-            self.missed_records.append(records[j])
-            self.missed_rows.append(rows[j] if rows is not None else first_row + j)
+            missed.append((base + j, records[j], rows[j] if rows else first_row + j))
             slots.append(_NO_SLOT)
             self._misses_in_a_row += 1
             j += 1
@@ -265,22 +282,23 @@ def _common_run(old: array[int], at: int, new: array[int], j: int) -> int:
     return same
 
 
-def reconcile_moved(parser: TrackingParser) -> list[int]:
-    """Give each missed row that is a previous row moved elsewhere that row's slot; return
-    the indexes (into ``parser.missed``) of the rows that really changed."""
+def reconcile_moved(parser: TrackingParser) -> list[tuple[int, bytes, int]]:
+    """Give each missed row that is a previous row moved elsewhere that row's slot (and
+    take that row out of ``unmatched``); return the missed rows that really changed."""
     previous = parser.previous
     assert previous is not None
     if not parser.missed:
         return []
     old, old_slots, slots, hashes = previous.hashes, previous.slots, parser.slots, parser.hashes
-    by_hash = dict(zip(map(old.__getitem__, parser.unmatched), parser.unmatched, strict=True))
-    found = list(map(by_hash.pop, map(hashes.__getitem__, parser.missed), repeat(-1)))
+    unmatched = parser.unmatched
+    by_hash = dict(zip(map(old.__getitem__, unmatched), unmatched, strict=True))
+    found = list(map(by_hash.pop, (hashes[miss[0]] for miss in parser.missed), repeat(-1)))
     changed = []
-    for k, (row, position) in enumerate(zip(parser.missed, found, strict=True)):
+    for miss, position in zip(parser.missed, found, strict=True):
         if position < 0:
-            changed.append(k)
+            changed.append(miss)
         else:
-            slots[row] = old_slots[position]
+            slots[miss[0]] = old_slots[position]
     if len(changed) != len(found):
         parser.unmatched = list(by_hash.values())
     return changed
