@@ -41,7 +41,7 @@ from ..client import Game, MarketClient, TradeLink
 from ..ledger import Ledger
 from ..models import Listing
 from ..rules import Decision, EvalContext, RuleSet, evaluate
-from ..snapshot import SnapshotTracker, aparse_csv_snapshot
+from ..snapshot import SnapshotTracker
 from ._budget import budget_state
 from ._buyer import Buyer, BuyerSettings
 from ._orders import OrderManager
@@ -278,11 +278,11 @@ class Engine:
 
     async def _poll_snapshot(self) -> None:
         async with self.client.snapshot_csv(include_hold=self.include_hold) as stream:
-            current = await aparse_csv_snapshot(stream)
+            # Parsed and compared as it streams in; only the rows that changed are parsed.
+            diff = await self._tracker.aupdate_csv(stream)
         self.status.snapshots += 1
-        diff = await self._tracker.aupdate(current)
-        if diff.first:
-            self._watch(current.names)
+        if diff.first:  # the first snapshot is always parsed whole
+            self._watch(diff.snapshot.names if diff.snapshot is not None else ())
             return
         now = self.clock.now()
         for summary in diff.names_cheapest_first():
