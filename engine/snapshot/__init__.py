@@ -1,16 +1,20 @@
 """The whole-market prices snapshot as a change detector.
 
-Fetch the snapshot (CSV, ~1.3 million rows, gzip) as a stream, parse it into a compact
-:class:`Snapshot` without ever holding it as Python objects per row, and compare it with the
-previous one::
+Fetch the snapshot (CSV, ~1.3 million rows, gzip) as a stream and compare it with the
+previous one. The way the engine polls: the tracker parses the body itself, and after the
+first snapshot parses only the rows whose bytes changed (see ``_lines.py``)::
 
     tracker = SnapshotTracker()             # lives as long as the engine
     ...
-    snapshot = await aparse_csv_snapshot(response.aiter_raw())
-    changes = tracker.update(snapshot)      # or diff_snapshots(previous, snapshot)
+    changes = await tracker.aupdate_csv(response.aiter_raw())
     for event in changes:          # NewListing / PriceDrop, lazily
         ...
     changes.names_cheapest_first() # which names to search first
+    changes.snapshot               # the whole Snapshot, when it was parsed whole
+
+To have every row, parse it into a compact :class:`Snapshot` (never held as Python objects
+per row) and compare that: ``tracker.update(await aparse_csv_snapshot(stream))``, or
+``diff_snapshots(previous, snapshot)``.
 
 Broken data is never a partial snapshot: from the service it is a
 :class:`~engine.MalformedResponse` (or :class:`~engine.Unavailable` for a stream cut short,

@@ -336,7 +336,7 @@ class SnapshotTracker:
     ) -> Generator[None, None, SnapshotDiff]:
         snapshot = parser.finish()
         if snapshot is None:
-            return self._apply_delta(parser)
+            return (yield from self._delta_steps(parser))
         diff = yield from self._snapshot_steps(snapshot, report_all=report_all)
         # From here on nothing pauses. With one row per id, number the slots by row (the
         # prices stay as they are) so that rows map to slots.
@@ -375,10 +375,10 @@ class SnapshotTracker:
         self._lines = None  # rows seen without their bytes: the next CSV is parsed whole
         return diff
 
-    def _apply_delta(self, parser: TrackingParser) -> SnapshotDiff:
+    def _delta_steps(self, parser: TrackingParser) -> Generator[None, None, SnapshotDiff]:
         """Finish a CSV update in which only the changed rows were parsed: judge them by
         item id against the tracker's state, as :meth:`_compare` judges every row, and
-        make the state equal to the new snapshot. Nothing pauses here."""
+        make the state equal to the new snapshot. Pauses once, before the state changes."""
         previous = parser.previous
         assert previous is not None
         changed = reconcile_moved(parser)
@@ -390,6 +390,7 @@ class SnapshotTracker:
             [row for _, _, row in changed],
         )
         partial.timestamp = parser._timestamp
+        yield  # the last pause: from here on the state changes
         keys = list(self._keys_for(partial))
         index, prices = self._index, self._prices
         # The slots of previous rows that nothing unchanged lined up with: gone, unless a
