@@ -29,6 +29,9 @@ from ._format import Record, RecordingError
 
 __all__ = ["BuyAnswer", "FillModel", "ReplayMarket", "ReplayTrade"]
 
+Held = tuple[str, int, int | None, int | None]
+"""A listing in the replay market: ``(name, price, unlock_at, send_until)``."""
+
 SETTLE_SECONDS = 60.0
 """How long after an instant purchase its trade reports completed."""
 
@@ -113,8 +116,10 @@ class ReplayMarket:
         self._keep_fn = keep
         self._keep: dict[str, bool] = {}
         self._ceiling = ceiling or (lambda name: None)
-        self.listings: dict[str, list[Any]] = {}
-        """item_id -> [name, price, unlock_at, send_until]"""
+        self._names: dict[str, tuple[bool, int | None]] = {}
+        self.listings: dict[str, Held] = {}
+        """item_id -> (name, price, unlock_at, send_until); tuples, not lists: the garbage
+        collector stops tracking them, which keeps a 100,000-listing replay fast."""
         self.by_name: dict[str, set[str]] = {}
         self.details: dict[str, dict[str, Any]] = {}
         self.references: dict[str, int] = {}
@@ -183,9 +188,7 @@ class ReplayMarket:
             return None
         return min(int(self.listings[i][1]) for i in ids)
 
-    def listings_of(
-        self, name: str, *, include_hold: bool, now: float
-    ) -> list[tuple[str, list[Any]]]:
+    def listings_of(self, name: str, *, include_hold: bool, now: float) -> list[tuple[str, Held]]:
         """Up to 50 listings of ``name``, cheapest first (ties by item_id)."""
         rows = []
         for item_id in self.by_name.get(name, ()):
@@ -293,52 +296,86 @@ class ReplayMarket:
         for item_id in [i for i in self.listings if i not in fresh]:
             self._remove(item_id, gone=False)
         self._gone &= fresh
-        for row in rows:
-            self._upsert(str(row[0]), row[1], row[2], row[3], row[4])
+        self._add_rows(rows)
         self.counters.events += len(rows)
 
     def _apply_diff(self, body: Mapping[str, Any]) -> None:
-        gone = self._gone
+        removed, added, changed = body["del"], body["add"], body["px"]
+        self._delete_ids(removed)
+        self._add_rows(added)
         listings = self.listings
-        removed = body["del"]
-        for item_id in removed:
-            item_id = str(item_id)
-            gone.discard(item_id)
-            if item_id in listings:
-                self._remove(item_id, gone=False)
-        added = body["add"]
-        for row in added:
-            self._upsert(str(row[0]), row[1], row[2], row[3], row[4])
-        changed = body["px"]
         for item_id, price in changed:
-            row = listings.get(str(item_id))
+            row = listings.get(item_id)
             if row is not None:
-                if not isinstance(price, int):
+                if type(price) is not int:
                     raise ValueError(f"price {price!r} is not an integer")
-                row[1] = price
-                self._maybe_candidate(str(item_id), row[0], price)
+                listings[item_id] = (row[0], price, row[2], row[3])
+                self._maybe_candidate(item_id, row[0], price)
         self.counters.events += len(removed) + len(added) + len(changed)
+
+    def _delete_ids(self, removed: list[str]) -> None:
+        # Hot: inlined :meth:`_remove` for listings the recording itself removes.
+        pop, by_name, gone = self.listings.pop, self.by_name, self._gone
+        details, candidates = self.details, self._candidates
+        for item_id in removed:
+            row = pop(item_id, None)
+            if row is None:
+                if gone:
+                    gone.discard(item_id)
+                continue
+            name = row[0]
+            ids = by_name[name]
+            ids.discard(item_id)
+            if not ids:
+                del by_name[name]
+            if details:
+                details.pop(item_id, None)
+            if item_id in candidates:
+                candidates.discard(item_id)
+                self.counters.unseen_candidates += 1
+                unseen = self.counters.unseen_by_name
+                unseen[name] = unseen.get(name, 0) + 1
+
+    def _add_rows(self, rows: list[list[Any]]) -> None:
+        # The hot loop of a replay (hundreds of thousands of rows a second): locals only,
+        # one dict lookup per question.
+        listings, by_name, gone = self.listings, self.by_name, self._gone
+        names, about = self._names, self._about
+        candidates = self._candidates
+        for item_id, name, price, unlock_at, send_until in rows:
+            if type(price) is not int or type(name) is not str or type(item_id) is not str:
+                raise ValueError(f"listing {item_id!r}: bad id, name or price")
+            known = names.get(name)
+            if known is None:
+                known = about(name)
+            if not known[0] or item_id in gone:
+                continue
+            row = listings.get(item_id)
+            if row is None:
+                listings[item_id] = (name, price, unlock_at, send_until)
+                ids = by_name.get(name)
+                if ids is None:
+                    ids = by_name[name] = set()
+                ids.add(item_id)
+            else:
+                listings[item_id] = (row[0], price, row[2], row[3])
+            limit = known[1]
+            if limit is not None and price <= limit:
+                candidates.add(item_id)
+
+    def _about(self, name: str) -> tuple[bool, int | None]:
+        """Whether ``name`` is kept, and its rules' highest max_price (cached)."""
+        known = self._names[name] = (self.kept(name), self._ceiling(name))
+        return known
 
     def _upsert(
         self, item_id: str, name: str, price: int, unlock_at: int | None, send_until: int | None
     ) -> None:
-        if not isinstance(price, int) or not isinstance(name, str):
-            raise ValueError(f"listing {item_id}: bad name or price")
-        if item_id in self._gone or not self.kept(name):
-            return
-        row = self.listings.get(item_id)
-        if row is None:
-            self.listings[item_id] = [name, price, unlock_at, send_until]
-            ids = self.by_name.get(name)
-            if ids is None:
-                ids = self.by_name[name] = set()
-            ids.add(item_id)
-        else:
-            row[1] = price
-        self._maybe_candidate(item_id, name, price)
+        self._add_rows([[str(item_id), name, price, unlock_at, send_until]])
 
     def _maybe_candidate(self, item_id: str, name: str, price: int) -> None:
-        limit = self._ceiling(name)
+        known = self._names.get(name) or self._about(name)
+        limit = known[1]
         if limit is not None and price <= limit:
             self._candidates.add(item_id)
 

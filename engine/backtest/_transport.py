@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from .._clock import VirtualClock
-from ._market import BuyAnswer, ReplayMarket
+from ._market import BuyAnswer, Held, ReplayMarket
 
 __all__ = ["ReplayTransport"]
 
@@ -156,7 +156,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             body["next_cursor"] = str(offset + limit)
         return _json(body)
 
-    def _entry(self, item_id: str, row: list[Any], now: float) -> dict[str, Any]:
+    def _entry(self, item_id: str, row: Held, now: float) -> dict[str, Any]:
         name, price, unlock_at, send_until = row
         detail = self.market.details.get(item_id)
         entry = dict(detail) if detail is not None else {}
