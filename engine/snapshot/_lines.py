@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 from array import array
+from contextlib import suppress
 from itertools import compress, repeat
 from typing import NoReturn
 
@@ -42,6 +43,12 @@ _FAR = 8
 """After this many changed records in a row, also look much further ahead (the previous
 snapshot lost a long run of rows); the look grows with the run, so a long run of really
 new rows costs a few scans, not one per row."""
+
+_GIVE_UP = 4096
+"""Once more than this many rows, and more than a quarter of the rows so far, did not
+line up, the order is not the previous one: stop lining up and match every further row by
+hash against all previous rows not matched yet (a dict of them, built then: C-level dict
+operations instead of Python code per row, for ~100 MB more memory in that case)."""
 
 _NO_SLOT = -1
 
@@ -165,7 +172,7 @@ class TrackingParser(CsvSnapshotParser):
         self.unmatched: list[int] = []  # positions in the previous snapshot
         self._at = 0  # the next row of the previous snapshot to line up
         self._misses_in_a_row = 0
-        self._snapshot: Snapshot | None = None
+        self._by_hash: dict[int, int] | None = None  # hash -> previous row, once given up
 
     @property
     def origin(self) -> Origin:
@@ -178,7 +185,10 @@ class TrackingParser(CsvSnapshotParser):
             return snapshot
         previous = self.previous
         assert previous is not None
-        self.unmatched.extend(range(self._at, len(previous.hashes)))
+        if self._by_hash is not None:
+            self.unmatched = list(self._by_hash.values())
+        else:
+            self.unmatched.extend(range(self._at, len(previous.hashes)))
         return None
 
     def _read_header(self, record: bytes) -> None:
@@ -211,6 +221,21 @@ class TrackingParser(CsvSnapshotParser):
         base = len(self.hashes)
         self.hashes.extend(hashes)
         at, count, end = self._at, len(hashes), len(old)
+        if self._by_hash is None and len(missed) > _GIVE_UP and len(missed) * 4 > base:
+            positions = [*unmatched, *range(at, end)]
+            self._by_hash = dict(zip(map(old.__getitem__, positions), positions, strict=True))
+            unmatched.clear()
+            self._at = end
+        if self._by_hash is not None:
+            where = list(map(self._by_hash.pop, hashes, repeat(-1)))
+            slots.extend(map(old_slots.__getitem__, where))
+            j = -1
+            with suppress(ValueError):
+                while True:
+                    j = where.index(-1, j + 1)
+                    missed.append((base + j, records[j], rows[j] if rows else first_row + j))
+                    slots[base + j] = _NO_SLOT
+            return
         j = 0
         while j < count:
             run = _common_run(old, at, hashes, j)

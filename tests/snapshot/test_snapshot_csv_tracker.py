@@ -253,6 +253,7 @@ def test_fast_way_and_whole_parse_agree(
         mock.patch.object(_diff, "_CSV_BLOCK_SIZE", block_size),
         mock.patch.object(_lines, "_WINDOW", window),
         mock.patch.object(_lines, "_FAR", 2),
+        mock.patch.object(_lines, "_GIVE_UP", rnd.choice([0, 10, 4096])),
     ):
         got = [summary(diff) for diff in csv_way(bodies, piece=rnd.choice([7, 100, 1 << 16]))]
     # A snapshot with an id on two rows is judged the same way, but which of its prices
