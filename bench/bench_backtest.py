@@ -23,6 +23,7 @@ Then:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import subprocess
 import sys
@@ -121,7 +122,7 @@ def engine_run(directory: Path, hours: float) -> tuple[float, dict[str, object]]
     end = START + hours * 3600
 
     async def main() -> object:
-        records = (r for r in read_records(directory) if r.t <= end)
+        records = itertools.takewhile(lambda r: r.t <= end, read_records(directory))
         return await run_backtest(rules, records, host=host, end=end, options=BacktestOptions())
 
     began = time.perf_counter()

@@ -261,6 +261,7 @@ class _Driver:
         """One turn of the engine's search loop; returns when the next may be tried."""
         engine = self.engine
         requests = self.transport_requests()
+        budget_skips = self._budget_skips()
         now = self.clock.now()
         catalogue_due = getattr(engine, "_catalogue_due", None)
         catalogue = (catalogue_due is not None and catalogue_due()) or not engine.schedule.watched
@@ -281,8 +282,13 @@ class _Driver:
         if self.transport_requests() == requests:
             return next_snapshot  # nothing to search until the next snapshot
         self.decision_times.append((now, self.market.applied_until))
-        self._note(decisions)
+        if self._budget_skips() != budget_skips:
+            self._note(decisions)  # costly (reasons are computed on demand): only if needed
         return self.clock.now()
+
+    def _budget_skips(self) -> int:
+        skips = self.engine.status.skip_reasons
+        return sum(n for kind, n in skips.items() if kind.startswith(_BUDGET_WORDS))
 
     def transport_requests(self) -> int:
         return sum(self.transport.requests.values())

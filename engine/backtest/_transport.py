@@ -52,6 +52,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         self._on_search = on_search
         self._csv_cache: tuple[tuple[int, bool], bytes] | None = None
         self.requests: dict[str, int] = {}
+        self._quoted: dict[str, str] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
@@ -95,18 +96,24 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         return httpx.Response(200, content=self._csv_cache[1], headers=headers)
 
     def _snapshot_bytes(self, include_hold: bool) -> bytes:
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        columns = ["item_id", "name", "price"]
-        if include_hold:
-            columns += ["unlock_at", "send_until"]
-        writer.writerow(columns)
-        for item_id, (name, price, unlock_at, send_until) in sorted(self.market.listings.items()):
+        # Rebuilt after every recorded snapshot for the kept names: plain joins, with each
+        # name's CSV form cached, keep it cheap next to the engine's own parse.
+        quoted = self._quoted
+        now = self.clock.now()
+        lines = [
+            "item_id,name,price,unlock_at,send_until" if include_hold else "item_id,name,price"
+        ]
+        for item_id, (name, price, unlock_at, send_until) in self.market.listings.items():
+            text = quoted.get(name)
+            if text is None:
+                text = quoted[name] = _csv_cell(name)
             if include_hold:
-                writer.writerow([item_id, name, price, unlock_at or "", send_until or ""])
-            elif unlock_at is None or unlock_at <= self.clock.now():
-                writer.writerow([item_id, name, price])
-        return gzip.compress(out.getvalue().encode("utf-8"), compresslevel=1, mtime=0)
+                lock = f"{unlock_at},{send_until or ''}" if unlock_at is not None else ","
+                lines.append(f"{item_id},{text},{price},{lock}")
+            elif unlock_at is None or unlock_at <= now:
+                lines.append(f"{item_id},{text},{price}")
+        lines.append("")
+        return gzip.compress("\n".join(lines).encode("utf-8"), compresslevel=1, mtime=0)
 
     def _search(self, params: httpx.QueryParams) -> httpx.Response:
         include_hold = params.get("include_hold") in ("1", "true")
@@ -230,6 +237,12 @@ class ReplayTransport(httpx.AsyncBaseTransport):
                 entry["send_until"] = trade.send_until
             trades.append(entry)
         return _json({"success": True, "msg": None, "trades": trades})
+
+
+def _csv_cell(text: str) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow([text])
+    return out.getvalue()
 
 
 def _buy_body(answer: BuyAnswer) -> dict[str, Any]:
