@@ -23,7 +23,7 @@ import anyio.lowlevel
 
 from .._money import Money
 from ._lines import LineState, TrackingParser, parse_changed_records, reconcile_moved
-from ._store import UNKNOWN_PRICE, IdColumn, Snapshot
+from ._store import NO_INSTANT, UNKNOWN_PRICE, IdColumn, Snapshot
 
 __all__ = [
     "NameSummary",
@@ -154,9 +154,18 @@ class SnapshotDiff:
 
     def __iter__(self) -> Iterator[SnapshotEvent]:
         current = self._current
+        ids, prices, names, name_ix = (
+            current._ids,
+            current._prices,
+            current._names,
+            current._name_ix,
+        )
+        unlock, send = current._unlock_at, current._send_until
         for row, old in zip(self._rows, self._old, strict=True):
-            item_id, name, price, unlock_at, send_until = current[row]
-            assert price is not None  # rows without a price never become events
+            # Read the arrays directly (what Snapshot[row] does, without a listing object).
+            item_id, name, price = str(ids[row]), names[name_ix[row]], prices[row]
+            unlock_at = None if unlock is None or unlock[row] == NO_INSTANT else unlock[row]
+            send_until = None if send is None or send[row] == NO_INSTANT else send[row]
             if old == _ABSENT:
                 yield NewListing(item_id, name, price, unlock_at, send_until)
             else:

@@ -285,7 +285,8 @@ def _find(values: array[int], value: int, start: int, stop: int) -> int:
 
 def _common_run(old: array[int], at: int, new: array[int], j: int) -> int:
     """How many rows from ``old[at]`` and ``new[j]`` on are equal: slices are compared
-    (``memcmp``), first in growing steps, then halving the step that differed."""
+    (``memcmp``) in growing steps, then the step that differed is halved down to a few
+    rows, which are compared one by one."""
     limit = min(len(old) - at, len(new) - j)
     if limit <= 0 or old[at] != new[j]:
         return 0
@@ -294,16 +295,21 @@ def _common_run(old: array[int], at: int, new: array[int], j: int) -> int:
         upto = min(same + step, limit)
         if old[at + same : at + upto] != new[j + same : j + upto]:
             break
+        if upto == limit:
+            return limit
         same = upto
-        if same == limit:
-            return same
         step *= 2
-    while upto - same > 1:  # rows [0, same) are equal; one in [same, upto) differs
+    while upto - same > 8:  # rows [0, same) are equal; one in [same, upto) differs
         middle = (same + upto) // 2
         if old[at + same : at + middle] == new[j + same : j + middle]:
             same = middle
         else:
             upto = middle
+    at, j = at + same, j + same
+    while old[at] == new[j]:
+        same += 1
+        at += 1
+        j += 1
     return same
 
 
