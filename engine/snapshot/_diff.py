@@ -353,7 +353,7 @@ class SnapshotTracker:
         if unique and not diff.first:
             deque(self._reset(snapshot), maxlen=0)
         if unique and self._hole_count == 0:
-            rows = array("q", range(len(snapshot)))
+            rows = array("i", range(len(snapshot)))
             self._lines = LineState(parser.header, parser.hashes, rows, diff.unpriced)
         return diff
 

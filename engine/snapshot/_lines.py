@@ -166,13 +166,14 @@ class TrackingParser(CsvSnapshotParser):
         self.delta = False
         self.header = b""
         self.hashes: array[int] = array("q")
-        self.slots: array[int] = array("q")
+        self.slots: array[int] = array("i")  # tracker slots fit an int32
         self.missed: list[tuple[int, bytes, int]] = []
         """The rows that did not line up: (position in the snapshot, record, row number)."""
         self.unmatched: list[int] = []  # positions in the previous snapshot
         self._at = 0  # the next row of the previous snapshot to line up
         self._misses_in_a_row = 0
         self._by_hash: dict[int, int] | None = None  # hash -> previous row, once given up
+        self._slot_of: array[int] = array("i")
 
     @property
     def origin(self) -> Origin:
@@ -224,17 +225,17 @@ class TrackingParser(CsvSnapshotParser):
         if self._by_hash is None and len(missed) > _GIVE_UP and len(missed) * 4 > base:
             positions = [*unmatched, *range(at, end)]
             self._by_hash = dict(zip(map(old.__getitem__, positions), positions, strict=True))
+            self._slot_of = old_slots + array("i", [_NO_SLOT])  # [-1] is "no slot"
             unmatched.clear()
             self._at = end
         if self._by_hash is not None:
             where = list(map(self._by_hash.pop, hashes, repeat(-1)))
-            slots.extend(map(old_slots.__getitem__, where))
+            slots.extend(map(self._slot_of.__getitem__, where))
             j = -1
             with suppress(ValueError):
                 while True:
                     j = where.index(-1, j + 1)
                     missed.append((base + j, records[j], rows[j] if rows else first_row + j))
-                    slots[base + j] = _NO_SLOT
             return
         j = 0
         while j < count:

@@ -356,3 +356,11 @@ def test_snapshots_and_csv_bodies_can_take_turns() -> None:
         else:
             got.append(summary(tracker.update_csv([data])))
     assert got == whole_way(bodies)
+
+
+@pytest.mark.parametrize("give_up", [0, 4096])
+def test_from_an_empty_market_every_row_is_new(give_up: int) -> None:
+    rows = market(50)
+    with mock.patch.object(_lines, "_GIVE_UP", give_up):
+        diffs = csv_way([body([]), body(rows), body([])])
+    assert [len(diffs[1]), diffs[1].new, diffs[2].removed] == [50, 50, 50]
