@@ -165,7 +165,7 @@ class RecordWriter:
         current = {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
         previous = self._previous
         if previous is None:
-            self._write(t, "key", {"rows": [list(r) for r in rows]})
+            self._write(t, "key", {"rows": _columns(rows)})
         else:
             self._write(t, "diff", _diff(previous, current))
         self._previous = current
@@ -193,11 +193,11 @@ class RecordWriter:
         if self._gz is None or self._size() >= self.segment_bytes or self._previous is None:
             if self._gz is None or self._size() >= self.segment_bytes:
                 self._rotate(t)
-            rows = [[i, *v] for i, v in previous.items()]
-            self._write(t, "key", {"rows": rows})
+            rows = [(i, *v) for i, v in previous.items()]
+            self._write(t, "key", {"rows": _columns(rows)})
         else:
-            body = {"add": [list(r) for r in add], "del": list(delete)}
-            self._write(t, "diff", {**body, "px": [list(p) for p in price]})
+            body = {"add": _columns(add), "del": list(delete), "px": _price_columns(price)}
+            self._write(t, "diff", body)
         self._previous = previous
 
     def search(self, t: float, names: Sequence[str], game: str | None, items: Any) -> None:
@@ -278,16 +278,32 @@ def _diff(
     previous: Mapping[str, tuple[str, int, int | None, int | None]],
     current: Mapping[str, tuple[str, int, int | None, int | None]],
 ) -> dict[str, Any]:
-    add: list[list[Any]] = []
-    price: list[list[Any]] = []
+    add: list[Row] = []
+    price: list[tuple[str, int]] = []
     for item_id, row in current.items():
         old = previous.get(item_id)
         if old is None or old[0] != row[0] or old[2:] != row[2:]:
-            add.append([item_id, *row])
+            add.append((item_id, *row))
         elif old[1] != row[1]:
-            price.append([item_id, row[1]])
+            price.append((item_id, row[1]))
     gone = [item_id for item_id in previous if item_id not in current]
-    return {"add": add, "del": gone, "px": price}
+    return {"add": _columns(add), "del": gone, "px": _price_columns(price)}
+
+
+def _columns(rows: Sequence[Row]) -> dict[str, list[Any]]:
+    """Rows as columns: a list per field decodes several times faster than a list per
+    row, which is most of a replay's reading time."""
+    return {
+        "id": [r[0] for r in rows],
+        "name": [r[1] for r in rows],
+        "price": [r[2] for r in rows],
+        "unlock": [r[3] for r in rows],
+        "send": [r[4] for r in rows],
+    }
+
+
+def _price_columns(prices: Sequence[tuple[str, int]]) -> dict[str, list[Any]]:
+    return {"id": [p[0] for p in prices], "price": [p[1] for p in prices]}
 
 
 def _complete_lines(data: bytes) -> list[bytes]:

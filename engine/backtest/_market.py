@@ -291,27 +291,31 @@ class ReplayMarket:
                 f"malformed {kind!r} record: {type(exc).__name__}: {exc}", location=record.where
             ) from None
 
-    def _apply_key(self, rows: list[list[Any]]) -> None:
-        fresh = {str(r[0]) for r in rows}
+    def _apply_key(self, rows: Mapping[str, list[Any]]) -> None:
+        ids = rows["id"]
+        fresh = set(ids)
         for item_id in [i for i in self.listings if i not in fresh]:
             self._remove(item_id, gone=False)
         self._gone &= fresh
         self._add_rows(rows)
-        self.counters.events += len(rows)
+        self.counters.events += len(ids)
 
     def _apply_diff(self, body: Mapping[str, Any]) -> None:
         removed, added, changed = body["del"], body["add"], body["px"]
         self._delete_ids(removed)
         self._add_rows(added)
         listings = self.listings
-        for item_id, price in changed:
+        ids, prices = changed["id"], changed["price"]
+        if len(ids) != len(prices):
+            raise ValueError("px: id and price columns differ in length")
+        for item_id, price in zip(ids, prices, strict=True):
             row = listings.get(item_id)
             if row is not None:
                 if type(price) is not int:
                     raise ValueError(f"price {price!r} is not an integer")
                 listings[item_id] = (row[0], price, row[2], row[3])
                 self._maybe_candidate(item_id, row[0], price)
-        self.counters.events += len(removed) + len(added) + len(changed)
+        self.counters.events += len(removed) + len(added["id"]) + len(ids)
 
     def _delete_ids(self, removed: list[str]) -> None:
         # Hot: inlined :meth:`_remove` for listings the recording itself removes.
@@ -336,13 +340,16 @@ class ReplayMarket:
                 unseen = self.counters.unseen_by_name
                 unseen[name] = unseen.get(name, 0) + 1
 
-    def _add_rows(self, rows: list[list[Any]]) -> None:
+    def _add_rows(self, rows: Mapping[str, list[Any]]) -> None:
         # The hot loop of a replay (hundreds of thousands of rows a second): locals only,
         # one dict lookup per question.
         listings, by_name, gone = self.listings, self.by_name, self._gone
         names, about = self._names, self._about
         candidates = self._candidates
-        for item_id, name, price, unlock_at, send_until in rows:
+        columns = (rows["id"], rows["name"], rows["price"], rows["unlock"], rows["send"])
+        if len({len(c) for c in columns}) != 1:
+            raise ValueError("rows: the columns differ in length")
+        for item_id, name, price, unlock_at, send_until in zip(*columns, strict=True):
             if type(price) is not int or type(name) is not str or type(item_id) is not str:
                 raise ValueError(f"listing {item_id!r}: bad id, name or price")
             known = names.get(name)
@@ -371,7 +378,8 @@ class ReplayMarket:
     def _upsert(
         self, item_id: str, name: str, price: int, unlock_at: int | None, send_until: int | None
     ) -> None:
-        self._add_rows([[str(item_id), name, price, unlock_at, send_until]])
+        row: dict[str, list[Any]] = {"id": [str(item_id)], "name": [name], "price": [price]}
+        self._add_rows({**row, "unlock": [unlock_at], "send": [send_until]})
 
     def _maybe_candidate(self, item_id: str, name: str, price: int) -> None:
         known = self._names.get(name) or self._about(name)
