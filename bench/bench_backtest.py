@@ -82,8 +82,9 @@ def read_only(directory: Path) -> tuple[int, float]:
     count = 0
     for record in read_records(directory):
         body = record.body
-        count += len(body.get("rows", ())) + len(body.get("add", ()))
-        count += len(body.get("del", ())) + len(body.get("px", ()))
+        for columns in (body.get("rows"), body.get("add"), body.get("px")):
+            count += len(columns["id"]) if columns else 0
+        count += len(body.get("del", ()))
     return count, time.process_time() - began
 
 
