@@ -29,8 +29,8 @@ move by +-20% from run to run): inflate 0.47-0.52 s; (b) 1.25-1.46 s, 2.66-2.88x
 ~0.12 s, parsing and judging the ~17,000 changed rows and updating the state ~0.14 s,
 making the events and the summary ~0.08 s, cutting blocks ~0.06 s. A market whose row
 order changes completely costs about what (c) costs, and ~420 MB peak (every row is then
-matched through a dict of the previous rows' hashes); the generated market keeps its order,
-as the service's dump does.
+matched through a dict of the previous rows' hashes); the generated market keeps its order
+between polls, which is what the speed assumes (wire-notes.md does not say either way).
 """
 
 from __future__ import annotations

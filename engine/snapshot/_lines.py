@@ -4,8 +4,8 @@ Between two polls of the whole market about 98% of the rows are the very same by
 instead of parsing every row, each record of the new body is hashed with Python's built-in
 ``hash`` of ``bytes`` (C code over the whole line, one call per row through ``map``), and
 the sequence of hashes is lined up against the previous snapshot's, kept in row order.
-Rows keep their order from one snapshot to the next (the service dumps the market in the
-same order each time), so long runs match and are found by comparing slices of two
+A market dump keeps its rows in the same order from one poll to the next (the speed
+assumes it; nothing else does), so long runs match and are found by comparing slices of two
 ``array('q')`` (a ``memcmp``), galloping: Python code runs once per run of equal rows and
 once per changed row, not once per row. Only the records whose hash did not line up are
 parsed, with the ordinary parser.
