@@ -15,10 +15,10 @@ among the previous rows that did not line up either (a row that moved), and othe
 parsed and judged by its item id like any changed row. Order only decides the speed.
 
 ``hash(bytes)`` is randomised per process and stable within one, which is all this needs:
-hashes never leave the process. Two different records with the same 64-bit hash would make
-a changed row look unchanged; with ~1.3 million rows per snapshot the chance of that is
-about 1 in 10**7 per poll (birthday bound, n**2 / 2**65), and the row would be right again
-at its next change.
+hashes never leave the process. A changed record with the same 64-bit hash as the old one
+it is compared with would look unchanged (no event for it until it changes again). Even
+bounding that by any two of ~1.3 million rows colliding (n**2 / 2**65), it is below 1 in
+10**7 per poll; the real comparisons are far fewer than all pairs.
 """
 
 from __future__ import annotations
