@@ -211,9 +211,10 @@ class SnapshotDiff:
 class SnapshotTracker:
     """Remembers the market as of the last snapshot, to tell what the next one changed.
 
-    Feed it each snapshot in turn with :meth:`update`; each call returns the
-    :class:`SnapshotDiff` against the one before. The first call only learns the market
-    (no events unless ``report_all``).
+    Feed it each snapshot in turn with :meth:`update`, or each CSV body with
+    :meth:`update_csv` (the fast way: after the first, only the rows whose bytes changed
+    are parsed); each call returns the :class:`SnapshotDiff` against the one before. The
+    first call only learns the market (no events unless ``report_all``).
 
     Why a tracker rather than comparing two snapshots: matching 1.3 million ids needs an
     id -> row index (a dict), and building one costs more than the lookups themselves. The
