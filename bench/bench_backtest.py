@@ -18,6 +18,14 @@ Then:
       ``--engine-hours`` (default 1) of the recording: wall time.
 
     python bench/bench_backtest.py [--hours 24] [--size 100000] [--keep DIR]
+
+Last measured (2 shared cores, CPython 3.11, load 1-3 from other work): recording made in
+47-69 s, 16.8 MB; (a) 2.1 million events read in 0.9 s; (b) replayed in 4.0 s CPU,
+527,000 events/s (target met; 430,000-600,000/s across runs on the loaded machine);
+(c) peak 86.0 MB over the first 6 h, 87.1 MB over 24 h (1.01x: no growth with length);
+(d) the full engine with rules.example.yaml, 1 h of this 100k market: 64-75 s wall. The
+engine, not the replay, sets a backtest's speed: every search it would have made is made
+and evaluated by the real rules.
 """
 
 from __future__ import annotations
