@@ -45,6 +45,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--sweep", metavar="SWEEP.yaml", help="run and rank rule variants")
     parser.add_argument("--jobs", type=int, help="parallel processes for --sweep (all cores)")
+    parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run the --sweep on Ray instead: a cluster address, or `local` (snipe[ray])",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -160,7 +165,7 @@ def _sweep(args: argparse.Namespace) -> int:
     sweep = load_sweep(args.sweep)
     if args.rules:
         sweep = type(sweep)(Path(args.rules).resolve(), sweep.variants, sweep.seed, sweep.latency)
-    results = run_sweep(sweep, args.data, jobs=args.jobs)
+    results = run_sweep(sweep, args.data, jobs=args.jobs, ray_address=args.ray)
     if args.json:
         print(json.dumps(results, indent=2, sort_keys=True))
         return 0

@@ -106,3 +106,19 @@ def test_a_sweep_ranks_variants_run_in_processes(
     assert ranked[-1]["variant"] == "deals.max_price=1.00"  # buys nothing: no margin
     assert ranked[-1]["totals"]["purchases"] == 0
     assert ranked[0]["totals"]["purchases"] > 0
+
+
+@pytest.mark.slow
+def test_a_sweep_on_a_local_ray_instance_matches_the_processes(
+    files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("ray")  # the optional extra snipe[ray]
+    _, data = files
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text("rules: rules.yaml\ngrid:\n  deals.discount: [10, 30]\n")
+    base = ["backtest", "--sweep", str(sweep), "--data", str(data), "--json"]
+    assert main([*base, "--jobs", "2"]) == 0
+    processes = json.loads(capsys.readouterr().out)
+    assert main([*base, "--ray", "local"]) == 0
+    on_ray = json.loads(capsys.readouterr().out)
+    assert on_ray == processes
