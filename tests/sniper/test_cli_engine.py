@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from engine.cli import main
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    # the commands configure the root logger for a process; give the next test its own
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def test_demo_buys_on_the_sandbox_and_explains(capsys: pytest.CaptureFixture[str]) -> None:
