@@ -20,11 +20,10 @@ from .._clock import VirtualClock
 from .._errors import APIError, KeyRejected, RateLimited
 from .._limiter import RateLimiter
 from .._plugins import PluginHost
-from ..client import MarketClient, TradeLink
-from ..ledger import MEMORY, Ledger
+from ..ledger import MEMORY
 from ..rules import Decision, RuleSet
 from ..sniper import BuyerSettings, Engine, EngineMode, EngineSettings
-from ..sniper._session import limits_for
+from ..sniper._session import SessionOptions, open_engine
 from ._format import Record
 from ._market import FillModel, ReplayMarket, ReplayTrade
 from ._transport import ReplayTransport
@@ -116,29 +115,17 @@ async def run_backtest(
         reconcile_every=options.reconcile_every,
         buyer=BuyerSettings(project_id_entropy=lambda: entropy.randbytes(10)),
     )
-    limiter = RateLimiter(clock, limits_for(ruleset))
     transport = ReplayTransport(market, clock)
-    async with (
-        await Ledger.open(MEMORY, clock=clock) as ledger,
-        MarketClient(
-            "backtest",
-            base_url="http://replay.invalid",
-            transport=transport,
-            limiter=limiter,
-            clock=clock,
-        ) as client,
-    ):
-        engine = Engine(
-            ruleset=ruleset,
-            client=client,
-            ledger=ledger,
-            clock=clock,
-            limiter=limiter,
-            host=host,
-            trade_link=TradeLink.parse(_TRADE_LINK),
-            trade_link_url=_TRADE_LINK,
-            settings=settings,
-        )
+    session = SessionOptions(
+        base_url="http://replay.invalid",
+        ledger=MEMORY,
+        transport=transport,
+        trade_link=_TRADE_LINK,
+    )
+    async with open_engine(
+        ruleset, api_key="backtest", clock=clock, host=host, settings=settings, options=session
+    ) as engine:
+        ledger, limiter = engine.ledger, engine.limiter
         driver = _Driver(engine, market, transport, clock, limiter, options, progress)
         await driver.run(stop)
         market.finish()

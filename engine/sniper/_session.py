@@ -31,6 +31,8 @@ class SessionOptions:
     """A path, or :data:`~engine.ledger.MEMORY`; dry runs always use memory."""
     transport: httpx.AsyncBaseTransport | None = None
     timeout: float = 10.0
+    trade_link: str | None = None
+    """Override ``account.trade_link`` (backtests trade to a stand-in link)."""
 
 
 def limits_for(ruleset: RuleSet) -> dict[str, Limit | None]:
@@ -56,7 +58,7 @@ async def open_engine(
     settings = settings or EngineSettings()
     options = options or SessionOptions()
     account = ruleset.account
-    link_url = account.trade_link
+    link_url = options.trade_link or account.trade_link
     if link_url is None:
         from .._errors import ConfigError
 
