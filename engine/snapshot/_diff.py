@@ -208,6 +208,30 @@ class SnapshotDiff:
         }
 
 
+class _Changes:
+    """The rows whose known price differs from their id's previous price: new (absent
+    before, or listed without a price), dropped (each an event), or raised (counted)."""
+
+    __slots__ = ("dropped", "events", "new", "olds", "raised")
+
+    def __init__(self) -> None:
+        self.events: array[int] = array("I")
+        self.olds: array[int] = array("q")
+        self.new = self.dropped = self.raised = 0
+
+    def judge(self, row: int, price: int, old: int) -> None:
+        if old < 0:
+            self.new += 1
+            self.events.append(row)
+            self.olds.append(_ABSENT)
+        elif price < old:
+            self.dropped += 1
+            self.events.append(row)
+            self.olds.append(old)
+        else:
+            self.raised += 1
+
+
 class SnapshotTracker:
     """Remembers the market as of the last snapshot, to tell what the next one changed.
 
@@ -409,8 +433,8 @@ class SnapshotTracker:
         unpriced_gone = sum(1 for slot in gone if prices[slot] == UNKNOWN_PRICE)
         unpriced_unchanged = previous.unpriced - unpriced_gone
         new_prices = partial._prices
-        events, event_olds = array("I"), array("q")
-        new = dropped = raised = same = 0
+        changes = _Changes()
+        same = 0
         twice = len(set(keys)) != len(keys)  # an item id on two rows
         kept = bytearray(len(keys))  # 1 for a row whose price is the one its id had
         for row, (key, price) in enumerate(zip(keys, new_prices, strict=True)):
@@ -425,27 +449,17 @@ class SnapshotTracker:
             if price == old:
                 same += price != UNKNOWN_PRICE
                 kept[row] = 1
-            elif price == UNKNOWN_PRICE:
-                pass
-            elif old < 0:
-                new += 1
-                events.append(row)
-                event_olds.append(_ABSENT)
-            elif price < old:
-                dropped += 1
-                events.append(row)
-                event_olds.append(old)
-            else:
-                raised += 1
+            elif price != UNKNOWN_PRICE:
+                changes.judge(row, price, old)
         unpriced = unpriced_unchanged + new_prices.count(UNKNOWN_PRICE)
         diff = SnapshotDiff(
             partial,
-            events,
-            event_olds,
+            changes.events,
+            changes.olds,
             first=False,
-            new=new,
-            dropped=dropped,
-            raised=raised,
+            new=changes.new,
+            dropped=changes.dropped,
+            raised=changes.raised,
             removed=len(gone),
             unchanged=len(parser.hashes) - len(rows) - unpriced_unchanged + same,
             unpriced=unpriced,
@@ -512,9 +526,9 @@ class SnapshotTracker:
             yield
 
         prices = snapshot._prices
-        events, event_olds = array("I"), array("q")
+        changes = _Changes()
         changed_rows: list[int] = []
-        new = dropped = raised = unpriced_changed = 0
+        unpriced_changed = 0
         for start in range(0, size, _SLICE):
             end = start + _SLICE
             deltas = map(sub, prices[start:end], map(olds.__getitem__, rows[start:end]))
@@ -523,27 +537,19 @@ class SnapshotTracker:
                 price, old = prices[row], olds[rows[row]]
                 if price == UNKNOWN_PRICE:
                     unpriced_changed += 1
-                elif old < 0:  # absent before, or listed without a price
-                    new += 1
-                    events.append(row)
-                    event_olds.append(_ABSENT)
-                elif price < old:
-                    dropped += 1
-                    events.append(row)
-                    event_olds.append(old)
                 else:
-                    raised += 1
+                    changes.judge(row, price, old)
             yield
         gone = _positions_of_zero(seen)
         unpriced = prices.count(UNKNOWN_PRICE)
         diff = SnapshotDiff(
             snapshot,
-            events,
-            event_olds,
+            changes.events,
+            changes.olds,
             first=False,
-            new=new,
-            dropped=dropped,
-            raised=raised,
+            new=changes.new,
+            dropped=changes.dropped,
+            raised=changes.raised,
             removed=len(gone),
             # A zero delta is unchanged, except for a row unpriced now and before.
             unchanged=size - len(changed_rows) - (unpriced - unpriced_changed),
