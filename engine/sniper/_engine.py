@@ -147,7 +147,6 @@ class Engine:
         self._catalogue_page = 0
         self._catalogue_game = 0
         self._catalogue_turn = 0
-        self.last_decisions: list[Decision] = []
         self._games: dict[str, str | object | None] = {}
 
     # -- start-up gate -------------------------------------------------------------------
@@ -446,7 +445,6 @@ class Engine:
         )
         decisions = evaluate(self.ruleset, listings, context)
         decisions = self._within_balance(decisions)
-        self.last_decisions = decisions
         if log.isEnabledFor(logging.DEBUG):
             for decision in decisions:
                 log.debug("%s", decision)

@@ -177,3 +177,15 @@ async def test_own_pacing_never_causes_a_429_and_a_429_is_honoured(clock: Virtua
     # the budget is used all along, evenly spaced (one search per 3 s): 20 a minute for
     # 15 minutes, but for the ~7 searches the 20-second pause held back
     assert requests["GET /v2/search-items-by-name 200"] >= 280
+
+
+async def test_a_purchase_over_the_known_balance_is_not_sent(clock: VirtualClock) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    deal = plant(sandbox, item, price=item.reference // 2)
+    sandbox.default_account.balance = deal.price - 1
+    async with rig(clock, sandbox, rules_text(item.name)) as r, clock.autojump():
+        status = await r.engine.run(duration=120)
+    assert purchases_of(sandbox) == []
+    assert "GET /v1/buy-one-p2p 200" not in sandbox.ground_truth()["requests"]
+    assert any("balance" in reason for reason in status.skip_reasons)
