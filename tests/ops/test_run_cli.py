@@ -5,12 +5,11 @@ local receiver, /metrics and /healthz answer while it runs, the status file is l
 from __future__ import annotations
 
 import json
-import logging
 import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -47,7 +46,6 @@ rules:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the process runs its own loop
 async def test_snipe_run_notifies_serves_metrics_and_leaves_a_status_file(
     tmp_path: Path,
 ) -> None:
@@ -135,17 +133,6 @@ async def _read_all(stream: anyio.abc.ByteReceiveStream) -> bytes:
         return data
 
 
-@pytest.fixture
-def _restore_logging() -> Iterator[None]:
-    # snipe run configures the root logger for its process; give the next test its own
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
-@pytest.mark.usefixtures("_restore_logging")
 def test_run_names_a_missing_notifier_secret(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -168,7 +155,6 @@ def test_run_refuses_a_bad_metrics_port(port: str, capsys: pytest.CaptureFixture
     assert "port" in capsys.readouterr().err
 
 
-@pytest.mark.usefixtures("_restore_logging")
 def test_run_says_when_the_metrics_port_is_taken(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -209,7 +195,6 @@ async def _served(sandbox: Sandbox) -> AsyncIterator[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the process runs its own loop
 async def test_a_refusal_to_trade_exits_3_and_is_told(tmp_path: Path) -> None:
     sandbox = Sandbox(SandboxConfig(seed=3, market=MarketConfig(size=100)))
     # the sandbox refuses trade links whose partner is 13 modulo 97 ("inventory is private")
