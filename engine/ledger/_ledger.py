@@ -482,6 +482,12 @@ class Ledger(OrderBook):
         params = [p for _, qp in queries for p in qp]
         return [int(v) for v in (await self._exec(sql, params))[0]]
 
+    async def cap_usage(self, caps: Sequence[Cap]) -> list[int]:
+        """What each cap counts now: purchases in flight or spent, and buy-order exposure
+        (the figures the atomic checks compare with each cap's limit)."""
+        async with self._lock:
+            return await self._cap_used(caps)
+
     async def _refuse_over_caps(self, intents: Sequence[Intent], caps: Sequence[Cap]) -> None:
         if not caps:
             return

@@ -395,9 +395,7 @@ class OrderBook:
                 raise LedgerError(
                     f"buy order {before.name!r}: cannot move {before.state} -> {state}"
                 )
-            gone_at = (
-                (before.gone_at or now) if state is OrderState.GONE else before.gone_at
-            )
+            gone_at = (before.gone_at or now) if state is OrderState.GONE else before.gone_at
             await self._exec(
                 "UPDATE buy_orders SET state = ?, gone_at = ?, reason = coalesce(?, reason),"
                 " updated_at = ? WHERE id = ?",
