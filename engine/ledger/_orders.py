@@ -267,11 +267,21 @@ class OrderBook:
         return {str(r[0]) for r in rows}
 
     async def open_fills(self: _Store) -> list[tuple[str, str, int | None, float]]:
-        """Fills whose trade is not finished: (project_id, order name, trade id, created)."""
+        """Fills whose trade is not finished: (project_id, order name, trade id, when the
+        order was placed). The fill's trade is older than its row in the ledger (it was
+        seen at a later sync): the history is read from the order's placing on."""
         rows = await self._read(
-            "SELECT project_id, name, marketplace_id, created_at FROM purchases"
-            " WHERE project_id LIKE ? AND state IN (?, ?) ORDER BY created_at",
-            (f"{FILL_PREFIX}%", PurchaseState.BOUGHT.value, PurchaseState.RESERVED.value),
+            "SELECT p.project_id, p.name, p.marketplace_id,"
+            " coalesce(min(o.created_at), p.created_at - 86400) FROM purchases AS p"
+            " LEFT JOIN buy_orders AS o ON p.project_id LIKE ? || o.fill_key || '-%'"
+            " WHERE p.project_id LIKE ? AND p.state IN (?, ?)"
+            " GROUP BY p.project_id ORDER BY p.created_at",
+            (
+                FILL_PREFIX,
+                f"{FILL_PREFIX}%",
+                PurchaseState.BOUGHT.value,
+                PurchaseState.RESERVED.value,
+            ),
         )
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
