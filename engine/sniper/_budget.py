@@ -10,10 +10,11 @@ cap queries add it, so a cap here is the plain limit).
 
 from __future__ import annotations
 
+from .._money import format_usd
 from ..ledger import Cap, Ledger, utc_day_start
 from ..rules import BudgetState, RuleSet, RuleSpend
 
-__all__ = ["budget_state", "caps_for_rule"]
+__all__ = ["budget_state", "budget_words", "caps_for_rule"]
 
 
 def caps_for_rule(ruleset: RuleSet, rule_name: str, now: float) -> tuple[Cap, ...]:
@@ -58,4 +59,15 @@ async def budget_state(ledger: Ledger, now: float) -> BudgetState:
         spent_total=sum(c.amount for c in total.values()) + held.total,
         per_rule=per_rule,
         order_exposure=held.total,
+    )
+
+
+def budget_words(committed: int, exposure: int) -> str:
+    """The one way a log line writes a budget figure: what the caps count, and whether
+    buy-order exposure is part of it (``committed``: purchases spent and in flight)."""
+    if not exposure:
+        return f"committed {format_usd(committed)} (no buy-order exposure)"
+    return (
+        f"committed {format_usd(committed + exposure)} (purchases {format_usd(committed)}"
+        f" + buy-order exposure {format_usd(exposure)})"
     )

@@ -42,7 +42,7 @@ from ..ledger import Ledger
 from ..models import Listing
 from ..rules import Decision, EvalContext, RuleSet, evaluate
 from ..snapshot import SnapshotTracker
-from ._budget import budget_state
+from ._budget import budget_state, budget_words
 from ._buyer import Buyer, BuyerSettings
 from ._orders import OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
@@ -533,17 +533,6 @@ class Engine:
             f"{len(self.schedule.watched)} names, median age {_age(median)}, oldest {_age(worst)}"
             f" | candidates {self.status.candidates} | {states or 'no purchases'}"
         )
-
-
-def budget_words(committed: int, exposure: int) -> str:
-    """The one way a budget figure is written: purchases committed (spent and in flight),
-    and whether buy-order exposure is part of the figure."""
-    if not exposure:
-        return f"committed {format_usd(committed)} (no buy-order exposure)"
-    return (
-        f"committed {format_usd(committed + exposure)} (purchases {format_usd(committed)}"
-        f" + buy-order exposure {format_usd(exposure)})"
-    )
 
 
 def _age(seconds: float) -> str:
