@@ -67,6 +67,9 @@ class OrderSettings:
     """Seconds between history reads that follow the fills' trades."""
     history_pages: int = 20
     """At most this many pages (100 rows) of history per read."""
+    refused_backoff: float = 300.0
+    """Seconds before a create the service refused (or that the caps left no room for) is
+    tried again."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,7 @@ class OrderManager:
         self.planned: list[PlannedOrder] = []
         """The orders the last :meth:`plan` (dry run) would place."""
         self._next_follow = 0.0
+        self._retry_at: dict[str, float] = {}
 
     def wanted(self) -> dict[str, _Wanted]:
         """The orders the rules ask for, by name."""
@@ -176,6 +180,8 @@ class OrderManager:
         live = {o.name: o for o in await self._ledger.orders()}
         for name, want in wanted.items():
             current = live.get(name)
+            if self._retry_at.get(name, 0.0) > self._clock.now():
+                continue
             if current is None or current.state is OrderState.OPEN:
                 await self._place(want, current)
 
@@ -360,6 +366,7 @@ class OrderManager:
             return
         if amount <= (current.filled if current else 0):
             if current is None:
+                self._retry_at[want.name] = self._clock.now() + self.settings.refused_backoff
                 self._status.error(
                     f"buy order for {want.name!r} not placed: the caps leave no room for one"
                     f" at {format_usd(want.price)}"
@@ -406,6 +413,7 @@ class OrderManager:
     async def _not_placed(
         self, order: BuyOrderRecord, current: BuyOrderRecord | None, why: object
     ) -> None:
+        self._retry_at[order.name] = self._clock.now() + self.settings.refused_backoff
         if current is None:
             await self._ledger.set_order_state(order, OrderState.FAILED, reason=str(why))
         else:  # the edit did not happen: the order stands as it was

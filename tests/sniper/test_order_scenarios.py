@@ -230,3 +230,29 @@ async def test_a_dry_run_reports_the_orders_it_would_place(clock: VirtualClock) 
     assert sandbox.ground_truth()["requests"].get(CREATE) is None
     assert [(p.name, p.amount, p.wanted) for p in planned] == [(item.name, 3, 5)]
     assert "x3 (of 5: the caps)" in planned[0].describe()
+
+
+async def test_fills_made_while_snipe_was_down_are_recorded_on_restart(
+    clock: VirtualClock, tmp_path: Path
+) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    price = item.reference // 2
+    per_day = 2 * price + 100
+    rules = order_rules(item.name, price=price, amount=2, per_day=per_day)
+    async with await Ledger.open(tmp_path / "ledger.sqlite", clock=clock) as ledger:
+        async with rig(clock, sandbox, rules, ledger=ledger) as r, clock.autojump():
+            await r.engine.run(duration=10)
+        assert [o.state for o in await ledger.orders()] == [OrderState.OPEN]
+        # snipe is down: the order fills up and leaves the list
+        plant(sandbox, item, price=price - 10, arrive=True)
+        plant(sandbox, item, price=price - 20, arrive=True)
+        clock.advance(600)
+        async with rig(clock, sandbox, rules, ledger=ledger) as r:
+            async with clock.autojump():
+                await r.engine.run(duration=1800)
+            await assert_ledger_matches_the_service(r, per_day=per_day)
+        orders = await ledger.orders(live_only=False)
+        got = await fills(ledger)
+    assert [(o.state, o.filled) for o in orders] == [(OrderState.CLOSED, 2)]
+    assert sorted(p.charged_price for p in got) == [price - 20, price - 10]
