@@ -24,6 +24,7 @@ orders match the rules, and the ledger match the service:
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import cast
@@ -40,6 +41,7 @@ from ..ledger import (
     HistoryFill,
     Ledger,
     OrderState,
+    Purchase,
     PurchaseState,
 )
 from ..models import BuyOrder, HistoryTrade
@@ -132,6 +134,8 @@ class OrderManager:
         """The orders the last :meth:`plan` (dry run) would place."""
         self._next_follow = 0.0
         self._retry_at: dict[str, float] = {}
+        self.on_refund: Callable[[Purchase], None] | None = None
+        """Told about each fill moved to REFUNDED, like the reconciler's ``on_refund``."""
 
     def wanted(self) -> dict[str, _Wanted]:
         """The orders the rules ask for, by name."""
@@ -323,13 +327,18 @@ class OrderManager:
             if row.status == 5:
                 await self._ledger.transition(pid, PurchaseState.COMPLETED, details=details)
             else:
-                await self._ledger.transition(
+                moved = await self._ledger.transition(
                     pid,
                     PurchaseState.REFUNDED,
                     reason="refunded: the trade failed (my-history status 6)",
                     details=details,
                 )
                 log.info("buy order fill refunded: %s (%s); its budget is free again", name, pid)
+                if self.on_refund is not None:
+                    try:
+                        self.on_refund(moved)
+                    except Exception:
+                        log.exception("the refund observer failed")
 
     async def _history(self, since: float) -> list[HistoryTrade]:
         start = datetime.fromtimestamp(max(0.0, since), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -166,7 +166,9 @@ async def test_a_refunded_fill_gives_its_budget_back(clock: VirtualClock) -> Non
     price = item.reference // 2
     per_day = price + 100  # room for one fill only
     rules = order_rules(item.name, price=price, amount=1, per_day=per_day)
+    told: list[Any] = []
     async with rig(clock, sandbox, rules) as r:
+        r.engine.orders.on_refund = told.append  # snipe run passes it to the snipe_refund hook
         async with clock.autojump(), anyio.create_task_group() as tg:
             tg.start_soon(partial(r.engine.run, duration=1800))
             await placed(r)
@@ -176,6 +178,7 @@ async def test_a_refunded_fill_gives_its_budget_back(clock: VirtualClock) -> Non
         orders = await r.ledger.orders(live_only=False)
         await assert_ledger_matches_the_service(r, per_day=per_day)
     assert fill.state is PurchaseState.REFUNDED
+    assert [p.project_id for p in told] == [fill.project_id]
     assert len(sandbox.ground_truth()["refunds"]) == 1
     # the budget came back: a new order was placed with it
     assert [o.state for o in orders] == [OrderState.CLOSED, OrderState.OPEN]
