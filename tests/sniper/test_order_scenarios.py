@@ -259,3 +259,14 @@ async def test_fills_made_while_snipe_was_down_are_recorded_on_restart(
         got = await fills(ledger)
     assert [(o.state, o.filled) for o in orders] == [(OrderState.CLOSED, 2)]
     assert sorted(p.charged_price for p in got) == [price - 20, price - 10]
+
+
+async def test_the_start_up_gate_places_no_order(clock: VirtualClock) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    price = item.reference // 2
+    rules = order_rules(item.name, price=price, amount=5, per_day=10 * price)
+    async with rig(clock, sandbox, rules) as r, clock.autojump():
+        await r.engine.start_gate()
+        assert r.engine.status.mode is EngineMode.STARTING
+    assert sandbox.ground_truth()["requests"].get(CREATE) is None
