@@ -341,16 +341,19 @@ class OrderManager:
                         log.exception("the refund observer failed")
 
     async def _history(self, since: float) -> list[HistoryTrade]:
+        """The account's trades since ``since``, oldest first. Read newest first, so that
+        on a busy account the page limit drops the oldest rows, never the latest fills."""
         start = datetime.fromtimestamp(max(0.0, since), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         rows: list[HistoryTrade] = []
         for page in range(self.settings.history_pages):
             answer = await self._client.my_history(
-                skip=page * _HISTORY_PAGE, start=start, sort="ASC"
+                skip=page * _HISTORY_PAGE, start=start, sort="DESC"
             )
             rows.extend(answer.data.trades)
             if len(answer.data.trades) < _HISTORY_PAGE:
                 break
-        return rows
+        unique = {r.id: r for r in rows}  # a row may shift pages while they are read
+        return sorted(unique.values(), key=lambda r: (r.created or 0, r.id))
 
     # -- placing and removing ------------------------------------------------------------
 
