@@ -16,8 +16,10 @@ from engine import VirtualClock
 from engine.cli import main
 from engine.ledger import Intent, Ledger, PurchaseState
 from engine.metrics import EngineMetrics
+from engine.rules import BudgetState
 from engine.sniper import budget_state
 from engine.sniper._budget import budget_words
+from engine.testing import decide, make_listing, rules_for
 
 
 def _rules(name: str, price: int) -> str:
@@ -79,3 +81,34 @@ async def test_every_place_shows_the_same_budget(
     ]
     (order,) = document["buy_orders"]
     assert (order["filled"], order["exposure"]) == (1, exposure)
+
+
+RULES = """\
+version: 1
+account: {base_url: "https://market.example.com"}
+budgets: {per_day: "50.00", total: "200.00"}
+rules:
+  - name: r
+    match: {names: ["AK-47 | Redline (Field-Tested)"]}
+    max_price: "20.00"
+"""
+
+
+@pytest.mark.parametrize(
+    ("budget", "said"),
+    [
+        (BudgetState(spent_today=9_000, spent_total=9_000),
+         "today $9.00 of $50.00, total $9.00 of $200.00"),
+        (BudgetState(spent_today=9_000, spent_total=9_000, order_exposure=4_000),
+         "today $9.00 of $50.00, total $9.00 of $200.00 (buy-order exposure $4.00 included)"),
+    ],
+)  # fmt: skip
+def test_a_purchase_reason_says_whether_order_exposure_is_in_its_budget(
+    budget: BudgetState, said: str
+) -> None:
+    listing = make_listing(item_id="1", price=1_000, name="AK-47 | Redline (Field-Tested)")
+    (decision,) = decide(rules_for(RULES), [listing], budget=budget)
+    assert decision.accepted
+    within = decision.reasons[-1]
+    assert within.startswith("within budgets:")
+    assert within.endswith(said.replace("$9.00", "$10.00"))
