@@ -259,10 +259,13 @@ class OrderBook:
         return {int(r[0]) for r in rows}
 
     async def own_items(self: _Store) -> set[str]:
-        """Item ids of snipe's own purchases (not fills): a history row of one of these
-        is that purchase, never a fill."""
+        """Item ids of snipe's own purchases (not fills) whose trade id is not known: a
+        history row of one of these may be that purchase, so it is never taken as a fill.
+        (A purchase whose trade id is known is told apart by :meth:`known_trade_ids`, so
+        a relisted item it once bought can still be a fill.)"""
         rows = await self._read(
-            "SELECT item_id FROM purchases WHERE project_id NOT LIKE ?", (f"{FILL_PREFIX}%",)
+            "SELECT item_id FROM purchases WHERE project_id NOT LIKE ? AND marketplace_id IS NULL",
+            (f"{FILL_PREFIX}%",),
         )
         return {str(r[0]) for r in rows}
 

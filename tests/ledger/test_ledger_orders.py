@@ -126,3 +126,14 @@ async def test_a_version_2_ledger_is_migrated(
         assert (await ledger.order_exposure()).total == 3_000
         # fills go on from the count the old file had, under the old project ids
         assert await ledger.record_fills(orders["Open Case"], 2) == ["ord-2001-2"]
+
+
+async def test_history_rows_of_snipes_own_purchases_are_told_apart(ledger: Ledger) -> None:
+    await ledger.record_intent(intent(1, item="item-a"))
+    await ledger.record_intent(intent(2, item="item-b"))
+    await ledger.transition("snp-test-0001", PurchaseState.UNKNOWN)
+    await ledger.transition("snp-test-0002", PurchaseState.BOUGHT, marketplace_id=77)
+    # an UNKNOWN purchase's row can only be recognised by its item; a bought one by its
+    # trade id, so a relisted item-b bought later by an order is still a fill
+    assert await ledger.own_items() == {"item-a"}
+    assert await ledger.known_trade_ids() == {77}
