@@ -173,6 +173,8 @@ class OrderManager:
             await self._settle()
         except APIError as exc:
             self._status.error(f"buy orders: reading my-history: {exc}")
+        if await self._over_caps():
+            withdraw, allow_new = True, False
         wanted = self.wanted()
         for order in await self._ledger.orders():
             if order.state is OrderState.OPEN and (withdraw or order.name not in wanted):
@@ -217,6 +219,23 @@ class OrderManager:
                 order, order_id=offer.id, price=offer.price, amount=offer.amount
             )
         await self._record_fills(order, offer.filled)
+
+    async def _over_caps(self) -> bool:
+        """HALT when what the service reports (fills beyond an order's amount, an adopted
+        order larger than the one reserved) puts a cap over its limit: the open orders are
+        then withdrawn, and a person must look."""
+        now = self._clock.now()
+        rules = {o.rule for o in await self._ledger.orders()}
+        for rule in sorted(rules):
+            caps = caps_for_rule(self._ruleset, rule, now)
+            for cap, used in zip(caps, await self._ledger.cap_usage(caps), strict=True):
+                if used > cap.limit:
+                    self._status.halt(
+                        f"buy orders: {cap.describe()} exceeded: {used} committed (buy-order"
+                        f" exposure included) > {cap.limit}; withdrawing the open orders"
+                    )
+                    return True
+        return False
 
     async def refresh_exposure(self) -> Exposure:
         self.exposure = await self._ledger.order_exposure()

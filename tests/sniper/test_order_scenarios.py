@@ -270,3 +270,25 @@ async def test_the_start_up_gate_places_no_order(clock: VirtualClock) -> None:
         await r.engine.start_gate()
         assert r.engine.status.mode is EngineMode.STARTING
     assert sandbox.ground_truth()["requests"].get(CREATE) is None
+
+
+async def test_an_adopted_order_beyond_the_caps_halts_and_is_withdrawn(
+    clock: VirtualClock,
+) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    price = item.reference // 2
+    per_day = 3 * price + 100
+    rules = order_rules(item.name, price=price, amount=2, per_day=per_day)
+    async with rig(clock, sandbox, rules) as r:
+        # someone placed a big order for the name by hand; snipe's create is lost unsent
+        await r.client.create_buy_order(name=item.name, amount=10, price=price, game="csgo")
+        sandbox.inject(CREATE, "drop_connection", count=1, commit=False)
+        async with clock.autojump():
+            status = await r.engine.run(duration=60)
+        offers = (await r.client.buy_orders()).offers
+        (order,) = await r.ledger.orders(live_only=False)
+    assert status.mode is EngineMode.HALTED
+    assert "daily budget exceeded" in (status.halt_reason or "")
+    assert offers == ()  # withdrawn: it could have spent past the cap
+    assert order.state is OrderState.GONE
