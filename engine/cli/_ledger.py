@@ -16,7 +16,15 @@ import anyio
 
 from .._clock import SystemClock
 from .._money import format_usd
-from ..ledger import SCHEMA_VERSION, Ledger, Purchase, Totals, summarize
+from ..ledger import (
+    FILL_PREFIX,
+    SCHEMA_VERSION,
+    BuyOrderRecord,
+    Ledger,
+    Purchase,
+    Totals,
+    summarize,
+)
 
 __all__ = ["register"]
 
@@ -40,27 +48,36 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-async def _load(path: str) -> list[Purchase]:
+async def _load(path: str) -> tuple[list[Purchase], list[BuyOrderRecord]]:
     async with await Ledger.open(path, clock=SystemClock(), readonly=True) as ledger:
-        return await ledger.purchases()
+        return await ledger.purchases(), await ledger.orders(live_only=False)
+
+
+def _source(purchase: Purchase) -> str:
+    return "buy order" if purchase.project_id.startswith(FILL_PREFIX) else "purchase"
 
 
 def run(args: argparse.Namespace) -> int:
-    purchases = anyio.run(_load, args.path)
+    purchases, orders = anyio.run(_load, args.path)
     # Totals from the same list, so the two always agree even if a bot is writing.
     totals = summarize(purchases)
+    exposure = sum(o.exposure for o in orders)
     if args.json:
         document = {
             "ledger": args.path,
             "schema_version": SCHEMA_VERSION,
             "money_unit": "USD x 1000",
-            "purchases": [p.to_json() for p in purchases],
+            "purchases": [{**p.to_json(), "source": _source(p)} for p in purchases],
             "totals": totals.to_json(),
+            "buy_orders": [o.to_json() for o in orders],
+            "order_exposure": exposure,
+            "counted_by_caps": totals.committed + exposure,
         }
         json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         _print_tables(args.path, purchases, totals)
+        _print_orders(orders, totals, exposure)
     return 0
 
 
@@ -79,7 +96,7 @@ def _print_tables(path: str, purchases: list[Purchase], totals: Totals) -> None:
         # Piped or captured: no wrapping, so every line stays greppable.
         console = Console(width=240)
     table = Table(title=f"Purchases in {path}", title_justify="left")
-    for header in ("project_id", "item_id", "name"):
+    for header in ("project_id", "source", "item_id", "name"):
         table.add_column(header, overflow="fold")
     table.add_column("price", justify="right")
     table.add_column("charged", justify="right")
@@ -88,6 +105,7 @@ def _print_tables(path: str, purchases: list[Purchase], totals: Totals) -> None:
     for p in purchases:
         table.add_row(
             p.project_id,
+            _source(p),
             p.item_id,
             p.name,
             format_usd(p.price),
@@ -127,3 +145,34 @@ def _print_tables(path: str, purchases: list[Purchase], totals: Totals) -> None:
     states = ", ".join(f"{state} {n}" for state, n in totals.by_state.items())
     console.print(f"By state: {states}")
     console.print("counted = purchases a budget counts (in flight or spent)")
+
+
+def _print_orders(orders: list[BuyOrderRecord], totals: Totals, exposure: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console() if Console().is_terminal else Console(width=240)
+    if orders:
+        table = Table(title="Buy orders", title_justify="left")
+        for header in ("name", "order id", "rule", "state"):
+            table.add_column(header, overflow="fold")
+        for header in ("price", "amount", "filled", "exposure"):
+            table.add_column(header, justify="right")
+        for o in orders:
+            table.add_row(
+                o.name,
+                "" if o.order_id is None else str(o.order_id),
+                o.rule,
+                o.state.value,
+                format_usd(o.price),
+                str(o.amount),
+                str(o.filled),
+                format_usd(o.exposure),
+            )
+        console.print(table)
+    # The fills are rows of the purchases table (source "buy order"); the exposure is
+    # what live orders may still buy, counted by every cap but not in the totals.
+    console.print(
+        f"buy-order exposure {format_usd(exposure)} (not in the totals above);"
+        f" counted by the caps: {format_usd(totals.committed + exposure)}"
+    )

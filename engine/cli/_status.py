@@ -14,13 +14,14 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
 
 from .._clock import SystemClock
 from .._money import format_usd
-from ..ledger import Ledger, Purchase, summarize, utc_day_start
+from ..ledger import BuyOrderRecord, Ledger, Purchase, summarize, utc_day_start
 from ..sniper._statusfile import read_status_file, status_path_for
 
 __all__ = ["register"]
@@ -44,16 +45,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-async def _load(path: str) -> list[Purchase]:
+async def _load(path: str) -> tuple[list[Purchase], list[BuyOrderRecord]]:
     async with await Ledger.open(path, clock=SystemClock(), readonly=True) as ledger:
-        return await ledger.purchases()
+        return await ledger.purchases(), await ledger.orders()
 
 
 def run(args: argparse.Namespace) -> int:
-    purchases = anyio.run(_load, args.ledger)
+    purchases, orders = anyio.run(_load, args.ledger)
     document = read_status_file(status_path_for(args.ledger))
     now = time.time()
-    report = build_report(purchases, document, now)
+    report = build_report(purchases, document, now, orders=orders)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
@@ -81,13 +82,20 @@ def engine_state(document: dict[str, Any] | None, now: float) -> str:
 
 
 def build_report(
-    purchases: list[Purchase], document: dict[str, Any] | None, now: float
+    purchases: list[Purchase],
+    document: dict[str, Any] | None,
+    now: float,
+    *,
+    orders: Sequence[BuyOrderRecord] = (),
 ) -> dict[str, Any]:
-    """What ``snipe status`` shows, as JSON values."""
+    """What ``snipe status`` shows, as JSON values. ``spent_*`` are purchases (spent and
+    in flight); ``order_exposure`` is what live buy orders may still buy; ``counted_*``
+    is their sum, what the caps count."""
     day = utc_day_start(now)
     totals = summarize(purchases)
     today = [p for p in purchases if p.created_at >= day]
     today_totals = summarize(today)
+    exposure = sum(o.exposure for o in orders)
     doc = document or {}
     return {
         "state": engine_state(document, now),
@@ -98,6 +106,10 @@ def build_report(
         "caps": doc.get("caps"),
         "spent_total": totals.committed,
         "spent_today": today_totals.committed,
+        "order_exposure": exposure,
+        "counted_total": totals.committed + exposure,
+        "counted_today": today_totals.committed + exposure,
+        "buy_orders": len(orders),
         "in_flight": totals.in_flight,
         "refunded": totals.refunded,
         "purchases_today": dict(sorted(Counter(p.state.value for p in today).items())),
@@ -116,13 +128,20 @@ def render(ledger: str, report: dict[str, Any], now: float) -> str:
     lines = [f"snipe status: {ledger}", f"state       {_state_line(report, now)}"]
     caps = report.get("caps") or {}
     day_cap, total_cap = caps.get("per_day"), caps.get("total")
+    exposure = report.get("order_exposure") or 0
     lines.append(
-        f"spend       today {_of(report['spent_today'], day_cap)} | "
-        f"total {_of(report['spent_total'], total_cap)}"
+        f"spend       today {_of(report['spent_today'] + exposure, day_cap)} | "
+        f"total {_of(report['spent_total'] + exposure, total_cap)}"
+    )
+    held = (
+        f"buy-order exposure {format_usd(exposure)} included above"
+        f" ({report.get('buy_orders') or 0} live order(s))"
+        if exposure
+        else "no buy-order exposure"
     )
     lines.append(
         f"            in flight {format_usd(report['in_flight'])}, "
-        f"refunded {format_usd(report['refunded'])}"
+        f"refunded {format_usd(report['refunded'])}, {held}"
     )
     by_state = report["purchases_today"]
     listing = ", ".join(f"{k.lower()} {v}" for k, v in by_state.items()) or "none"

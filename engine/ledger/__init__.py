@@ -9,7 +9,14 @@ with :meth:`Ledger.transition` as answers arrive. After a restart,
 
 from ._connection import Driver
 from ._ledger import MEMORY, Ledger
-from ._orders import FILL_PREFIX, BuyOrderRecord
+from ._orders import (
+    FILL_PREFIX,
+    LIVE_ORDER_STATES,
+    BuyOrderRecord,
+    Exposure,
+    HistoryFill,
+    OrderState,
+)
 from ._records import (
     DETAIL_FIELDS,
     PROJECT_ID_MAX,
@@ -42,6 +49,7 @@ __all__ = [
     "FILL_PREFIX",
     "FINAL_STATES",
     "IN_FLIGHT_STATES",
+    "LIVE_ORDER_STATES",
     "MEMORY",
     "PROJECT_ID_MAX",
     "SCHEMA_VERSION",
@@ -52,8 +60,11 @@ __all__ = [
     "Committed",
     "Driver",
     "Event",
+    "Exposure",
+    "HistoryFill",
     "Intent",
     "Ledger",
+    "OrderState",
     "Purchase",
     "PurchaseState",
     "Resolution",

@@ -58,7 +58,7 @@ from .._errors import IntentRefusal, IntentRefused, LedgerError
 from .._money import Money
 from ..models import ProjectTrade
 from ._connection import AsyncConnection, Driver, Row, connect
-from ._orders import OrderBook
+from ._orders import OrderBook, exposure_sql
 from ._records import Cap, Committed, Event, Intent, Purchase, Totals, encode_details, summarize
 from ._resolve import DEFAULT_GRACE, Resolution, resolve
 from ._schema import (
@@ -109,12 +109,22 @@ def _purchase(row: Row) -> Purchase:
     )
 
 
-def _cap_query(cap: Cap) -> tuple[str, list[Any]]:
-    """SQL for what ``cap`` counts now (in-flight and spent purchases).
+def _cap_query(cap: Cap, *, orders: bool = True) -> tuple[str, list[Any]]:
+    """SQL for what ``cap`` counts now: in-flight and spent purchases and, unless
+    ``orders`` is false, what live buy orders may still buy (their exposure counts against
+    every cap, whatever its day, until the order is settled).
 
     Whole UTC days come from the trigger-kept ``budget_days``; a ``since`` that is not a
     day start adds the rest of its day from ``purchases`` (at most one day of rows).
     """
+    sql, params = _purchases_cap_query(cap)
+    if not orders:
+        return sql, params
+    held_sql, held_params = exposure_sql(cap.kind, cap.rule)
+    return f"SELECT ({sql}) + ({held_sql})", [*params, *held_params]
+
+
+def _purchases_cap_query(cap: Cap) -> tuple[str, list[Any]]:
     column = "count" if cap.kind == "count" else "amount"
     rule_sql = " AND rule = ?" if cap.rule is not None else ""
     rule_params: list[Any] = [cap.rule] if cap.rule is not None else []
@@ -462,13 +472,26 @@ class Ledger(OrderBook):
             seen_ids.add(intent.project_id)
             seen_items.add(intent.item_id)
 
-    async def _refuse_over_caps(self, intents: Sequence[Intent], caps: Sequence[Cap]) -> None:
+    async def _cap_used(self, caps: Sequence[Cap]) -> list[int]:
+        """What each cap counts now (buy-order exposure included), inside the caller's
+        transaction."""
         if not caps:
-            return
+            return []
         queries = [_cap_query(cap) for cap in caps]
         sql = "SELECT " + ", ".join(f"({q})" for q, _ in queries)
         params = [p for _, qp in queries for p in qp]
-        used_by_cap = (await self._exec(sql, params))[0]
+        return [int(v) for v in (await self._exec(sql, params))[0]]
+
+    async def cap_usage(self, caps: Sequence[Cap]) -> list[int]:
+        """What each cap counts now: purchases in flight or spent, and buy-order exposure
+        (the figures the atomic checks compare with each cap's limit)."""
+        async with self._lock:
+            return await self._cap_used(caps)
+
+    async def _refuse_over_caps(self, intents: Sequence[Intent], caps: Sequence[Cap]) -> None:
+        if not caps:
+            return
+        used_by_cap = await self._cap_used(caps)
         for cap, used in zip(caps, used_by_cap, strict=True):
             mine = [i for i in intents if cap.rule is None or i.rule == cap.rule]
             adding = len(mine) if cap.kind == "count" else sum(i.price for i in mine)
@@ -476,7 +499,8 @@ class Ledger(OrderBook):
                 first = mine[0]
                 unit = "purchases" if cap.kind == "count" else "USD x 1000"
                 raise IntentRefused(
-                    f"{cap.describe()}: {used} {unit} committed (in flight included) + {adding}"
+                    f"{cap.describe()}: {used} {unit} committed (in flight and buy-order"
+                    f" exposure included) + {adding}"
                     f" would exceed the limit of {cap.limit}",
                     reason=IntentRefusal.CAP,
                     project_id=first.project_id,
@@ -680,12 +704,12 @@ class Ledger(OrderBook):
     async def committed(self, *, rule: str | None = None, since: float | None = None) -> Money:
         """What budgets count: the amount of every purchase in flight or spent (of
         ``rule``, created at or after ``since``)."""
-        sql, params = _cap_query(Cap(limit=0, rule=rule, since=since))
+        sql, params = _cap_query(Cap(limit=0, rule=rule, since=since), orders=False)
         return int((await self._read(sql, params))[0][0])
 
     async def count(self, *, rule: str | None = None, since: float | None = None) -> int:
         """How many purchases count against a budget (of ``rule``, since ``since``)."""
-        sql, params = _cap_query(Cap(limit=0, kind="count", rule=rule, since=since))
+        sql, params = _cap_query(Cap(limit=0, kind="count", rule=rule, since=since), orders=False)
         return int((await self._read(sql, params))[0][0])
 
     async def committed_by_rule(self, *, since: float | None = None) -> dict[str, Committed]:

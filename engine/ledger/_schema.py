@@ -9,6 +9,7 @@ as it was.
 
 from __future__ import annotations
 
+from ._orders import ORDERS_V3
 from ._states import BUDGET_STATES, PurchaseState
 
 __all__ = [
@@ -139,7 +140,7 @@ CREATE TABLE buy_orders (
 ) STRICT;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, ORDERS_V3)
 """``MIGRATIONS[n - 1]`` takes version ``n - 1`` to ``n``. Append only; never edit one that
 has shipped."""
 

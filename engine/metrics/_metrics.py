@@ -53,6 +53,7 @@ class _State:
     by_state: Mapping[str, int] = field(default_factory=dict)
     spent_total: int = 0
     spent_today: int = 0
+    order_exposure: int = 0
     unresolved: int = 0
     open_trades: int = 0
     search_used: int = 0
@@ -154,6 +155,7 @@ class EngineMetrics:
             by_state=dict(totals.by_state),
             spent_total=totals.committed,
             spent_today=today.committed,
+            order_exposure=(await engine.ledger.order_exposure()).total,
             unresolved=len(await engine.ledger.unresolved()),
             open_trades=len(await engine.ledger.open_trades()),
             search_used=used,
@@ -184,21 +186,31 @@ class _StateCollector(Collector):
         yield purchases
         spend = GaugeMetricFamily(
             "snipe_spend_usd",
-            "Money committed (spent or in flight), in dollars, in the period.",
+            "Money committed by purchases (spent or in flight), in dollars, in the period;"
+            " buy-order exposure is not included (snipe_buy_order_exposure_usd).",
             labels=["period"],
         )
         spend.add_metric(["total"], _usd(state.spent_total))
         spend.add_metric(["today"], _usd(state.spent_today))
         yield spend
+        yield GaugeMetricFamily(
+            "snipe_buy_order_exposure_usd",
+            "What live buy orders may still buy, in dollars; every cap counts it.",
+            value=_usd(state.order_exposure),
+        )
         caps = GaugeMetricFamily("snipe_cap_usd", "Spending caps, in dollars.", labels=["cap"])
         caps.add_metric(["total"], _usd(budgets.total))
         caps.add_metric(["per_day"], _usd(budgets.per_day))
         yield caps
         left = GaugeMetricFamily(
-            "snipe_cap_remaining_usd", "Money left under each cap, in dollars.", labels=["cap"]
+            "snipe_cap_remaining_usd",
+            "Money left under each cap, in dollars (purchases and buy-order exposure counted).",
+            labels=["cap"],
         )
-        left.add_metric(["total"], _usd(max(0, budgets.total - state.spent_total)))
-        day_left = min(budgets.per_day - state.spent_today, budgets.total - state.spent_total)
+        total_used = state.spent_total + state.order_exposure
+        left.add_metric(["total"], _usd(max(0, budgets.total - total_used)))
+        day_used = state.spent_today + state.order_exposure
+        day_left = min(budgets.per_day - day_used, budgets.total - total_used)
         left.add_metric(["per_day"], _usd(max(0, day_left)))
         yield left
         yield GaugeMetricFamily(

@@ -91,6 +91,7 @@ class Operations:
                 self._plugin_names.append(name)
         engine.client.request_observer = self.metrics.observe_request
         engine.reconciler.on_refund = self._refunded
+        engine.orders.on_refund = self._refunded  # buy-order fills
 
     def _detach(self) -> None:
         engine = self.engine
@@ -99,6 +100,7 @@ class Operations:
         self._plugin_names.clear()
         engine.client.request_observer = None
         engine.reconciler.on_refund = None
+        engine.orders.on_refund = None
 
     async def _finish(self) -> None:
         self._tell_halted()

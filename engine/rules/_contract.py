@@ -52,11 +52,14 @@ class BudgetState:
     (a purchase whose answer was lost may have happened; it counts until resolved).
 
     ``spent_today`` is the current day's spend as the ledger defines the day.
+    ``spent_today``, ``spent_total`` and ``per_rule`` include ``order_exposure``: what live
+    buy orders may still buy counts against every cap (reasons say so when it is not 0).
     """
 
     spent_today: Money = 0
     spent_total: Money = 0
     per_rule: Mapping[str, RuleSpend] = field(default_factory=dict)
+    order_exposure: Money = 0
 
 
 @dataclass(frozen=True, slots=True)

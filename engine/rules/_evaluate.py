@@ -228,7 +228,9 @@ def _allocate(
         per_rule[rule.name] = RuleSpend(spend.spent + price, spend.count + 1)
         today += price
         total += price
-        explain = partial(_accepted_reasons, ruleset, rule, spend, today, total)
+        explain = partial(
+            _accepted_reasons, ruleset, rule, spend, today, total, budget.order_exposure
+        )
         fields = (listing, rule.name, True, price, rule.action, rule.priority)
         out.append(
             _new(Decision, (*fields, listing.unlock_at is not None, None, explain, None, None))
@@ -264,20 +266,31 @@ def _cap(what: str, cap: Money, spent: Money, spent_word: str, price: Money) -> 
 
 
 def _accepted_reasons(
-    ruleset: RuleSet, rule: CompiledRule, spend: RuleSpend, today: Money, total: Money
+    ruleset: RuleSet,
+    rule: CompiledRule,
+    spend: RuleSpend,
+    today: Money,
+    total: Money,
+    orders: Money = 0,
 ) -> tuple[str, ...]:
-    return (*rule.summaries, _within_budget(ruleset, rule, spend, today, total))
+    return (*rule.summaries, _within_budget(ruleset, rule, spend, today, total, orders))
 
 
 def _within_budget(
-    ruleset: RuleSet, rule: CompiledRule, spend: RuleSpend, today: Money, total: Money
+    ruleset: RuleSet,
+    rule: CompiledRule,
+    spend: RuleSpend,
+    today: Money,
+    total: Money,
+    orders: Money = 0,
 ) -> str:
     parts = []
     if rule.max_spend is not None:
         parts.append(f"rule {format_usd(spend.spent)} of {format_usd(rule.max_spend)} before")
     parts.append(f"today {format_usd(today)} of {format_usd(ruleset.budgets.per_day)}")
     parts.append(f"total {format_usd(total)} of {format_usd(ruleset.budgets.total)}")
-    return "within budgets: " + ", ".join(parts)
+    held = f" (buy-order exposure {format_usd(orders)} included)" if orders else ""
+    return "within budgets: " + ", ".join(parts) + held
 
 
 def explain(

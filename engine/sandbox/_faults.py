@@ -9,8 +9,8 @@ Kinds:
 ``latency``
     wait ``seconds`` of market time, then answer normally.
 ``timeout_after_commit``
-    do the work (a purchase is committed), then never answer in time: the classic
-    double-buy trap.
+    do the work (a purchase is committed, a buy order created and filled from what the
+    market offers), then never answer in time: the classic double-buy trap.
 ``drop_connection``
     do the work when ``commit`` is true (the default for purchases), then break the
     connection without a complete answer.

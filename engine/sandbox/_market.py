@@ -283,9 +283,12 @@ class Market:
         self.listings[listing.item_id] = listing
         self.by_name.setdefault(listing.name, {})[listing.item_id] = listing
 
-    def add_listing(self, listing: Listing) -> None:
-        """Put a listing on the market (tests and the inspection API use it)."""
+    def add_listing(self, listing: Listing, *, arrive: bool = False) -> None:
+        """Put a listing on the market (tests and the inspection API use it). With
+        ``arrive`` it comes as a scheduled arrival does: buy orders get it first."""
         self._add(listing)
+        if arrive and self.on_arrival(listing):
+            self.remove(listing.item_id)
 
     def new_item_id(self) -> int:
         return next(self._ids)

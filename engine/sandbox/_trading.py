@@ -397,14 +397,12 @@ class Trading:
     def place_order(
         self, account: Account, *, name: str, game: str, price: int, amount: int
     ) -> BuyOrder:
-        """Create the account's order for ``name``, or update it (one order per name), and
-        fill what the market already offers."""
+        """Create the account's order for ``name``, or update its active one (one order
+        per name), and fill what the market already offers. A filled-up order is gone, as
+        on the live service: the next create for its name makes a new order, with a new
+        id."""
         existing = next(
-            (
-                o
-                for o in self.buy_orders.values()
-                if o.account_id == account.account_id and o.name == name
-            ),
+            (o for o in self.active_orders(account) if o.name == name),
             None,
         )
         if existing is not None:
@@ -423,7 +421,11 @@ class Trading:
         removed = 0
         for order_id in ids:
             order = self.buy_orders.get(order_id)
-            if order is not None and order.account_id == account.account_id:
+            if (
+                order is not None
+                and order.account_id == account.account_id
+                and order.filled < order.amount
+            ):
                 del self.buy_orders[order_id]
                 removed += 1
         return removed

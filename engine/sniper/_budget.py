@@ -3,39 +3,33 @@
 Caps are enforced twice, on purpose. The rules see a :class:`BudgetState` when they decide
 (so a decision can say "daily budget would be exceeded"), and the ledger checks the same
 caps again in the transaction that writes the intent (so two purchases decided at the same
-moment can never both pass a cap). Both count purchases in flight and of unknown outcome.
+moment can never both pass a cap). Both count purchases in flight and of unknown outcome,
+and what live buy orders may still buy (their *exposure*, kept in the ledger: the ledger's
+cap queries add it, so a cap here is the plain limit).
 """
 
 from __future__ import annotations
 
+from .._money import format_usd
 from ..ledger import Cap, Ledger, utc_day_start
 from ..rules import BudgetState, RuleSet, RuleSpend
-from ._orders import Exposure
 
-__all__ = ["budget_state", "caps_for_rule"]
+__all__ = ["budget_state", "budget_words", "caps_for_rule"]
 
 
-def caps_for_rule(
-    ruleset: RuleSet, rule_name: str, now: float, exposure: Exposure | None = None
-) -> tuple[Cap, ...]:
-    """Every cap a purchase by ``rule_name`` at ``now`` must keep, less what open buy
-    orders may still spend (``exposure``)."""
+def caps_for_rule(ruleset: RuleSet, rule_name: str, now: float) -> tuple[Cap, ...]:
+    """Every cap a purchase (or a buy order) by ``rule_name`` at ``now`` must keep."""
     day = utc_day_start(now)
-    held = exposure or Exposure()
     caps = [
-        Cap(ruleset.budgets.per_day - held.total, since=day, name="daily budget"),
-        Cap(ruleset.budgets.total - held.total, name="total budget"),
+        Cap(ruleset.budgets.per_day, since=day, name="daily budget"),
+        Cap(ruleset.budgets.total, name="total budget"),
     ]
-    rule = next((r for r in ruleset.rules if r.name == rule_name), None)
+    rule = next(
+        (r for r in (*ruleset.rules, *ruleset.buy_order_rules) if r.name == rule_name), None
+    )
     if rule is not None:
         if rule.max_spend is not None:
-            caps.append(
-                Cap(
-                    rule.max_spend - held.of(rule.name),
-                    rule=rule.name,
-                    name=f"rule {rule.name!r} max_spend",
-                )
-            )
+            caps.append(Cap(rule.max_spend, rule=rule.name, name=f"rule {rule.name!r} max_spend"))
         if rule.max_count is not None:
             caps.append(
                 Cap(
@@ -48,11 +42,11 @@ def caps_for_rule(
     return tuple(caps)
 
 
-async def budget_state(ledger: Ledger, now: float, exposure: Exposure | None = None) -> BudgetState:
-    """What is committed now (spent plus in flight, plus what open buy orders may still
-    spend), overall, today, and per rule; read from the ledger's per-day buckets, so its
-    cost does not grow with the history."""
-    held = exposure or Exposure()
+async def budget_state(ledger: Ledger, now: float) -> BudgetState:
+    """What is committed now (spent plus in flight, plus what live buy orders may still
+    spend, as the ledger holds it), overall, today, and per rule; read from the ledger's
+    per-day buckets, so its cost does not grow with the history."""
+    held = await ledger.order_exposure()
     total = await ledger.committed_by_rule()
     today = await ledger.committed_by_rule(since=utc_day_start(now))
     per_rule = {
@@ -64,4 +58,16 @@ async def budget_state(ledger: Ledger, now: float, exposure: Exposure | None = N
         spent_today=sum(c.amount for c in today.values()) + held.total,
         spent_total=sum(c.amount for c in total.values()) + held.total,
         per_rule=per_rule,
+        order_exposure=held.total,
+    )
+
+
+def budget_words(committed: int, exposure: int) -> str:
+    """The one way a log line writes a budget figure: what the caps count, and whether
+    buy-order exposure is part of it (``committed``: purchases spent and in flight)."""
+    if not exposure:
+        return f"committed {format_usd(committed)} (no buy-order exposure)"
+    return (
+        f"committed {format_usd(committed + exposure)} (purchases {format_usd(committed)}"
+        f" + buy-order exposure {format_usd(exposure)})"
     )

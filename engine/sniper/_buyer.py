@@ -40,7 +40,6 @@ from ..ledger import Intent, Ledger, PurchaseState, new_project_id
 from ..models import BuyResult
 from ..rules import Decision, EvalContext, RuleSet
 from ._budget import caps_for_rule
-from ._orders import Exposure
 from ._status import EngineStatus, Outcome, PurchaseRecord
 
 __all__ = ["Buyer", "BuyerSettings"]
@@ -79,7 +78,6 @@ class Buyer:
         trade_link: TradeLink,
         status: EngineStatus,
         settings: BuyerSettings = BuyerSettings(),
-        exposure: Callable[[], Exposure] = Exposure,
     ) -> None:
         self._ruleset = ruleset
         self._client = client
@@ -89,7 +87,6 @@ class Buyer:
         self._link = trade_link
         self._status = status
         self._settings = settings
-        self._exposure = exposure
 
     async def execute(self, decisions: Sequence[Decision], context: EvalContext) -> None:
         """Buy what ``decisions`` accept, as long as buying is allowed."""
@@ -221,11 +218,9 @@ class Buyer:
             for d in decisions
         ]
         rules = {d.rule for d in decisions}
-        held = self._exposure()
+        # The ledger adds what live buy orders may still buy to every cap it checks.
         caps = tuple(
-            dict.fromkeys(
-                c for r in sorted(rules) for c in caps_for_rule(self._ruleset, r, now, held)
-            )
+            dict.fromkeys(c for r in sorted(rules) for c in caps_for_rule(self._ruleset, r, now))
         )
         try:
             await self._ledger.record_intents(intents, caps=caps)

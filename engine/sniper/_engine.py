@@ -42,7 +42,7 @@ from ..ledger import Ledger
 from ..models import Listing
 from ..rules import Decision, EvalContext, RuleSet, evaluate
 from ..snapshot import SnapshotTracker
-from ._budget import budget_state
+from ._budget import budget_state, budget_words
 from ._buyer import Buyer, BuyerSettings
 from ._orders import OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
@@ -130,7 +130,6 @@ class Engine:
             trade_link=trade_link,
             status=self.status,
             settings=replace(settings.buyer, dry_run=settings.dry_run),
-            exposure=lambda: self.orders.exposure,
         )
         self.reconciler = Reconciler(
             client=client,
@@ -168,7 +167,9 @@ class Engine:
             )
         await self._refresh_balance()
         if not self.settings.dry_run:
-            await self.orders.sync()
+            # Fills and settling only: nothing is placed before the engine runs (HALTED
+            # by a kill file already present: the open orders are withdrawn).
+            await self.orders.sync(allow_new=False, withdraw=self.status.halted)
 
     async def _resolve_leftovers(self) -> None:
         settings = self.reconciler.settings
@@ -213,9 +214,11 @@ class Engine:
         """Pass the start-up gate, then watch and buy until cancelled or ``duration``
         seconds (of the engine's clock) have passed. Purchases in flight are finished."""
         self.status.started_at = self.clock.now()
+        self._check_kill_file()  # before anything that can spend, buy orders included
         await self.start_gate()
         if self.status.mode is EngineMode.STARTING:
             self.status.mode = EngineMode.RUNNING
+        await self._start_orders()
         try:
             async with anyio.create_task_group() as tg:
                 if self.settings.use_snapshot:
@@ -230,6 +233,16 @@ class Engine:
             if self.status.mode is not EngineMode.HALTED:
                 self.status.mode = EngineMode.STOPPED
         return self.status
+
+    async def _start_orders(self) -> None:
+        """Place the buy orders the rules want, once the gate has passed and only while
+        buying is allowed; a dry run reports what it would place instead."""
+        if not self.ruleset.buy_order_rules or not self.status.buying_allowed:
+            return
+        if self.settings.dry_run:
+            await self.orders.plan()
+        else:
+            await self.orders.sync()
 
     async def _snapshot_loop(self) -> None:
         while True:
@@ -440,7 +453,7 @@ class Engine:
         context = EvalContext(
             now=now,
             reference_prices=await self._reference_prices(listings),
-            budget=await budget_state(self.ledger, now, self.orders.exposure),
+            budget=await budget_state(self.ledger, now),
             game=game,
         )
         decisions = evaluate(self.ruleset, listings, context)
@@ -489,7 +502,9 @@ class Engine:
             if not self.settings.dry_run:
                 await self.reconciler.run_once()
                 await self._refresh_balance()
-                await self.orders.sync(allow_new=self.status.buying_allowed)
+                await self.orders.sync(
+                    allow_new=self.status.buying_allowed, withdraw=self.status.halted
+                )
 
     async def _status_loop(self) -> None:
         next_line = self.clock.now() + self.settings.status_every
@@ -508,11 +523,12 @@ class Engine:
     async def status_line(self) -> str:
         """Spend against caps, search budget used, coverage, candidates, purchase states."""
         totals = await self.ledger.totals()
+        held = await self.ledger.order_exposure()
         used, limit = self.limiter.usage("search")
         median, worst = self.schedule.staleness(self.clock.now())
         states = ", ".join(f"{k.lower()} {v}" for k, v in totals.by_state.items() if v)
         return (
-            f"[{self.status.mode.value}] spent {format_usd(totals.committed)} of "
+            f"[{self.status.mode.value}] {budget_words(totals.committed, held.total)} of "
             f"{format_usd(self.ruleset.budgets.total)} | searches {used}/{limit} in window | "
             f"{len(self.schedule.watched)} names, median age {_age(median)}, oldest {_age(worst)}"
             f" | candidates {self.status.candidates} | {states or 'no purchases'}"

@@ -1,40 +1,95 @@
 """Buy orders: rules whose action is ``buy_order`` let the service buy for us.
 
 On start and then with every reconcile pass, :meth:`OrderManager.sync` makes the service's
-orders match the rules: one order per name at the rule's price and amount (within the
-buy-order limit of the rate limiter), fills recorded in the ledger as purchases, and the
-orders snipe placed removed when their rule is gone. An open order's exposure (what it may
-still buy) counts against the caps before it is placed, and while it is open.
+orders match the rules, and the ledger match the service:
+
+- **Fills.** An order still listed records the fills its ``filled`` count adds. An order
+  no longer listed (the service lists only active orders, so a fully filled one vanishes)
+  is ``GONE``: its last fills come from ``my-history``, and it keeps its exposure until the
+  history has shown all of them (or, long after it left, the history is all there is).
+  History rows also give every fill its trade id and the price paid, and their status
+  follows the fill's trade to ``COMPLETED`` or ``REFUNDED`` (a refund gives the budget
+  back). Fills are never looked up by ``check-many-project-id``: they have no
+  ``project_id`` there.
+- **Placing.** An order's whole exposure is reserved in the ledger, checked against every
+  cap in the same transaction (:meth:`~engine.ledger.Ledger.reserve_order`), before
+  ``create-buy-order`` is sent. A create whose answer is lost leaves the order ``UNKNOWN``:
+  the order list (it shows up: adopted) or the history (it filled and vanished) settles it;
+  it is never sent again meanwhile.
+- **Stopping.** With ``allow_new`` false (start-up gate, dry run, HALTED, kill file) no order
+  is created or raised; with ``withdraw`` (HALTED) every open order snipe placed is removed,
+  since an open order spends by itself. A dry run only :meth:`plan` s.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import cast
 
+import anyio
+
 from .._clock import Clock
-from .._errors import APIError
+from .._errors import APIError, IntentRefused, InvalidRequest, KeyRejected, RateLimited, Refused
 from .._money import format_usd
 from ..client import Game, MarketClient
-from ..ledger import BuyOrderRecord, Ledger, utc_day_start
+from ..ledger import (
+    BuyOrderRecord,
+    Exposure,
+    HistoryFill,
+    Ledger,
+    OrderState,
+    Purchase,
+    PurchaseState,
+)
+from ..models import BuyOrder, HistoryTrade
 from ..rules import CompiledRule, RuleSet
+from ._budget import caps_for_rule
 from ._status import EngineStatus
 
-__all__ = ["Exposure", "OrderManager"]
+__all__ = ["Exposure", "OrderManager", "OrderSettings", "PlannedOrder"]
 
 log = logging.getLogger("snipe.orders")
 
+_HISTORY_PAGE = 100
+_CLOCK_SLACK = 5.0
+"""Seconds a history row's ``created`` may precede the order's reservation (whole-second
+times on the wire, clocks that differ a little)."""
+
 
 @dataclass(frozen=True)
-class Exposure:
-    """What open buy orders may still spend, in total and per rule (USD x 1000)."""
+class OrderSettings:
+    settle_after: float = 600.0
+    """Seconds after an order left the list (or after a create whose answer was lost)
+    before the history, if it shows fewer fills than the order's amount, is taken as all
+    there is."""
+    follow_every: float = 60.0
+    """Seconds between history reads that follow the fills' trades."""
+    history_pages: int = 20
+    """At most this many pages (100 rows) of history per read."""
+    refused_backoff: float = 300.0
+    """Seconds before a create the service refused (or that the caps left no room for) is
+    tried again."""
 
-    total: int = 0
-    per_rule: dict[str, int] | None = None
 
-    def of(self, rule: str) -> int:
-        return (self.per_rule or {}).get(rule, 0)
+@dataclass(frozen=True)
+class PlannedOrder:
+    """An order a dry run would place."""
+
+    name: str
+    rule: str
+    price: int
+    amount: int
+    wanted: int
+
+    def describe(self) -> str:
+        capped = "" if self.amount == self.wanted else f" (of {self.wanted}: the caps)"
+        return (
+            f"buy order {self.name} x{self.amount}{capped} at {format_usd(self.price)}"
+            f" (rule {self.rule!r}, exposure {format_usd(self.price * self.amount)})"
+        )
 
 
 @dataclass(frozen=True)
@@ -46,8 +101,16 @@ class _Wanted:
     amount: int
 
 
+@dataclass
+class _Read:
+    """What one sync learned, for the log."""
+
+    fills: list[str] = field(default_factory=list)
+
+
 class OrderManager:
-    """Keeps the service's buy orders in line with the ``buy_order`` rules."""
+    """Keeps the service's buy orders in line with the ``buy_order`` rules, and every fill
+    in the ledger."""
 
     def __init__(
         self,
@@ -57,13 +120,22 @@ class OrderManager:
         ledger: Ledger,
         clock: Clock,
         status: EngineStatus,
+        settings: OrderSettings = OrderSettings(),
     ) -> None:
         self._ruleset = ruleset
         self._client = client
         self._ledger = ledger
         self._clock = clock
         self._status = status
+        self.settings = settings
         self.exposure = Exposure()
+        """What live orders may still spend, as the ledger held it at the last sync."""
+        self.planned: list[PlannedOrder] = []
+        """The orders the last :meth:`plan` (dry run) would place."""
+        self._next_follow = 0.0
+        self._retry_at: dict[str, float] = {}
+        self.on_refund: Callable[[Purchase], None] | None = None
+        """Told about each fill moved to REFUNDED, like the reconciler's ``on_refund``."""
 
     def wanted(self) -> dict[str, _Wanted]:
         """The orders the rules ask for, by name."""
@@ -77,116 +149,326 @@ class OrderManager:
                     out[name] = _Wanted(rule, name, game, rule.order_price, rule.order_amount)
         return out
 
-    async def sync(self, *, allow_new: bool = True) -> None:
-        """Record fills, remove orders whose rule is gone, place or edit the wanted ones
-        (unless ``allow_new`` is false, e.g. while HALTED)."""
+    # -- the sync pass -------------------------------------------------------------------
+
+    async def sync(self, *, allow_new: bool = True, withdraw: bool = False) -> None:
+        """Record fills, settle orders that left the list, remove orders whose rule is
+        gone (all open ones with ``withdraw``), and place or edit the wanted ones unless
+        ``allow_new`` is false."""
+        with anyio.CancelScope(shield=True):
+            try:
+                await self._sync(allow_new=allow_new and not withdraw, withdraw=withdraw)
+            finally:
+                await self.refresh_exposure()
+
+    async def _sync(self, *, allow_new: bool, withdraw: bool) -> None:
         try:
-            active = {o.name: o for o in (await self._client.buy_orders()).offers}
+            listed = {o.name: o for o in (await self._client.buy_orders()).offers}
         except APIError as exc:
             self._status.error(f"buy orders: {exc}")
             return
-        ours = {o.name: o for o in await self._ledger.orders()}
+        for order in await self._ledger.orders():
+            await self._match(order, listed.get(order.name))
+        try:
+            await self._settle()
+        except APIError as exc:
+            self._status.error(f"buy orders: reading my-history: {exc}")
+        if await self._over_caps():
+            withdraw, allow_new = True, False
         wanted = self.wanted()
-        for name, order in ours.items():
-            live = active.get(name)
-            if live is not None and live.id == order.order_id:
-                await self._record_fills(order, live.filled)
-            else:
-                await self._ledger.close_order(name)  # filled up, or removed elsewhere
-        for name, order in ours.items():
-            if name not in wanted and name in active:
+        for order in await self._ledger.orders():
+            if order.state is OrderState.OPEN and (withdraw or order.name not in wanted):
                 await self._remove(order)
-        if allow_new:
-            ours = {o.name: o for o in await self._ledger.orders()}
-            for name, want in wanted.items():
-                current = ours.get(name)
-                if current is None or (current.price, current.amount) != (want.price, want.amount):
-                    await self._place(want, current)
-        await self.refresh_exposure()
+        if withdraw and any(o.state is OrderState.OPEN for o in await self._ledger.orders()):
+            self._status.error("buy orders: an order placed before the halt is not removed yet")
+        if not allow_new:
+            return
+        live = {o.name: o for o in await self._ledger.orders()}
+        for name, want in wanted.items():
+            current = live.get(name)
+            if self._retry_at.get(name, 0.0) > self._clock.now():
+                continue
+            if current is None or current.state is OrderState.OPEN:
+                await self._place(want, current)
+
+    async def _match(self, order: BuyOrderRecord, offer: BuyOrder | None) -> None:
+        """Bring one live order in line with the order list."""
+        if order.state in (OrderState.PENDING, OrderState.UNKNOWN):
+            if offer is not None:  # the lost create did place it: adopt it
+                order = await self._ledger.order_placed(
+                    order, order_id=offer.id, price=offer.price, amount=offer.amount or None
+                )
+                log.info("buy order %s: the create did go through (id %d)", order.name, offer.id)
+                await self._record_fills(order, offer.filled)
+            return
+        if order.state is not OrderState.OPEN:
+            return
+        if offer is None or offer.id != order.order_id:
+            await self._ledger.set_order_state(order, OrderState.GONE)
+            log.info(
+                "buy order %s (id %s) left the list with %d of %d filled as last seen;"
+                " its last fills come from my-history",
+                order.name,
+                order.order_id,
+                order.filled,
+                order.amount,
+            )
+            return
+        if (offer.price, offer.amount) != (order.price, order.amount) and offer.amount:
+            order = await self._ledger.order_placed(
+                order, order_id=offer.id, price=offer.price, amount=offer.amount
+            )
+        await self._record_fills(order, offer.filled)
+
+    async def _over_caps(self) -> bool:
+        """HALT when what the service reports (fills beyond an order's amount, an adopted
+        order larger than the one reserved) puts a cap over its limit: the open orders are
+        then withdrawn, and a person must look."""
+        now = self._clock.now()
+        rules = {o.rule for o in await self._ledger.orders()}
+        for rule in sorted(rules):
+            caps = caps_for_rule(self._ruleset, rule, now)
+            for cap, used in zip(caps, await self._ledger.cap_usage(caps), strict=True):
+                if used > cap.limit:
+                    self._status.halt(
+                        f"buy orders: {cap.describe()} exceeded: {used} committed (buy-order"
+                        f" exposure included) > {cap.limit}; withdrawing the open orders"
+                    )
+                    return True
+        return False
+
+    async def refresh_exposure(self) -> Exposure:
+        self.exposure = await self._ledger.order_exposure()
+        return self.exposure
 
     async def remove_all(self) -> int:
         """Remove every open order snipe placed (``snipe run --remove-orders``)."""
         removed = 0
         for order in await self._ledger.orders():
-            if await self._remove(order):
+            if order.state is OrderState.OPEN and await self._remove(order):
                 removed += 1
         await self.refresh_exposure()
         return removed
 
-    async def refresh_exposure(self) -> Exposure:
-        per_rule: dict[str, int] = {}
-        for order in await self._ledger.orders():
-            per_rule[order.rule] = per_rule.get(order.rule, 0) + order.exposure
-        self.exposure = Exposure(sum(per_rule.values()), per_rule)
-        return self.exposure
+    async def plan(self) -> list[PlannedOrder]:
+        """What :meth:`sync` would place now, without placing anything (dry run)."""
+        out = []
+        live = {o.name: o for o in await self._ledger.orders()}
+        for want in self.wanted().values():
+            amount = await self._affordable(want, live.get(want.name))
+            planned = PlannedOrder(want.name, want.rule.name, want.price, amount, want.amount)
+            out.append(planned)
+            log.info("dry run: would place %s", planned.describe())
+        self.planned = out
+        return out
+
+    # -- fills ---------------------------------------------------------------------------
 
     async def _record_fills(self, order: BuyOrderRecord, filled: int) -> None:
         if filled > order.filled:
-            new = await self._ledger.record_fills(order.name, filled)
-            for pid in new:
+            for pid in await self._ledger.record_fills(order, filled):
                 log.info(
-                    "buy order filled: %s at %s (%s)", order.name, format_usd(order.price), pid
+                    "buy order filled: %s at up to %s (%s)",
+                    order.name,
+                    format_usd(order.price),
+                    pid,
                 )
 
+    async def _settle(self) -> None:
+        """Read my-history when an order needs it (left the list, or a lost create) or
+        the fills' trades are due a look; attach rows to orders, settle, follow."""
+        now = self._clock.now()
+        orders = await self._ledger.orders()
+        unsettled = [o for o in orders if o.state is not OrderState.OPEN]
+        open_fills = await self._ledger.open_fills()
+        following = bool(open_fills) and now >= self._next_follow
+        if not unsettled and not following:
+            return
+        starts = [o.created_at for o in (orders if following else unsettled)]
+        starts += [created for _, _, _, created in open_fills] if following else []
+        rows = await self._history(min(starts) - _CLOCK_SLACK)
+        if following:
+            self._next_follow = now + self.settings.follow_every
+        known = await self._ledger.known_trade_ids()
+        own_items = await self._ledger.own_items()
+        fresh = [
+            r
+            for r in rows
+            if (r.action in (None, "buy")) and r.id not in known and r.item_id not in own_items
+        ]
+        for order in orders if following else unsettled:
+            mine = [
+                HistoryFill(r.id, r.price, r.status)
+                for r in fresh
+                if r.name == order.name
+                and (r.created is None or r.created >= order.created_at - _CLOCK_SLACK)
+            ]
+            if mine:
+                fresh = [r for r in fresh if r.id not in {m.trade_id for m in mine}]
+                for pid in await self._ledger.attach_fills(order, mine):
+                    log.info("buy order %s: fill %s found in my-history", order.name, pid)
+        for order in unsettled:
+            await self._close_if_settled(order, now)
+        await self._follow(rows)
+
+    async def _close_if_settled(self, order: BuyOrderRecord, now: float) -> None:
+        current = next((o for o in await self._ledger.orders() if o.id == order.id), None)
+        if current is None:
+            return
+        waited = now - (current.gone_at or current.created_at) >= self.settings.settle_after
+        if current.filled >= current.amount or (waited and current.state is OrderState.GONE):
+            why = f"{current.filled} of {current.amount} filled (my-history)"
+            await self._ledger.set_order_state(current, OrderState.CLOSED, reason=why)
+            log.info("buy order %s settled: %s", current.name, why)
+        elif waited and current.filled:
+            why = (
+                f"the create answer was lost; {current.filled} fill(s) in my-history, no"
+                " longer listed"
+            )
+            await self._ledger.set_order_state(current, OrderState.CLOSED, reason=why)
+            log.info("buy order %s settled: %s", current.name, why)
+        elif waited:
+            why = (
+                "the create answer was lost and the order was neither listed nor in"
+                f" my-history {self.settings.settle_after:.0f} s later"
+            )
+            await self._ledger.set_order_state(current, OrderState.FAILED, reason=why)
+            log.info("buy order %s not placed: %s", current.name, why)
+
+    async def _follow(self, rows: list[HistoryTrade]) -> None:
+        """Move fills whose trade the history shows finished."""
+        by_id = {r.id: r for r in rows}
+        for pid, name, trade_id, _ in await self._ledger.open_fills():
+            row = by_id.get(trade_id) if trade_id is not None else None
+            if row is None or row.status not in (5, 6):
+                continue
+            details = {"source": "my-history", "trade_status": row.status}
+            if row.status == 5:
+                await self._ledger.transition(pid, PurchaseState.COMPLETED, details=details)
+            else:
+                moved = await self._ledger.transition(
+                    pid,
+                    PurchaseState.REFUNDED,
+                    reason="refunded: the trade failed (my-history status 6)",
+                    details=details,
+                )
+                log.info("buy order fill refunded: %s (%s); its budget is free again", name, pid)
+                if self.on_refund is not None:
+                    try:
+                        self.on_refund(moved)
+                    except Exception:
+                        log.exception("the refund observer failed")
+
+    async def _history(self, since: float) -> list[HistoryTrade]:
+        """The account's trades since ``since``, oldest first. Read newest first, so that
+        on a busy account the page limit drops the oldest rows, never the latest fills."""
+        start = datetime.fromtimestamp(max(0.0, since), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        rows: list[HistoryTrade] = []
+        for page in range(self.settings.history_pages):
+            answer = await self._client.my_history(
+                skip=page * _HISTORY_PAGE, start=start, sort="DESC"
+            )
+            rows.extend(answer.data.trades)
+            if len(answer.data.trades) < _HISTORY_PAGE:
+                break
+        unique = {r.id: r for r in rows}  # a row may shift pages while they are read
+        return sorted(unique.values(), key=lambda r: (r.created or 0, r.id))
+
+    # -- placing and removing ------------------------------------------------------------
+
     async def _remove(self, order: BuyOrderRecord) -> bool:
+        if order.order_id is None:
+            return False
         try:
             answer = await self._client.remove_buy_order([order.order_id])
         except APIError as exc:
             self._status.error(f"removing the buy order for {order.name!r}: {exc}")
             return False
+        # Removed or not, it is settled through the list and the history like any order
+        # that left the list: fills may have happened since the last sync.
         if answer.removed:
-            await self._ledger.close_order(order.name)
+            await self._ledger.set_order_state(order, OrderState.GONE, reason="removed by snipe")
             log.info("buy order removed: %s", order.name)
         return bool(answer.removed)
 
     async def _place(self, want: _Wanted, current: BuyOrderRecord | None) -> None:
         amount = await self._affordable(want, current)
-        if amount == 0:
-            self._status.error(
-                f"buy order for {want.name!r} not placed: the caps leave no room for one at"
-                f" {format_usd(want.price)}"
+        if current is not None and (current.price, current.amount) == (want.price, amount):
+            return
+        if amount <= (current.filled if current else 0):
+            if current is None:
+                self._retry_at[want.name] = self._clock.now() + self.settings.refused_backoff
+                self._status.error(
+                    f"buy order for {want.name!r} not placed: the caps leave no room for one"
+                    f" at {format_usd(want.price)}"
+                )
+            return
+        caps = caps_for_rule(self._ruleset, want.rule.name, self._clock.now())
+        try:
+            order = await self._ledger.reserve_order(
+                name=want.name,
+                rule=want.rule.name,
+                game=want.game,
+                price=want.price,
+                amount=amount,
+                caps=caps,
             )
+        except IntentRefused as exc:
+            self._status.error(f"buy order for {want.name!r} not placed: {exc}")
             return
         try:
             answer = await self._client.create_buy_order(
                 name=want.name, amount=amount, price=want.price, game=want.game
             )
+        except (Refused, RateLimited, KeyRejected, InvalidRequest) as exc:
+            await self._not_placed(order, current, exc)
+            return
         except APIError as exc:
-            self._status.error(f"buy order for {want.name!r}: {exc}")
+            # The request may have reached the service: the order may exist and fill.
+            if current is None:
+                await self._ledger.set_order_state(order, OrderState.UNKNOWN, reason=str(exc))
+            self._status.error(
+                f"buy order for {want.name!r}: the answer was lost ({exc}); it is unknown"
+                " until the order list or my-history settles it"
+            )
             return
         if not answer.success or answer.id is None:
-            self._status.error(f"buy order for {want.name!r} refused: {answer.msg}")
+            await self._not_placed(order, current, answer.msg or "no order id in the answer")
             return
-        order = await self._ledger.record_order(
-            name=want.name,
-            order_id=answer.id,
-            rule=want.rule.name,
-            game=want.game,
-            price=want.price,
-            amount=amount,
+        order = await self._ledger.order_placed(
+            order, order_id=answer.id, price=want.price, amount=amount
         )
         log.info("buy order placed: %s x%d at %s", want.name, amount, format_usd(want.price))
         await self._record_fills(order, answer.filled)
 
+    async def _not_placed(
+        self, order: BuyOrderRecord, current: BuyOrderRecord | None, why: object
+    ) -> None:
+        self._retry_at[order.name] = self._clock.now() + self.settings.refused_backoff
+        if current is None:
+            await self._ledger.set_order_state(order, OrderState.FAILED, reason=str(why))
+        else:  # the edit did not happen: the order stands as it was
+            assert current.order_id is not None
+            await self._ledger.order_placed(
+                order, order_id=current.order_id, price=current.price, amount=current.amount
+            )
+        self._status.error(f"buy order for {order.name!r} refused: {why}")
+        if isinstance(why, KeyRejected):
+            self._status.halt(f"the API key was rejected: {why.message}")
+
     async def _affordable(self, want: _Wanted, current: BuyOrderRecord | None) -> int:
-        """How many of ``want.amount`` fit every cap, counting what is committed and the
-        other open orders' exposure."""
-        now = self._clock.now()
-        total = await self._ledger.committed_by_rule()
-        today = await self._ledger.committed_by_rule(since=utc_day_start(now))
-        others = self.exposure.total - (current.exposure if current else 0)
-        budgets = self._ruleset.budgets
-        rule = want.rule
-        room = min(
-            budgets.total - sum(c.amount for c in total.values()) - others,
-            budgets.per_day - sum(c.amount for c in today.values()) - others,
-        )
-        spent = total.get(rule.name)
-        if rule.max_spend is not None:
-            mine = self.exposure.of(rule.name) - (current.exposure if current else 0)
-            room = min(room, rule.max_spend - (spent.amount if spent else 0) - mine)
-        fits = max(0, room) // want.price if want.price else want.amount
-        amount = min(want.amount, fits)
-        if rule.max_count is not None:
-            amount = min(amount, max(0, rule.max_count - (spent.count if spent else 0)))
-        return amount
+        """How many (in all, fills included) the order for ``want`` may ask for within
+        every cap, counting what is committed and the other orders' exposure."""
+        filled = current.filled if current else 0
+        held_money = current.exposure if current else 0
+        held_units = max(0, current.amount - current.filled) if current and current.live else 0
+        caps = caps_for_rule(self._ruleset, want.rule.name, self._clock.now())
+        used = await self._ledger.cap_usage(caps)
+        units = max(0, want.amount - filled)
+        for cap, before in zip(caps, used, strict=True):
+            if cap.kind == "count":
+                room = cap.limit - before + held_units
+            else:
+                room = (cap.limit - before + held_money) // want.price if want.price else units
+            units = min(units, max(0, room))
+        return filled + units

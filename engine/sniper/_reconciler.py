@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from .._clock import Clock
 from .._errors import APIError
 from ..client import MarketClient
-from ..ledger import Ledger, Purchase, PurchaseState
+from ..ledger import FILL_PREFIX, Ledger, Purchase, PurchaseState
 from ..models import ProjectTrade
 from ._status import EngineStatus
 
@@ -86,7 +86,10 @@ class Reconciler:
     async def follow(self) -> None:
         """Check the trades of bought and reserved purchases that are due a look."""
         now = self._clock.now()
-        open_trades = await self._ledger.open_trades()
+        # Buy-order fills have no project_id: the order manager follows them in my-history.
+        open_trades = [
+            p for p in await self._ledger.open_trades() if not p.project_id.startswith(FILL_PREFIX)
+        ]
         due = [
             p
             for p in open_trades

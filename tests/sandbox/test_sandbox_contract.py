@@ -405,3 +405,18 @@ async def test_tron_energy_rent(client: MarketClient, sandbox: Sandbox) -> None:
     assert result.success
     assert result.total_cost
     assert sandbox.default_account.balance < sandbox.config.balance
+
+
+async def test_a_filled_order_leaves_the_list_and_its_name_gets_a_new_order(
+    client: MarketClient, sandbox: Sandbox
+) -> None:
+    name = "Revolution Case"
+    ceiling = sandbox.market.cheapest(name, include_hold=False)[0].price
+    first = await client.create_buy_order(name=name, amount=1, price=ceiling, game="csgo")
+    assert (first.filled, (await client.buy_orders()).offers) == (1, ())  # filled up: gone
+    assert (await client.remove_buy_order([first.id or 0])).removed == 0
+    history = (await client.my_history(sort="ASC")).data.trades
+    assert [(t.name, t.price, t.project_id) for t in history] == [(name, ceiling, None)]
+    second = await client.create_buy_order(name=name, amount=2, price=1, game="csgo")
+    assert second.id not in (None, first.id)
+    assert [(o.id, o.filled) for o in (await client.buy_orders()).offers] == [(second.id, 0)]

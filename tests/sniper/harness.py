@@ -64,8 +64,10 @@ def plant(
     price: int,
     unlock_in: float | None = None,
     send_window: float = 12 * 3600.0,
+    arrive: bool = False,
 ) -> SandboxListing:
-    """Put a listing of ``item`` at ``price`` on the sandbox market now."""
+    """Put a listing of ``item`` at ``price`` on the sandbox market now (with ``arrive``,
+    as a new arrival: the account's buy orders get it first)."""
     now = sandbox.advance()
     low_high = item.float_range
     listing = SandboxListing(
@@ -81,7 +83,7 @@ def plant(
         paintseed=1,
         initial_price=price,
     )
-    sandbox.market.add_listing(listing)
+    sandbox.market.add_listing(listing, arrive=arrive)
     return listing
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine import VirtualClock
-from engine.ledger import FILL_PREFIX, MEMORY, Ledger, PurchaseState
+from engine.ledger import FILL_PREFIX, MEMORY, Ledger, OrderState, PurchaseState
 
 from .harness import TRADE_LINK, pick_item, plant, quiet_sandbox, rig
 
@@ -53,7 +53,7 @@ async def test_an_order_is_placed_and_its_fills_are_purchases(clock: VirtualCloc
     assert (order.name, order.price, order.amount) == (item.name, price, 3)
     assert order.filled == 1
     assert [f.state for f in fills] == [PurchaseState.BOUGHT]
-    assert fills[0].amount == price
+    assert fills[0].amount == price - 10  # what my-history says was paid, not the order price
     assert exposure.total == 2 * price  # two more may still be bought
 
 
@@ -85,7 +85,8 @@ async def test_orders_of_a_removed_rule_are_removed(clock: VirtualClock) -> None
             async with clock.autojump():
                 await r.engine.run(duration=30)
             offers = (await r.client.buy_orders()).offers
-        assert await ledger.orders() == []
+        # Removed, and held (GONE) until my-history has had time to show its last fills.
+        assert [o.state for o in await ledger.orders()] == [OrderState.GONE]
     assert [o.name for o in offers] == []
 
 
@@ -99,6 +100,7 @@ async def test_remove_all_removes_only_our_orders(clock: VirtualClock) -> None:
         await r.client.create_buy_order(name=other.name, amount=1, price=10, game="csgo")
         async with clock.autojump():
             await r.engine.start_gate()
+            await r.engine.orders.sync()
         assert await r.engine.orders.remove_all() == 1
         offers = (await r.client.buy_orders()).offers
     assert [o.name for o in offers] == [other.name]
