@@ -65,9 +65,11 @@ def search_entry(
 
 
 def _search(sandbox: Sandbox, request: Request, *, v2: bool) -> Response:
-    names = request.args("name")
+    # v1 takes the names as repeated ``names=`` (as public clients send them), v2 ``name=``
+    names = request.args("name") if v2 else request.args("names") or request.args("name")
     if not names:
-        raise BadRequest("name is required (repeat it for several names)")
+        wanted = "name" if v2 else "names"
+        raise BadRequest(f"{wanted} is required (repeat it for several names)")
     if len(names) > MAX_NAMES:
         raise BadRequest(f"at most {MAX_NAMES} names per request, got {len(names)}")
     market, now = sandbox.market, sandbox.now()
@@ -86,6 +88,8 @@ def _search(sandbox: Sandbox, request: Request, *, v2: bool) -> Response:
             search_entry(listing, now, v2=v2, minified=minified, delivery=delivery)
             for listing in found[:MAX_PER_NAME]
         ]
+    if not v2:  # v1 answers one array of listings; only v2 keys them by name
+        return json_response({"success": True, "items": [e for es in items.values() for e in es]})
     return json_response({"success": True, "items": items})
 
 
