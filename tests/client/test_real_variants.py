@@ -50,7 +50,7 @@ def listing(n: int, name: str = AK, **fields: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "name": name,
         "price": 12_500 + n,
-        "image": f"-9a81dlWLwJ2UUGcVs_nsVtzdOEdtWwKGZZLQHTxDZ7I56KU0Zwwo4NUX4oFJZEHLbXH5ApeO4Ym{n}/",
+        "image": f"-9a81dlWLwJ2UUGcVs_nsVtzdOEdtWwKGZZLQHTxDZ7I56KU0Zwwo4NUX4oFJZEHLbXH5ApeO{n}/",
         "item_id": 31942112120 + n,
         "phase": "",
         "float": 0.2431 + n / 1000,
