@@ -213,8 +213,15 @@ class Lenient:
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
+        # An object in the field's place (``delivery: {...}``) is matched by a field-less
+        # typed dict, which skips its contents without making Python objects of them;
+        # only then is a Python function called, on an empty dict. Anything else odd
+        # reaches the last, general fallback.
+        skipped_object = core_schema.no_info_after_validator_function(
+            _none, core_schema.typed_dict_schema({}, extra_behavior="ignore")
+        )
         return core_schema.union_schema(
-            [handler(source), core_schema.no_info_plain_validator_function(_none)],
+            [handler(source), skipped_object, core_schema.no_info_plain_validator_function(_none)],
             mode="left_to_right",
         )
 
