@@ -81,22 +81,27 @@ class OrderManager:
         """Record fills, remove orders whose rule is gone, place or edit the wanted ones
         (unless ``allow_new`` is false, e.g. while HALTED)."""
         try:
-            active = {o.name: o for o in (await self._client.buy_orders()).offers}
+            answer = await self._client.buy_orders()
         except APIError as exc:
             self._status.error(f"buy orders: {exc}")
             return
+        active = {o.name: o for o in answer.offers}
+        # An order of the list that could not be read (set aside, counted by the client)
+        # may be one of ours: while there is one, a missing order is not taken as closed
+        # and nothing is placed (it could duplicate it).
+        unreadable = bool(answer.set_aside)
         ours = {o.name: o for o in await self._ledger.orders()}
         wanted = self.wanted()
         for name, order in ours.items():
             live = active.get(name)
             if live is not None and live.id == order.order_id:
                 await self._record_fills(order, live.filled)
-            else:
+            elif not unreadable:
                 await self._ledger.close_order(name)  # filled up, or removed elsewhere
         for name, order in ours.items():
             if name not in wanted and name in active:
                 await self._remove(order)
-        if allow_new:
+        if allow_new and not unreadable:
             ours = {o.name: o for o in await self._ledger.orders()}
             for name, want in wanted.items():
                 current = ours.get(name)

@@ -155,3 +155,38 @@ async def test_a_set_aside_listing_is_counted_in_status_file_snipe_status_and_me
         'snipe_malformed_items_total{endpoint="GET /v2/search-items-by-name",field="price"} 1.0'
         in exposition
     )
+
+
+# -- buy orders: an unreadable order is not a closed one --------------------------------------
+
+
+async def test_an_unreadable_order_in_the_list_is_not_taken_as_closed(clock: VirtualClock) -> None:
+    from .test_buy_orders import order_rules
+
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    price = item.reference // 2
+    spoil = {"on": False}
+
+    def rewrite(request: httpx.Request, response: httpx.Response) -> httpx.Response:
+        if not spoil["on"]:
+            return response
+        answer = json.loads(response.content)
+        for offer in answer["offers"]:
+            offer["price"] = "cheap"
+        return json_answer(answer)
+
+    transport = Rewriting(httpx.ASGITransport(app=sandbox.app), "/v1/buy-orders", rewrite)
+    rules = order_rules(item.name, price=f"{price / 1000:.3f}", amount=3)
+    async with rig(clock, sandbox, rules, transport=transport) as r:
+        await r.engine.orders.sync()
+        (placed,) = await r.ledger.orders()
+        spoil["on"] = True
+        await r.engine.orders.sync()
+        still = await r.ledger.orders()
+        spoil["on"] = False
+        await r.engine.orders.sync()
+        after = await r.ledger.orders()
+    assert [o.order_id for o in still] == [placed.order_id]  # not closed, not re-placed
+    assert [o.order_id for o in after] == [placed.order_id]
+    assert r.engine.status.set_aside == {("GET /v1/buy-orders", "price"): 1}
