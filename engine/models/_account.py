@@ -98,7 +98,7 @@ class PlatformTokenResult(WireModel):
 
 _TRADE_BLOCKERS = re.compile(
     r"privat|\bban|cannot|can't|can not|unable|not (?:allowed|available|possible|valid)"
-    r"|invalid|restrict|disabled|locked|escrow|limited",
+    r"|invalid|restrict|disabled|locked|limited",
     re.IGNORECASE,
 )
 
