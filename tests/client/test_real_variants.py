@@ -477,6 +477,7 @@ BANNED = {
 TRADE_LINK_ANSWERS = [
     ("valid", VALID, None),
     ("valid, harmless info", {"success": True, "info": "Trade link is OK"}, None),
+    ("valid, trade hold", {"success": True, "info": "Escrow: items arrive in 7 days"}, None),
     (
         "private inventory on success",
         {"success": True, "info": "Inventory is private"},
