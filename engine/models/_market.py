@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from decimal import ROUND_FLOOR
 from typing import Annotated, Self
 
-from pydantic import Field, ValidationInfo, model_validator
+from pydantic import AliasChoices, Field, ValidationInfo, model_validator
 
 from ._per_item import ANY_KEY, INDEX, PerItem, SetAside
 from ._types import (
@@ -96,8 +96,11 @@ class Listing(WireModel):
     inspect: Annotated[str | None, Lenient()] = None
     auto: Annotated[bool | None, Lenient()] = None
     paintseed: Annotated[int | None, Lenient()] = None
-    paintindex: Annotated[int | None, Lenient()] = None
-    paint_index: Annotated[int | None, Lenient()] = Field(default=None, exclude=True, repr=False)
+    # one field, not two merged in _normalise: every declared field costs a key lookup in
+    # each of a search's 2,500 listings (bench/bench_parse.py), and this one is informative
+    paintindex: Annotated[int | None, Lenient()] = Field(
+        default=None, validation_alias=AliasChoices("paintindex", "paint_index")
+    )
 
     @model_validator(mode="after")
     def _normalise(self, info: ValidationInfo) -> Self:
@@ -110,8 +113,6 @@ class Listing(WireModel):
             fields["phase"] = None
         if fields["platform_price"] is None:
             fields["platform_price"] = fields["platform_price_number"]
-        if fields["paintindex"] is None:
-            fields["paintindex"] = fields["paint_index"]
         if fields["sticker_names"] is None:
             fields["sticker_names"] = ()
         if fields["stickers"] is None:

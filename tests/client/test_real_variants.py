@@ -45,6 +45,10 @@ def body(value: Any) -> bytes:
     return json.dumps(value).encode()
 
 
+DROP = object()
+"""As a field's value in :func:`listing`: leave the field out."""
+
+
 def listing(n: int, name: str = AK, **fields: Any) -> dict[str, Any]:
     """A v2 search listing as the live feed writes one."""
     entry: dict[str, Any] = {
@@ -69,7 +73,7 @@ def listing(n: int, name: str = AK, **fields: Any) -> dict[str, Any]:
         "paintindex": 282,
     }
     entry.update(fields)
-    return entry
+    return {key: value for key, value in entry.items() if value is not DROP}
 
 
 def v2_search(*listings: dict[str, Any]) -> bytes:
@@ -154,7 +158,7 @@ READ = [
     ("auto true", {"auto": True}, lambda x: x.auto is True),
     ("auto as 0", {"auto": 0}, lambda x: x.auto is False),
     ("auto odd: dropped", {"auto": {"x": 1}}, lambda x: x.auto is None),
-    ("paint_index spelling", {"paintindex": None, "paint_index": 44}, lambda x: x.paintindex == 44),
+    ("paint_index spelling", {"paintindex": DROP, "paint_index": 44}, lambda x: x.paintindex == 44),
     ("paintseed odd: dropped", {"paintseed": "n/a"}, lambda x: x.paintseed is None),
 ]
 
