@@ -97,10 +97,16 @@ def decode_per_item(
         return model.model_validate_json(content, context=context)
     except ValidationError as exc:
         paths = getattr(model, "__item_paths__", ())
-        if not paths or _outside_items(exc, paths):
+        if not paths or _bad_items(exc, paths) is None:
             raise
         first = exc
-    data = model.wire_shape(json.loads(content))  # type: ignore[attr-defined]
+    try:
+        loaded = json.loads(content)
+    except ValueError:  # pydantic-core read it, Python's json does not: keep its verdict
+        loaded = None
+    if loaded is None:
+        raise first
+    data = model.wire_shape(loaded)  # type: ignore[attr-defined]
     set_aside: list[SetAside] = []
     error = first
     for _ in range(_MAX_ROUNDS):
@@ -116,10 +122,6 @@ def decode_per_item(
         parsed._set_aside = tuple(set_aside)  # type: ignore[attr-defined]
         return parsed
     raise first
-
-
-def _outside_items(exc: ValidationError, paths: Sequence[tuple[str, ...]]) -> bool:
-    return _bad_items(exc, paths) is None
 
 
 def _bad_items(
