@@ -119,6 +119,7 @@ def build_report(
         "notifications": doc.get("notifications"),
         "metrics_port": doc.get("metrics_port"),
         "errors": list(doc.get("errors") or [])[-5:],
+        "set_aside": [x for x in doc.get("set_aside") or [] if isinstance(x, dict)],
         "stopped_by": doc.get("stopped_by"),
     }
 
@@ -160,10 +161,25 @@ def render(ledger: str, report: dict[str, Any], now: float) -> str:
         )
     if report.get("metrics_port"):
         lines.append(f"metrics     port {report['metrics_port']} (/metrics, /healthz)")
+    lines.extend(_set_aside_lines(report.get("set_aside") or []))
     errors = report["errors"]
     lines.append("last errors " + ("none" if not errors else f"({len(errors)}, newest last)"))
     lines.extend(f"  - {e[:200]}" for e in errors)
     return "\n".join(lines)
+
+
+def _set_aside_lines(kinds: list[dict[str, Any]]) -> list[str]:
+    """Unreadable items of the service's answers that were left out (the rest was used)."""
+    if not kinds:
+        return []
+    total = sum(int(k.get("count") or 0) for k in kinds)
+    lines = [f"set aside   {total} unreadable item(s) in answers, the rest used:"]
+    for kind in kinds:
+        lines.append(
+            f"  - {kind.get('count')} x {kind.get('endpoint')} field {kind.get('field')}"
+            f"; latest: {str(kind.get('example') or '')[:160]}"
+        )
+    return lines
 
 
 def _state_line(report: dict[str, Any], now: float) -> str:

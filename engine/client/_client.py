@@ -16,6 +16,7 @@ from ..models import (
     PlatformItemsResponse,
     PlatformTokenResult,
     SearchResponse,
+    SearchResponseV1,
     SimpleResult,
     Snapshot,
     StatusResult,
@@ -114,7 +115,10 @@ class MarketClient(BuyingAPI):
         )
 
     async def check_tradelink(self, tradelink: str) -> TradeLinkCheck:
-        """Validate a trade link with the service."""
+        """Validate a trade link with the service. A ``success: true`` answer may still
+        name a problem (``info: "Inventory is private"``): see
+        :attr:`~engine.models.TradeLinkCheck.problem`. A refusal raises
+        :class:`~engine.Refused` whose message keeps the answer's ``info``."""
         q = Query(ep.CHECK_TRADELINK.label)
         body = {"tradelink": q.text("tradelink", tradelink)}
         return await self._call(ep.CHECK_TRADELINK, TradeLinkCheck, json_body=body)
@@ -152,12 +156,14 @@ class MarketClient(BuyingAPI):
         lane: Lane = Lane.BACKGROUND,
     ) -> SearchResponse:
         """The v1 search by name (no stickers, no reference price); shares the ``search``
-        bucket with v2."""
+        bucket with v2. The names go out as repeated ``names=`` (as public clients send
+        them to v1); v1 answers one array of listings, returned grouped by name like v2."""
         q = Query(ep.SEARCH_V1.label)
         q.choice("game", game, GAMES)
-        q.repeated("name", name, max_count=MAX_NAMES)
+        q.repeated("names", name, max_count=MAX_NAMES)
         q.flag("include_hold", include_hold)
-        return await self._call(ep.SEARCH_V1, SearchResponse, params=q.items, lane=lane)
+        answer = await self._call(ep.SEARCH_V1, SearchResponseV1, params=q.items, lane=lane)
+        return SearchResponse.from_v1(answer)
 
     async def get_items_list(
         self,

@@ -20,7 +20,7 @@ import httpx
 from .._clock import Clock, SystemClock
 from .._errors import APIError, ConfigError, RateLimited, Unavailable
 from .._limiter import Lane
-from ..models import WireModel
+from ..models import PerItem, SetAside, WireModel
 from ._endpoints import ENDPOINT_BUCKETS, Endpoint
 from ._responses import decode, http_error, transport_error
 from ._secret import APIKey, Secret
@@ -47,6 +47,8 @@ _ENDPOINT_BUCKET: Final = _EndpointBucket()
 
 RequestObserver = Callable[[str, str], None]
 """(endpoint label, outcome) -> None: see :attr:`ClientCore.request_observer`."""
+MalformedObserver = Callable[[str, SetAside], None]
+"""(endpoint label, set-aside item) -> None: see :attr:`ClientCore.malformed_observer`."""
 _NO_BODY: Final = object()
 
 
@@ -78,6 +80,11 @@ class ClientCore:
         """Called with (endpoint label, outcome) after every request: ``"ok"``, or the snake
         case name of the error (``"rate_limited"``, ``"unavailable"``...). For metrics; it
         must not block, and one that raises is ignored."""
+        self.malformed_observer: MalformedObserver | None = None
+        """Called with (endpoint label, :class:`~engine.models.SetAside`) for every item an
+        answer carried that could not be read and was set aside (the rest of the answer is
+        used). For metrics and ``snipe status``; same rules as :attr:`request_observer`."""
+        self._malformed_logged: set[tuple[str, str]] = set()
         if limiter is not None:
             _check_buckets(limiter, catalogue_bucket)
         inner = transport if transport is not None else httpx.AsyncHTTPTransport(retries=0)
@@ -138,7 +145,7 @@ class ClientCore:
             project_ids=project_ids,
         )
         try:
-            return decode(
+            parsed = decode(
                 endpoint,
                 model,
                 response,
@@ -148,6 +155,29 @@ class ClientCore:
         except APIError as exc:
             _log.debug("%s", exc)
             raise
+        if isinstance(parsed, PerItem) and parsed.set_aside:
+            self._report_set_aside(endpoint, parsed.set_aside)
+        return parsed
+
+    def _report_set_aside(self, endpoint: Endpoint, items: tuple[SetAside, ...]) -> None:
+        """Log each kind (endpoint and field) once per client, with an example; tell the
+        observer about every item."""
+        for item in items:
+            kind = (endpoint.label, item.field)
+            if kind not in self._malformed_logged:
+                self._malformed_logged.add(kind)
+                _log.warning(
+                    "%s: set aside an item that could not be read (field %s), kept the "
+                    "rest; further ones of this kind are only counted: %s",
+                    endpoint.label,
+                    item.field,
+                    item,
+                )
+            if self.malformed_observer is not None:
+                try:
+                    self.malformed_observer(endpoint.label, item)
+                except Exception:  # metrics must never break a request
+                    _log.exception("the malformed-item observer failed")
 
     async def _send(
         self,

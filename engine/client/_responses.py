@@ -9,7 +9,12 @@ Sans-I/O: every function here takes what arrived and decides. The rules, in orde
 * any other non-2xx, a body that is not JSON, or JSON of the wrong shape is ``Unavailable``
   (``MalformedResponse`` for the shape), and on a purchase ``OutcomeUnknown``;
 * ``success: false`` (``status`` other than success/ok on merchant endpoints) is
-  ``Refused``, on a purchase ``PurchaseRefused`` with a typed reason.
+  ``Refused``, on a purchase ``PurchaseRefused`` with a typed reason; a refusal's ``info``
+  (the reason a person can act on, such as a trade ban) is kept in its message.
+
+Answers with many items are decoded item by item (:func:`engine.models.decode_per_item`):
+an unreadable listing or trade is set aside on the answer, and only a broken envelope is
+``MalformedResponse``. Purchase answers are never decoded so: they stay whole and strict.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from .._errors import (
     Refused,
     Unavailable,
 )
-from ..models import WireModel
+from ..models import WireModel, decode_per_item
 from ._endpoints import Endpoint
 
 __all__ = [
@@ -73,10 +78,11 @@ class _Envelope(pydantic.BaseModel):
     success: bool | None = None
     status: str | None = None
     msg: str | None = None
+    info: str | None = None
     new_price: int | None = None
     msBeforeNext: float | None = None  # the wire's name
 
-    @pydantic.field_validator("msg", "status", mode="before")
+    @pydantic.field_validator("msg", "status", "info", mode="before")
     @classmethod
     def _any_text(cls, value: Any) -> Any:
         if value is None or isinstance(value, str | int | float):
@@ -184,7 +190,7 @@ def decode(
     """
     content = response.content
     try:
-        parsed = model.model_validate_json(content, context={"image_base_url": image_base_url})
+        parsed = decode_per_item(model, content, context={"image_base_url": image_base_url})
     except pydantic.ValidationError as exc:
         failure = _undecodable(endpoint, content, exc, project_ids, check_refusal)
     else:
@@ -209,7 +215,8 @@ def _undecodable(
         # The shape is wrong, but it may still be a plain refusal with odd extra fields.
         envelope = parse_envelope(content)
         if envelope is not None and _refused(endpoint, envelope.success, envelope.status):
-            return refusal_error(endpoint, envelope.msg or envelope.status, envelope.new_price)
+            refusal = refusal_error(endpoint, envelope.msg or envelope.status, envelope.new_price)
+            return _with_info(endpoint, refusal, envelope.info)
     if endpoint.purchase:
         what = "a body that is not JSON" if not_json else f"JSON with a bad field {path}"
         return OutcomeUnknown(
@@ -258,7 +265,21 @@ def _refusal_or_missing_flag(
     if endpoint.merchant and not msg:
         msg = status
     new_price = getattr(parsed, "new_price", None)
-    return refusal_error(endpoint, msg, new_price)
+    return _with_info(
+        endpoint, refusal_error(endpoint, msg, new_price), getattr(parsed, "info", None)
+    )
+
+
+def _with_info(endpoint: Endpoint, refusal: Refused, info: object) -> Refused:
+    """A non-purchase refusal with the answer's ``info`` added to its message (the check
+    of a trade link puts the actionable reason there: "Inventory is private", a ban)."""
+    if endpoint.purchase or not isinstance(info, str) or not info.strip():
+        return refusal
+    info = info.strip()
+    if refusal.msg and info in refusal.msg:
+        return refusal
+    shown = f"{refusal.msg} ({info})" if refusal.msg else info
+    return Refused(f"refused: {shown}", endpoint=endpoint.label, msg=refusal.msg or info)
 
 
 def _refused(endpoint: Endpoint, success: bool | None, status: str | None) -> bool:

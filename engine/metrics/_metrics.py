@@ -255,6 +255,15 @@ class _StateCollector(Collector):
             ("snipe_candidates", status.candidates, "Listings a rule accepted."),
         ):
             yield CounterMetricFamily(name, text, value=value)
+        malformed = CounterMetricFamily(
+            "snipe_malformed_items",
+            "Items of answers (listings, trades, history rows, orders) that could not be "
+            "read and were set aside, by endpoint and field; the rest of each answer is used.",
+            labels=["endpoint", "field"],
+        )
+        for (endpoint, field_name), count in sorted(status.set_aside.items()):
+            malformed.add_metric([endpoint, field_name], count)
+        yield malformed
         notes = CounterMetricFamily(
             "snipe_notifications",
             "Notifications by channel and result (sent, failed, dropped).",

@@ -3,6 +3,11 @@
 Parsing is lenient (every variant wire-notes.md records is accepted) and the result is one
 normalised, immutable form: ids are ``str``, money is ``int`` USD x 1000, instants are ``int``
 epoch seconds, ``""`` phases are ``None``.
+
+Answers that carry many items (searches, catalogue pages, trades, history, buy orders) are
+decoded item by item with :func:`decode_per_item`: an unreadable item is set aside
+(:class:`SetAside`, on the answer's ``set_aside``) and the others kept. docs/wire.md lists
+every variant read.
 """
 
 from ._account import (
@@ -32,10 +37,12 @@ from ._market import (
     PlatformItem,
     PlatformItemsResponse,
     SearchResponse,
+    SearchResponseV1,
     Snapshot,
     SnapshotRow,
     Sticker,
 )
+from ._per_item import PerItem, SetAside, decode_per_item
 from ._trading import (
     BulkBuyItemResult,
     BulkBuyResponse,
@@ -78,6 +85,7 @@ __all__ = [
     "Listing",
     "OwnListing",
     "OwnListingsResponse",
+    "PerItem",
     "PlatformItem",
     "PlatformItemsResponse",
     "PlatformTokenResult",
@@ -86,6 +94,8 @@ __all__ = [
     "RemoveAllResult",
     "RemoveBuyOrderResult",
     "SearchResponse",
+    "SearchResponseV1",
+    "SetAside",
     "SimpleResult",
     "Snapshot",
     "SnapshotRow",
@@ -106,6 +116,7 @@ __all__ = [
     "WebhookRecord",
     "WebhookResponse",
     "WireModel",
+    "decode_per_item",
     "join_image_url",
     "parse_epoch",
 ]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any
 
-from ._types import Epoch, ImageURL, OptionalText, WireModel
+from pydantic import AliasChoices, Field
+
+from ._types import Epoch, ImageURL, Lenient, OptionalText, WireModel
 
 __all__ = [
     "DepositRecord",
@@ -45,7 +48,8 @@ class StatusResult(WireModel):
 
 
 class User(WireModel):
-    """``GET /v1/user``'s ``user``: ``wallet`` is the balance in USD x 1000."""
+    """``GET /v1/user``'s ``user``: ``wallet`` is the balance in USD x 1000;
+    ``platform_id`` is the account's 64-bit platform id (the wire's ``id64``)."""
 
     wallet: int = 0
     can_p2p: bool | None = None
@@ -53,6 +57,11 @@ class User(WireModel):
     id: str | None = None
     name: str | None = None
     sell_fees: float | None = None
+    platform_id: OptionalText = Field(
+        default=None, validation_alias=AliasChoices("id64", "platform_id", "platformid64")
+    )
+    sell_status: Annotated[str | None, Lenient()] = None
+    login: Annotated[str | None, Lenient()] = None
 
 
 class UserResponse(WireModel):
@@ -87,16 +96,40 @@ class PlatformTokenResult(WireModel):
     exp: Epoch = None
 
 
+_TRADE_BLOCKERS = re.compile(
+    r"privat|\bban|cannot|can't|can not|unable|not (?:allowed|available|possible|valid)"
+    r"|invalid|restrict|disabled|locked|limited",
+    re.IGNORECASE,
+)
+
+
 class TradeLinkCheck(WireModel):
-    """``POST /v1/check-tradelink`` (2.12)."""
+    """``POST /v1/check-tradelink`` (2.12). The platform ids arrive as numbers or strings.
+
+    ``success: true`` does not always mean trades will go through: the service has
+    answered ``success: true, info: "Inventory is private"``. :attr:`problem` says what
+    stands in the way, if anything.
+    """
 
     success: bool = False
     link: OptionalText = None
     info: OptionalText = None
-    msg: str | None = None
+    msg: OptionalText = None
     token: OptionalText = None
-    platformid32: int | None = None
-    platformid64: int | None = None
+    platformid32: Annotated[int | None, Lenient()] = None
+    platformid64: Annotated[int | None, Lenient()] = None
+
+    @property
+    def problem(self) -> str | None:
+        """Why trades to this link would fail, in the service's words (``msg`` and
+        ``info`` both: ``info`` is often the part a person can act on, such as a trade
+        ban), or ``None`` when the link can be used."""
+        if not self.success:
+            said = [text for text in (self.msg, self.info) if text]
+            return ": ".join(dict.fromkeys(said)) or "refused, no reason given"
+        if self.info and _TRADE_BLOCKERS.search(self.info):
+            return self.info
+        return None
 
 
 class InventoryPrice(WireModel):

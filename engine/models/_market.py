@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Self
+from collections.abc import Iterable
+from decimal import ROUND_FLOOR
+from typing import Annotated, Self
 
 from pydantic import AliasChoices, Field, ValidationInfo, model_validator
 
-from ._types import Epoch, OptionalText, WireModel, image_base_url
+from ._per_item import ANY_KEY, INDEX, PerItem, SetAside
+from ._types import (
+    Epoch,
+    Lenient,
+    Nullable,
+    OptionalText,
+    Price,
+    Reference,
+    WireModel,
+    WireMoney,
+    image_base_url,
+)
 
 __all__ = [
     "CataloguePage",
@@ -14,10 +27,15 @@ __all__ = [
     "PlatformItem",
     "PlatformItemsResponse",
     "SearchResponse",
+    "SearchResponseV1",
     "Snapshot",
     "SnapshotRow",
     "Sticker",
 ]
+
+StickerValue = Annotated[int, WireMoney(ROUND_FLOOR, null_as=0)]
+"""A sticker's price: ``null`` (seen on the live feed) counts as 0, like a sticker not on
+sale, so a sticker of unknown price never adds value."""
 
 
 def _with_prefix(image: str | None, prefix: str | None) -> str | None:
@@ -30,15 +48,16 @@ def _with_prefix(image: str | None, prefix: str | None) -> str | None:
 
 
 class Sticker(WireModel):
-    """A sticker applied to a listed item. ``price`` is 0 when the sticker is not on sale;
-    ``wear`` is ``None`` when the service sends ``null`` (an unworn sticker). A relative
-    ``image`` is joined to the image base address by the :class:`Listing` carrying it."""
+    """A sticker applied to a listed item. ``price`` is 0 when the sticker is not on sale
+    or its price is ``null`` (unknown: never counted as value); ``wear`` is ``None`` when
+    the service sends ``null`` (an unworn sticker). A relative ``image`` is joined to the
+    image base address by the :class:`Listing` carrying it."""
 
     name: str
     image: str | None = None
     wear: float | None = None
     slot: int | None = None
-    price: int = 0
+    price: StickerValue = 0
 
 
 class Listing(WireModel):
@@ -46,31 +65,42 @@ class Listing(WireModel):
 
     Every field but ``item_id``, ``name`` and ``price`` is optional because the two sources
     carry different subsets. A listing is trade-locked exactly when ``unlock_at`` is set.
-    ``platform_price`` is the service's reference price (``platform_price_number`` on some
-    v2 answers); ``float_value`` is the wire's ``float``.
+    ``platform_price`` is the service's reference price: the first of the wire's
+    ``platform_price`` and ``platform_price_number`` that holds a number (a ``null`` or an
+    object in one does not hide the other); ``float_value`` is the wire's ``float``.
+    A fraction of a thousandth is rounded against the buyer (docs/wire.md).
+    ``delivery`` is how the item is delivered (``p2p`` or ``bot``, as sent), ``inspect``
+    the in-game inspect link, ``auto`` whether the seller's side is automated.
     """
 
     item_id: str
     name: str
-    price: int
+    price: Price
     image: str | None = None  # relative values joined in _normalise
     phase: str | None = None  # "" means no phase: None after _normalise
     float_value: float | None = Field(default=None, alias="float")
-    platform_price: int | None = Field(
-        default=None, validation_alias=AliasChoices("platform_price", "platform_price_number")
-    )
-    sticker_names: tuple[str, ...] = ()
-    stickers: tuple[Sticker, ...] = ()
+    platform_price: Reference | None = None  # the first number of the two, in _normalise
+    platform_price_number: Reference | None = Field(default=None, exclude=True, repr=False)
+    sticker_names: Annotated[tuple[str, ...], Nullable()] = ()  # null: () in _normalise
+    stickers: Annotated[tuple[Sticker, ...], Nullable()] = ()  # null: () in _normalise
     unlock_at: Epoch = None
     send_until: Epoch = None
     # catalogue only
-    best_deals: int | None = None
+    best_deals: Reference | None = None
     discount: float | None = None
     brand: OptionalText = None
     type: OptionalText = None
-    # extras the live service sends (wire-notes.md); kept for pattern criteria plugins
-    paintseed: int | None = None
-    paintindex: int | None = None
+    # extras the live service sends (wire-notes.md): informative, so an odd value is
+    # dropped (None) rather than setting the listing aside
+    delivery: Annotated[str | None, Lenient()] = None
+    inspect: Annotated[str | None, Lenient()] = None
+    auto: Annotated[bool | None, Lenient()] = None
+    paintseed: Annotated[int | None, Lenient()] = None
+    # one field, not two merged in _normalise: every declared field costs a key lookup in
+    # each of a search's 2,500 listings (bench/bench_parse.py), and this one is informative
+    paintindex: Annotated[int | None, Lenient()] = Field(
+        default=None, validation_alias=AliasChoices("paintindex", "paint_index")
+    )
 
     @model_validator(mode="after")
     def _normalise(self, info: ValidationInfo) -> Self:
@@ -81,6 +111,14 @@ class Listing(WireModel):
         fields = self.__dict__
         if fields["phase"] == "":
             fields["phase"] = None
+        if fields["platform_price"] is None:
+            fields["platform_price"] = fields["platform_price_number"]
+        if fields["sticker_names"] is None:
+            fields["sticker_names"] = ()
+        if fields["stickers"] is None:
+            fields["stickers"] = ()
+        if fields["delivery"] is not None:
+            fields["delivery"] = fields["delivery"].strip().lower() or None
         base = image_base_url(info)
         prefix = None if base is None else base.rstrip("/") + "/"
         fields["image"] = _with_prefix(fields["image"], prefix)
@@ -103,18 +141,58 @@ class Listing(WireModel):
         return sum(s.price for s in self.stickers)
 
 
-class SearchResponse(WireModel):
-    """``GET /v1|v2/search-items-by-name``: listings per requested name, cheapest first.
-    A name with no listing maps to an empty tuple or is absent."""
+class SearchResponse(PerItem):
+    """``GET /v2/search-items-by-name`` (and v1, regrouped by :meth:`from_v1`): listings
+    per requested name, cheapest first. A name with no listing maps to an empty tuple or
+    is absent. Listings that could not be read are in :attr:`set_aside`."""
+
+    __item_paths__ = (("items", ANY_KEY, INDEX),)
 
     success: bool = False
     msg: str | None = None
     items: dict[str, tuple[Listing, ...]] = Field(default_factory=dict)
 
+    @classmethod
+    def from_v1(cls, answer: SearchResponseV1) -> SearchResponse:
+        """The v1 answer (a flat array) grouped by name, cheapest first within a name, with
+        the same :attr:`set_aside`."""
+        return cls._grouped(answer.success, answer.msg, answer.items, answer.set_aside)
 
-class CataloguePage(WireModel):
+    @classmethod
+    def _grouped(
+        cls,
+        success: bool,
+        msg: str | None,
+        listings: Iterable[Listing],
+        set_aside: tuple[SetAside, ...],
+    ) -> SearchResponse:
+        by_name: dict[str, list[Listing]] = {}
+        for listing in listings:
+            by_name.setdefault(listing.name, []).append(listing)
+        items = {
+            name: tuple(sorted(found, key=lambda x: x.price)) for name, found in by_name.items()
+        }
+        grouped = cls.model_construct(success=success, msg=msg, items=items)
+        grouped._set_aside = set_aside
+        return grouped
+
+
+class SearchResponseV1(PerItem):
+    """``GET /v1/search-items-by-name`` as sent: ``items`` is one array of listings for
+    every requested name (v2 keys them by name). :meth:`SearchResponse.from_v1` groups it."""
+
+    __item_paths__ = (("items", INDEX),)
+
+    success: bool = False
+    msg: str | None = None
+    items: tuple[Listing, ...] = ()
+
+
+class CataloguePage(PerItem):
     """``GET /v1|v2/get-items-list``: one page. ``next_cursor`` (v2) is set only while
-    ``has_more``."""
+    ``has_more``. Listings that could not be read are in :attr:`set_aside`."""
+
+    __item_paths__ = (("items", INDEX),)
 
     success: bool = False
     msg: str | None = None
@@ -135,8 +213,10 @@ class SnapshotRow(WireModel):
     send_until: Epoch = None
 
 
-class Snapshot(WireModel):
+class Snapshot(PerItem):
     """``GET /v1/prices/snapshot`` as JSON (2.13)."""
+
+    __item_paths__ = (("items", INDEX),)
 
     success: bool = False
     msg: str | None = None
@@ -155,7 +235,9 @@ class PlatformItem(WireModel):
     ru_name: OptionalText = None
 
 
-class PlatformItemsResponse(WireModel):
+class PlatformItemsResponse(PerItem):
+    __item_paths__ = (("items", INDEX),)
+
     success: bool = False
     msg: str | None = None
     items: tuple[PlatformItem, ...] = ()

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from collections.abc import Iterable
+from typing import Annotated, Any
 
-from ._types import Epoch, ImageURL, OptionalText, WireModel
+from pydantic import Field, model_validator
+
+from ._per_item import INDEX, PerItem
+from ._types import Charged, Epoch, ImageURL, Lenient, OptionalText, Price, WireModel
 
 __all__ = [
     "BulkBuyItemResult",
@@ -77,11 +81,13 @@ class BulkBuyResponse(WireModel):
 
 
 class ProjectTrade(WireModel):
-    """A trade found by ``GET /v1/check-many-project-id``."""
+    """A trade found by ``GET /v1/check-many-project-id``. ``id`` is the marketplace's
+    numeric trade id; a trade id that is not a number (seen on the wire) is read as
+    ``None`` rather than losing the trade's status, which is what settles money."""
 
-    id: int | None = None
+    id: Annotated[int | None, Lenient()] = None
     project_id: str
-    price: int | None = None
+    price: Charged | None = None
     name: str | None = None
     status: int
     done: bool | None = None
@@ -101,10 +107,29 @@ class ProjectTrade(WireModel):
         return self.status in TradeStatus.FINAL
 
 
-class ProjectTradesResponse(WireModel):
+class ProjectTradesResponse(PerItem):
+    """``GET /v1/check-many-project-id``. A trade that could not be read is in
+    :attr:`set_aside` (with its ``project_id`` when that was readable): it settles
+    nothing, and the ids it may belong to are *not learned* by this answer, never
+    "absent" (:meth:`unsettled`)."""
+
+    __item_paths__ = (("trades", INDEX),)
+
     success: bool = False
     msg: str | None = None
     trades: tuple[ProjectTrade, ...] = ()
+
+    def unsettled(self, asked: Iterable[str]) -> frozenset[str]:
+        """The ``asked`` project ids this answer says nothing certain about: those of the
+        set-aside trades, and, when a set-aside trade's project id could not be read, every
+        asked id missing from :attr:`trades` (any of them may be that trade's)."""
+        if not self.set_aside:
+            return frozenset()
+        asked = frozenset(asked)
+        named = {s.project_id for s in self.set_aside if s.project_id is not None}
+        if any(s.project_id is None for s in self.set_aside):
+            named |= asked - {t.project_id for t in self.trades}
+        return frozenset(asked & named)
 
 
 class BuyOrderResult(WireModel):
@@ -127,13 +152,17 @@ class BuyOrder(WireModel):
 
     id: int
     name: str
-    price: int
+    price: Price
     amount: int = 0
     filled: int = 0
     game: OptionalText = None
 
 
-class BuyOrdersResponse(WireModel):
+class BuyOrdersResponse(PerItem):
+    """``GET /v1/buy-orders``; an order that could not be read is in :attr:`set_aside`."""
+
+    __item_paths__ = (("offers", INDEX),)
+
     success: bool = False
     msg: str | None = None
     offers: tuple[BuyOrder, ...] = ()
@@ -151,14 +180,14 @@ class TradeParty(WireModel):
 
 
 class TradeItem(WireModel):
-    """An item of a trade (2.6)."""
+    """An item of a trade (2.6). ``id`` is kept as text: trade ids are not always numbers."""
 
-    id: int | None = None
+    id: str | None = None
     item_id: str | None = None
-    give_amount: int | None = None
+    give_amount: Charged | None = None
     merchant: OptionalText = None
     image: ImageURL = None
-    price: int | None = None
+    price: Charged | None = None
     game: OptionalText = None
     name: str | None = None
     status: int | None = None
@@ -166,9 +195,10 @@ class TradeItem(WireModel):
 
 class Trade(WireModel):
     """A trade to send (2.5, deprecated polling). ``stage`` 11 means reserved, waiting for
-    the trade lock to end. ``costum_id`` is spelled so on the wire."""
+    the trade lock to end. ``costum_id`` is spelled so on the wire. ``id`` is kept as
+    text: public clients have seen non-numeric trade ids."""
 
-    id: int
+    id: str
     costum_id: OptionalText = None
     trade_id: OptionalText = None
     tradelink: OptionalText = None
@@ -188,22 +218,44 @@ class Trade(WireModel):
     release_date: Epoch = None
 
 
-class TradesResponse(WireModel):
+class TradesResponse(PerItem):
+    """``GET /v1/ready-to-transfer-p2p``: the documented example is one bare trade object,
+    public clients declare ``{"success": true, "trades": [...]}``; both (and a bare array)
+    read as this. A trade that could not be read is in :attr:`set_aside`."""
+
+    __item_paths__ = (("trades", INDEX),)
+
     success: bool = False
     msg: str | None = None
     trades: tuple[Trade, ...] = ()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_forms(cls, data: Any) -> Any:
+        return cls.wire_shape(data)
+
+    @classmethod
+    def wire_shape(cls, data: Any) -> Any:
+        if isinstance(data, list):
+            return {"success": True, "trades": data}
+        bare = isinstance(data, dict) and "success" not in data and "trades" not in data
+        if bare and ("id" in data or "items" in data):
+            return {"success": True, "trades": [data]}
+        return data
+
 
 class HistoryTrade(WireModel):
-    """A row of ``POST /v2/my-history``. On buy rows ``price`` is the amount paid."""
+    """A row of ``POST /v2/my-history``. On buy rows ``price`` is the amount paid;
+    ``date`` is when the trade was completed (``created`` when it was made)."""
 
     id: int
     item_id: str | None = None
     name: str | None = None
-    price: int | None = None
-    give_amount: int | None = None
+    price: Charged | None = None
+    give_amount: Charged | None = None
     status: int | None = None
     created: Epoch = None
+    date: Epoch = None
     action: OptionalText = None
     project_id: OptionalText = None
 
@@ -213,7 +265,12 @@ class HistoryData(WireModel):
     transactions: tuple[dict[str, object], ...] = ()
 
 
-class HistoryPage(WireModel):
+class HistoryPage(PerItem):
+    """``POST /v2/my-history``; a row that could not be read is in :attr:`set_aside` (with
+    its ``project_id`` when readable): it is not known, which is not the same as absent."""
+
+    __item_paths__ = (("data", "trades", INDEX),)
+
     success: bool = False
     msg: str | None = None
     data: HistoryData = Field(default_factory=HistoryData)

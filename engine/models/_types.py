@@ -14,18 +14,32 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationInfo
-from pydantic_core import PydanticCustomError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    GetCoreSchemaHandler,
+    ValidationInfo,
+)
+from pydantic_core import PydanticCustomError, core_schema
 
 __all__ = [
     "PHASES",
+    "Charged",
     "Epoch",
     "ImageURL",
+    "Lenient",
+    "Nullable",
     "OptionalText",
     "Phase",
+    "Price",
+    "Reference",
     "WireModel",
+    "WireMoney",
     "image_base_url",
     "join_image_url",
     "parse_epoch",
@@ -130,3 +144,99 @@ def _image_url(value: str | None, info: ValidationInfo) -> str | None:
 ImageURL = Annotated[str | None, AfterValidator(_image_url)]
 """An image address; relative values are joined to the ``image_base_url`` passed in the
 validation context."""
+
+
+class WireMoney:
+    """Annotation of a money field (USD x 1000) that also reads a fraction of a thousandth.
+
+    Whole numbers (``5000``, ``"990000"``, ``"000000027867"``, ``5000.0``) are read by
+    pydantic's lax ``int`` in pydantic-core, as before; only a value that fails it reaches
+    the Python fallback, so the common path costs nothing more. The fallback reads a
+    fractional number or numeric string (``"27867.5"``: seen on the live feed) and rounds it
+    against the buyer (docs/wire.md): ``ROUND_CEILING`` for what snipe may pay (a listing's
+    price, a trade's charged price), ``ROUND_FLOOR`` for what it compares against (a
+    reference price, a sticker's value). Half a thousandth of a dollar is never worth
+    setting a listing aside, and rounding this way never under-counts spending nor
+    over-states a discount. ``null`` gives ``null_as`` when set (else it is refused, unless
+    the field is optional); ``objects_absent`` reads an object as "no price" (the website's
+    ``platform_price`` object).
+    """
+
+    _MESSAGE = "Input should be a price in USD x 1000 (a number or a numeric string)"
+
+    def __init__(
+        self, rounding: str, *, null_as: int | None = None, objects_absent: bool = False
+    ) -> None:
+        self.rounding = rounding
+        self.null_as = null_as
+        self.objects_absent = objects_absent
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.union_schema(
+            [core_schema.int_schema(), core_schema.no_info_plain_validator_function(self._read)],
+            mode="left_to_right",
+            custom_error_type="money",
+            custom_error_message=self._MESSAGE,
+        )
+
+    def _read(self, value: Any) -> int | None:
+        if value is None and self.null_as is not None:
+            return self.null_as
+        if isinstance(value, dict) and self.objects_absent:
+            return None
+        if isinstance(value, str | float) and not isinstance(value, bool):
+            try:
+                number = Decimal(value.strip() if isinstance(value, str) else repr(value))
+            except InvalidOperation:
+                number = None
+            if number is not None and number.is_finite() and number >= 0:
+                return int(number.to_integral_value(self.rounding))
+        raise PydanticCustomError("money", self._MESSAGE)
+
+
+Price = Annotated[int, WireMoney(ROUND_CEILING)]
+"""Money snipe may pay: a fraction of a thousandth is rounded up."""
+Charged = Price
+"""Money the service says was charged: rounded up, so spending is never under-counted."""
+Reference = Annotated[int, WireMoney(ROUND_FLOOR, objects_absent=True)]
+"""A price compared against (a reference price): a fraction is rounded down, and an object
+in its place (a website's ``platform_price`` object) means no price."""
+
+
+class Lenient:
+    """Annotation of an informative field (``inspect``, ``delivery``, ``auto``, paint
+    seed): a value of an unexpected type becomes ``None`` instead of setting the whole
+    listing aside. Never used on money, ids, times or a status."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        # An object in the field's place (``delivery: {...}``) is matched by a field-less
+        # typed dict, which skips its contents without making Python objects of them;
+        # only then is a Python function called, on an empty dict. Anything else odd
+        # reaches the last, general fallback.
+        skipped_object = core_schema.no_info_after_validator_function(
+            _none, core_schema.typed_dict_schema({}, extra_behavior="ignore")
+        )
+        return core_schema.union_schema(
+            [handler(source), skipped_object, core_schema.no_info_plain_validator_function(_none)],
+            mode="left_to_right",
+        )
+
+
+def _none(value: Any) -> None:
+    return None
+
+
+class Nullable:
+    """Annotation of a collection field that the service sometimes sends as ``null``
+    (``sticker_names: null``): ``null`` passes, and the model's own normalisation turns it
+    into the empty collection (one check in a validator that already runs, rather than a
+    validator call per value)."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.nullable_schema(handler(source))

@@ -1,10 +1,12 @@
 """Searching and listing (interface.md 4.2): search by name (v1, v2), the catalogue (v1,
 v2), own listings, recommended prices and the prices snapshot.
 
-Answers use the wire's variants on purpose (wire-notes.md), so a client's leniency is
-exercised: some ``item_id`` values are integers in searches, ``phase`` is ``""`` on items
-without one, some v2 answers name the reference price ``platform_price_number``, sticker
-wear can be ``null``, and unknown extra fields appear.
+Answers use the wire's variants on purpose (wire-notes.md, docs/wire.md), so a client's
+leniency is exercised: some ``item_id`` values are integers in searches, ``phase`` is ``""``
+on items without one, some v2 answers name the reference price ``platform_price_number``
+(some with ``platform_price: null`` beside it), sticker wear can be ``null``, so can
+``sticker_names`` on a listing without stickers, v1 search answers one array, and unknown
+extra fields appear.
 """
 
 from __future__ import annotations
@@ -48,7 +50,11 @@ def search_entry(
     if v2:
         reference_key = "platform_price_number" if listing.item_id % 5 == 0 else "platform_price"
         entry[reference_key] = listing.platform_price
-        entry["sticker_names"] = [s.name for s in listing.stickers]
+        if listing.item_id % 10 == 0:  # the live feed: a null in one, the number in the other
+            entry["platform_price"] = None
+        names = [s.name for s in listing.stickers]
+        # the live feed sends null for "no stickers" on some listings
+        entry["sticker_names"] = names if names or listing.item_id % 3 else None
         entry["stickers"] = [
             {"name": s.name, "image": s.image, "wear": s.wear, "slot": s.slot, "price": s.price}
             for s in listing.stickers
@@ -65,9 +71,11 @@ def search_entry(
 
 
 def _search(sandbox: Sandbox, request: Request, *, v2: bool) -> Response:
-    names = request.args("name")
+    # v1 takes the names as repeated ``names=`` (as public clients send them), v2 ``name=``
+    names = request.args("name") if v2 else request.args("names") or request.args("name")
     if not names:
-        raise BadRequest("name is required (repeat it for several names)")
+        wanted = "name" if v2 else "names"
+        raise BadRequest(f"{wanted} is required (repeat it for several names)")
     if len(names) > MAX_NAMES:
         raise BadRequest(f"at most {MAX_NAMES} names per request, got {len(names)}")
     market, now = sandbox.market, sandbox.now()
@@ -86,6 +94,8 @@ def _search(sandbox: Sandbox, request: Request, *, v2: bool) -> Response:
             search_entry(listing, now, v2=v2, minified=minified, delivery=delivery)
             for listing in found[:MAX_PER_NAME]
         ]
+    if not v2:  # v1 answers one array of listings; only v2 keys them by name
+        return json_response({"success": True, "items": [e for es in items.values() for e in es]})
     return json_response({"success": True, "items": items})
 
 

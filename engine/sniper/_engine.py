@@ -107,6 +107,7 @@ class Engine:
         self.host = host
         self.settings = settings
         self.status = EngineStatus()
+        client.malformed_observer = self.status.item_set_aside
         self._trade_link_url = trade_link_url
         self.schedule = SearchSchedule(watched=ruleset.watched_names)
         search_calls = limiter.usage("search")[1]
@@ -160,10 +161,10 @@ class Engine:
             raise TradingRefused(f"the API key was rejected: {exc.message}") from None
         except APIError as exc:
             raise TradingRefused(f"cannot check the trade link: {exc}") from None
-        if not check.success:
+        problem = check.problem  # success: true may still say "Inventory is private"
+        if problem is not None:
             raise TradingRefused(
-                "the trade link is not valid, so every purchase would be cancelled: "
-                f"{check.msg or check.info or 'no reason given'}"
+                f"the trade link cannot be used, so every purchase would be cancelled: {problem}"
             )
         await self._refresh_balance()
         if not self.settings.dry_run:

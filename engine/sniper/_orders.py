@@ -163,12 +163,20 @@ class OrderManager:
 
     async def _sync(self, *, allow_new: bool, withdraw: bool) -> None:
         try:
-            listed = {o.name: o for o in (await self._client.buy_orders()).offers}
+            answer = await self._client.buy_orders()
         except APIError as exc:
             self._status.error(f"buy orders: {exc}")
             return
+        listed = {o.name: o for o in answer.offers}
+        # An order of the list that could not be read (set aside, counted by the client)
+        # may be one of ours: while there is one, a missing order is not taken as gone
+        # and nothing is placed (it could duplicate it).
+        unreadable = bool(answer.set_aside)
         for order in await self._ledger.orders():
-            await self._match(order, listed.get(order.name))
+            offer = listed.get(order.name)
+            if offer is None and unreadable:
+                continue
+            await self._match(order, offer)
         try:
             await self._settle()
         except APIError as exc:
@@ -181,7 +189,7 @@ class OrderManager:
                 await self._remove(order)
         if withdraw and any(o.state is OrderState.OPEN for o in await self._ledger.orders()):
             self._status.error("buy orders: an order placed before the halt is not removed yet")
-        if not allow_new:
+        if not allow_new or unreadable:
             return
         live = {o.name: o for o in await self._ledger.orders()}
         for name, want in wanted.items():

@@ -10,7 +10,9 @@ buying again:
 - absent shortly after the request: nothing yet (the service advises waiting about a
   minute), so ask again later;
 - absent ``absent_after`` seconds after the purchase was written: it did not happen
-  (FAILED), and its budget is released.
+  (FAILED), and its budget is released;
+- in the answer but unreadable (the client set the trade aside): nothing learned, asked
+  again; never taken as absent.
 
 Bought and reserved purchases are followed the same way until they complete (status 5) or
 are refunded (status 6, or a trade-locked item not delivered by ``send_until``).
@@ -78,8 +80,10 @@ class Reconciler:
         unresolved = await self._ledger.unresolved()
         due = [p for p in unresolved if final_probe or now - p.created_at >= self.settings.grace]
         for batch in _batches(due):
-            trades = await self._lookup(batch)
+            trades, unsettled = await self._lookup(batch)
             for purchase in batch:
+                if purchase.project_id in unsettled:
+                    continue  # its trade was in the answer but unreadable: not learned
                 await self._apply(purchase, trades.get(purchase.project_id))
         return await self._ledger.unresolved()
 
@@ -97,8 +101,10 @@ class Reconciler:
             >= self.settings.follow_every
         ]
         for batch in _batches(due):
-            trades = await self._lookup(batch)
+            trades, unsettled = await self._lookup(batch)
             for purchase in batch:
+                if purchase.project_id in unsettled:
+                    continue  # not learned: asked again on the next pass
                 self._last_followed[purchase.project_id] = now
                 trade = trades.get(purchase.project_id)
                 if trade is not None:
@@ -112,9 +118,23 @@ class Reconciler:
         except APIError as exc:
             self._status.error(f"reconciling: {exc}")
 
-    async def _lookup(self, batch: Sequence[Purchase]) -> dict[str, ProjectTrade]:
-        answer = await self._client.check_many_project_id([p.project_id for p in batch])
-        return {t.project_id: t for t in answer.trades}
+    async def _lookup(
+        self, batch: Sequence[Purchase]
+    ) -> tuple[dict[str, ProjectTrade], frozenset[str]]:
+        """The trades found for ``batch``, and the ids the answer settles nothing about:
+        a trade of the answer that could not be read (set aside by the client) may be
+        theirs, so for them absence is not evidence (never "absent", never FAILED)."""
+        ids = [p.project_id for p in batch]
+        answer = await self._client.check_many_project_id(ids)
+        unsettled = answer.unsettled(ids)
+        if unsettled:
+            log.warning(
+                "check-many-project-id: %d trade(s) unreadable; %d purchase(s) not learned "
+                "this time, asked again later",
+                len(answer.set_aside),
+                len(unsettled),
+            )
+        return {t.project_id: t for t in answer.trades}, unsettled
 
     async def _apply(self, purchase: Purchase, trade: ProjectTrade | None) -> None:
         """Let the ledger apply the service's answer (``None``: absent); absence becomes

@@ -6,6 +6,10 @@ import enum
 import logging
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..models import SetAside
 
 __all__ = ["EngineMode", "EngineStatus", "Outcome", "PurchaseRecord"]
 
@@ -68,6 +72,10 @@ class EngineStatus:
     skip_reasons: Counter[str] = field(default_factory=Counter)
     purchases: list[PurchaseRecord] = field(default_factory=list)
     errors: deque[str] = field(default_factory=lambda: deque(maxlen=20))
+    set_aside: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """Items of answers that could not be read and were left out, by (endpoint, field)."""
+    set_aside_example: dict[tuple[str, str], str] = field(default_factory=dict)
+    """The latest such item of each (endpoint, field), described."""
 
     @property
     def halted(self) -> bool:
@@ -83,6 +91,12 @@ class EngineStatus:
             self.mode = EngineMode.HALTED
             self.halt_reason = reason
             log.error("HALTED: %s", reason)
+
+    def item_set_aside(self, endpoint: str, item: SetAside) -> None:
+        """The client's malformed-item observer: count it (the client logs each kind)."""
+        kind = (endpoint, item.field)
+        self.set_aside[kind] += 1
+        self.set_aside_example[kind] = str(item)[:300]
 
     def error(self, text: str) -> None:
         self.errors.append(text)

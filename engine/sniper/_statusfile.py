@@ -58,6 +58,15 @@ def status_document(
         "candidates": status.candidates,
         "outcomes": {o.value: n for o, n in status.outcomes.items()},
         "errors": list(status.errors)[-10:],
+        "set_aside": [
+            {
+                "endpoint": endpoint,
+                "field": field,
+                "count": count,
+                "example": status.set_aside_example.get((endpoint, field)),
+            }
+            for (endpoint, field), count in sorted(status.set_aside.items())
+        ],
         **(extra or {}),
     }
 

@@ -160,16 +160,15 @@ async def test_html_200_on_a_purchase_is_unknown(
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        (
-            {"success": True, "items": {"AK": [{"item_id": "1", "name": "AK", "price": "x"}]}},
-            "items.AK.0.price",
-        ),
-        ({"success": True, "items": {"AK": [{"name": "AK", "price": 1}]}}, "items.AK.0.item_id"),
+        # one bad listing is set aside (tests/client/test_real_variants.py); only a broken
+        # envelope fails the answer
+        ({"success": True, "items": {"AK": "none"}}, "items.AK"),
+        ({"success": "perhaps", "items": {}}, "success"),
         ({"success": True, "items": []}, "items"),
         ([1, 2], "(body)"),
         ({"items": {}}, "success"),
     ],
-    ids=["bad-price", "missing-id", "items-not-object", "not-object", "no-success-flag"],
+    ids=["name-not-list", "bad-flag", "items-not-object", "not-object", "no-success-flag"],
 )
 async def test_wrong_shape_names_endpoint_and_field(
     body: Any, field: str, client: MarketClient, recorder: Recorder

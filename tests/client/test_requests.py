@@ -106,9 +106,9 @@ CASES = [
         lambda c: c.search_items_by_name_v1(["A"], game="rust"),
         "GET",
         "/v1/search-items-by-name",
-        params=[("game", "rust"), ("name", "A")],
-        answer={"success": True, "items": {"A": []}},
-        check=lambda r: r.items == {"A": ()},
+        params=[("game", "rust"), ("names", "A")],
+        answer={"success": True, "items": [{"item_id": 7, "name": "A", "price": 10}]},
+        check=lambda r: [x.item_id for x in r.items["A"]] == ["7"],
     ),
     Case(
         "items_list_v2",

@@ -107,7 +107,9 @@ async def test_v2_search_has_stickers_and_reference_price_v1_does_not(
         n for n, ls in sandbox.market.by_name.items() if any(li.stickers for li in ls.values())
     )
     v2 = (await api.get("/v2/search-items-by-name", name=name))["items"][name]
-    v1 = (await api.get("/v1/search-items-by-name", name=name))["items"][name]
+    v1 = (await api.get("/v1/search-items-by-name", names=name))["items"]
+    assert v1  # v1: one array of listings, not keyed by name
+    assert all(entry["name"] == name for entry in v1)
     assert any(entry["stickers"] for entry in v2)
     assert all("platform_price" in e or "platform_price_number" in e for e in v2)
     assert all("stickers" not in entry and "platform_price" not in entry for entry in v1)
