@@ -29,7 +29,8 @@ from ..rules import RuleSet, load_rules
 from ..sandbox import MarketConfig, Sandbox, SandboxConfig
 from ..sniper import Engine, EngineSettings, Outcome, PurchaseRecord
 from ..sniper._session import SessionOptions, open_engine
-from ._run import _positive, setup_logging
+from ._args import duration, positive
+from ._run import setup_logging
 
 __all__ = ["register"]
 
@@ -44,11 +45,15 @@ def register(subparsers: Any) -> None:
         "on a sped-up market, and print what it watched, bought and skipped, and why.",
     )
     parser.add_argument(
-        "--seconds", type=_positive, default=30.0, help="real seconds to run (default 30)"
+        "--seconds",
+        type=duration,
+        default=30.0,
+        metavar="DURATION",
+        help="real time to run: 30, 45s, 2m (default 30 seconds)",
     )
     parser.add_argument(
         "--speed",
-        type=_positive,
+        type=positive,
         default=60.0,
         help="market seconds per real second (default 60)",
     )

@@ -34,6 +34,7 @@ from .._errors import (
     OutcomeUnknown,
     PurchaseRefused,
 )
+from .._money import format_usd
 from .._plugins import PluginHost
 from ..client import BulkItem, BulkItemResult, BulkStatus, MarketClient, TradeLink
 from ..ledger import Intent, Ledger, PurchaseState, new_project_id
@@ -346,11 +347,11 @@ class Buyer:
             )
         )
         log.info(
-            "%s %s (item %s) at %d: %s",
-            outcome.value,
+            "%s %s (item %s) at %s: %s",
+            "would buy" if outcome is Outcome.DRY_RUN else outcome.value,
             decision.name,
             decision.item_id,
-            decision.price,
+            format_usd(decision.price),
             detail or "; ".join(decision.reasons),
         )
 
