@@ -69,8 +69,8 @@ class EngineStatus:
     skip_reasons: Counter[str] = field(default_factory=Counter)
     """How often each kind of reason turned a listing down (keys: :func:`reason_kind`, an
     internal key never shown: ``skip_examples`` has a full reason of each kind)."""
-    skip_examples: dict[str, str] = field(default_factory=dict)
-    """For each kind of ``skip_reasons``, the latest full reason of that kind."""
+    skip_examples: dict[tuple[str, str], str] = field(default_factory=dict)
+    """For each (rule, kind of reason), the latest full reason of that kind."""
     skip_by_rule: Counter[tuple[str, str]] = field(default_factory=Counter)
     """How often each (rule, kind of reason) turned a listing down."""
     purchases: list[PurchaseRecord] = field(default_factory=list)
@@ -110,7 +110,7 @@ class EngineStatus:
         kind = reason_kind(reason)
         self.skip_reasons[kind] += 1
         self.skip_by_rule[rule, kind] += 1
-        self.skip_examples[kind] = reason
+        self.skip_examples[rule, kind] = reason
 
 
 def _power_of_ten(n: int) -> bool:
