@@ -78,6 +78,8 @@ class EngineStatus:
     error_counts: Counter[str] = field(default_factory=Counter)
     """How often each kind of error happened (:func:`reason_kind`); the log gets the first
     of a kind, then one line at every power of ten, so a repeated error does not flood it."""
+    error_texts: dict[str, str] = field(default_factory=dict)
+    """The first full text of each kind of error."""
 
     @property
     def halted(self) -> bool:
@@ -99,11 +101,16 @@ class EngineStatus:
         self.error_counts[kind] += 1
         count = self.error_counts[kind]
         if count == 1:
+            self.error_texts[kind] = text
             self.errors.append(text)
             log.warning("%s", text)
         elif _power_of_ten(count):
             self.errors.append(f"{text} (seen {count} times)")
             log.warning("%s (seen %d times)", text, count)
+
+    def repeated_errors(self) -> dict[str, int]:
+        """Each kind of error (its first text) and how often it happened."""
+        return {self.error_texts[kind]: n for kind, n in self.error_counts.items()}
 
     def skipped(self, rule: str, reason: str) -> None:
         """Count ``reason`` (a full reason) turning down a listing for ``rule``."""
