@@ -346,7 +346,10 @@ class Buyer:
                 float_value=decision.listing.float_value,
             )
         )
-        log.info(
+        # a dry run sees the listings it "bought" again and again: not news
+        quiet = outcome is Outcome.DUPLICATE and self._settings.dry_run
+        log.log(
+            logging.DEBUG if quiet else logging.INFO,
             "%s %s (item %s) at %s: %s",
             "would buy" if outcome is Outcome.DRY_RUN else outcome.value,
             decision.name,
