@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -81,3 +82,36 @@ def test_make_demo_installs_the_package_alone_and_make_test_the_dev_extras(
     assert ".venv/bin/snipe demo" in demo
     for target in ("test", "lint", "install"):
         assert "pip install --quiet -e '.[dev]'" in plan(target)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_demo_s_environment_runs_the_demo_without_the_dev_extras(tmp_path: Path) -> None:
+    """`make install-demo` (what `make demo` installs) into a fresh .venv: the demo runs,
+    and none of the test tools is there. Needs pip's index (a warm cache makes it ~10 s)."""
+    for name in ("Makefile", "pyproject.toml", "README.md", "rules.example.yaml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(
+        ROOT / "engine", tmp_path / "engine", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    install = subprocess.run(
+        ["make", "install-demo"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert install.returncode == 0, install.stderr[-2000:]
+    assert "License classifiers are deprecated" not in install.stderr
+    assert "project.license" not in install.stderr
+    python = tmp_path / ".venv" / "bin" / "python"
+    for module in ("ray", "matplotlib", "mypy", "hypothesis", "pytest"):
+        probe = subprocess.run([python, "-c", f"import {module}"], env=env, capture_output=True)
+        assert probe.returncode != 0, f"{module} is installed by make demo"
+    demo = subprocess.run(
+        [tmp_path / ".venv" / "bin" / "snipe", "demo", "--seconds", "0.5", "--speed", "1200"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert demo.returncode == 0, demo.stderr[-2000:]
+    assert "What it bought, and why" in demo.stdout
