@@ -136,6 +136,8 @@ def _with_progress(main: Any, start: float, end: float) -> Any:
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
+    from ..backtest._report import later_label
+
     totals, missed = summary["totals"], summary["missed"]
     hit = "-" if totals["hit_rate"] is None else f"{totals['hit_rate'] * 100:.1f}%"
     print(
@@ -144,7 +146,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
     )
     print(
         f"spend {format_usd(totals['spend'])}, value at reference "
-        f"{format_usd(totals['value_reference'])}, at market later "
+        f"{format_usd(totals['value_reference'])}, at market {later_label(summary)} "
         f"{format_usd(totals['value_later'])}, realised margin "
         f"{format_usd(totals['realised_margin'])}"
     )

@@ -55,7 +55,7 @@ import anyio
 
 from .._clock import Clock
 from .._errors import IntentRefusal, IntentRefused, LedgerError
-from .._money import Money
+from .._money import Money, format_usd
 from ..models import ProjectTrade
 from ._connection import AsyncConnection, Driver, Row, connect
 from ._orders import OrderBook
@@ -474,10 +474,11 @@ class Ledger(OrderBook):
             adding = len(mine) if cap.kind == "count" else sum(i.price for i in mine)
             if mine and used + adding > cap.limit:
                 first = mine[0]
-                unit = "purchases" if cap.kind == "count" else "USD x 1000"
+                # said to a person (log, HALT reason): money in dollars
+                show = (lambda n: f"{n} purchases") if cap.kind == "count" else format_usd
                 raise IntentRefused(
-                    f"{cap.describe()}: {used} {unit} committed (in flight included) + {adding}"
-                    f" would exceed the limit of {cap.limit}",
+                    f"{cap.describe()}: {show(used)} committed (in flight included) + "
+                    f"{show(adding)} would exceed the limit of {show(cap.limit)}",
                     reason=IntentRefusal.CAP,
                     project_id=first.project_id,
                     item_id=first.item_id,
