@@ -475,7 +475,7 @@ class Ledger(OrderBook):
             if mine and used + adding > cap.limit:
                 first = mine[0]
                 # said to a person (log, HALT reason): money in dollars
-                show = (lambda n: f"{n} purchases") if cap.kind == "count" else format_usd
+                show = _purchases if cap.kind == "count" else format_usd
                 raise IntentRefused(
                     f"{cap.describe()}: {show(used)} committed (in flight included) + "
                     f"{show(adding)} would exceed the limit of {show(cap.limit)}",
@@ -762,3 +762,7 @@ def _moved(before: Purchase, move: Resolution, now: float) -> Purchase:
 
 def _keep(new: _T | None, old: _T | None) -> _T | None:
     return new if new is not None else old
+
+
+def _purchases(n: int) -> str:
+    return f"{n} purchase{'s' * (n != 1)}"

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from sniper.harness import TRADE_LINK, pick_item, plant, quiet_sandbox, rig, rules_text
 
-from engine import VirtualClock
+from engine import IntentRefused, VirtualClock
 from engine.cli import build_parser
 from engine.cli._run import banner
+from engine.ledger import MEMORY, Cap, Intent, Ledger
 from engine.ops import OpsSettings, operations
 from engine.rules import load_rules_text
 from engine.sniper import EngineSettings, EngineStatus, Outcome
@@ -127,3 +128,31 @@ def test_a_repeated_error_is_counted_not_printed_each_time(
         "buy order: buy orders are not replayed in backtests": 600,
         "search: HTTP 502": 1,
     }
+
+
+@pytest.mark.parametrize(
+    ("cap", "says"),
+    [
+        (
+            Cap(limit=5_000),
+            "$3.496 committed (in flight included) + $3.496 would exceed the limit of $5.00",
+        ),
+        (
+            Cap(limit=1, kind="count"),
+            "1 purchase committed (in flight included) + 1 purchase would",
+        ),
+    ],
+)
+async def test_a_cap_refusal_is_told_in_dollars(clock: VirtualClock, cap: Cap, says: str) -> None:
+    async with await Ledger.open(MEMORY, clock=clock) as ledger:
+
+        def one(n: int) -> Intent:
+            return Intent(
+                project_id=f"snp-{n}", item_id=f"i{n}", name="x", price=3_496, rule="r", game="csgo"
+            )
+
+        await ledger.record_intents([one(1)], caps=[cap])
+        with pytest.raises(IntentRefused) as refused:
+            await ledger.record_intents([one(2)], caps=[cap])
+    assert says in str(refused.value)
+    assert "USD x 1000" not in str(refused.value)
