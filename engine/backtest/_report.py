@@ -200,15 +200,15 @@ def render_chart(summary: dict[str, Any]) -> bytes | None:
     x = [0.0, *hours, summary["recording"]["hours"]]
     for series in (spend, reference, later):
         series.append(series[-1])
-    figure, (top, bottom) = plt.subplots(2, 1, figsize=(11, 7.5), dpi=100)
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(10, 8), dpi=100)
     top.step(x, spend, where="post", label="spent")
     top.step(x, reference, where="post", label="value at the reference price")
-    top.step(x, later, where="post", label=f"value at the market price {later_label(summary)}")
+    top.step(x, later, where="post", label=f"value at the market price {_later_short(summary)}")
     top.set_xlabel("hours since the start of the recording")
     top.set_ylabel("USD (cumulative)")
     top.set_title("Backtest: cumulative spend and value of the purchases")
-    # outside the axes, so no line is ever hidden behind it
-    top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
+    # below the axes, so no line is ever hidden behind it
+    top.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, fontsize=8, frameon=False)
     names = list(summary["rules"])
     margins = [summary["rules"][n]["realised_margin"] / 1000 for n in names]
     spends = [summary["rules"][n]["spend"] / 1000 for n in names]
@@ -239,15 +239,22 @@ def later_label(summary: dict[str, Any]) -> str:
     short = [p["later_hours"] for p in held if p["later_at_end"]]
     if not short:
         return f"{asked:g} h later"
+    span = f"{min(short):g}" if min(short) == max(short) else f"{min(short):g}-{max(short):g}"
     if len(short) == len(held):
-        return (
-            f"at the end of the recording ({min(short):g}-{max(short):g} h after each "
-            f"purchase; {asked:g} h asked)"
-        )
+        return f"at the end of the recording ({span} h after the purchases; {asked:g} h asked)"
     return (
         f"{asked:g} h later, or at the end of the recording for {len(short)} of "
-        f"{len(held)} purchases ({min(short):g}-{max(short):g} h after them)"
+        f"{len(held)} purchases ({span} h after them)"
     )
+
+
+def _later_short(summary: dict[str, Any]) -> str:
+    """The chart's short form of :func:`later_label`."""
+    asked = summary["settings"]["value_after_hours"]
+    ends = [p["later_at_end"] for p in summary["purchases"] if p["state"] in _HELD]
+    if ends and all(ends):
+        return "at the end of the recording"
+    return f"{asked:g} h later" + (" (or at the recording's end)" if any(ends) else "")
 
 
 def _cell(value: Any) -> str:

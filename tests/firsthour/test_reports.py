@@ -6,6 +6,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+import pytest
+
 from engine.backtest._report import html_page, later_label, markdown
 
 NAME = "AK-47 | Redline (Field-Tested)"
@@ -114,3 +116,37 @@ def test_the_html_report_is_real_tables_not_pre() -> None:
     assert f"<td>{html.escape(NAME)}</td>" in page
     assert "<th>later</th>" in page
     assert "end of the recording" in page
+
+
+def test_the_chart_says_what_it_shows_and_keeps_its_legend_off_the_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from engine.backtest._report import render_chart
+
+    seen: list[Figure] = []
+    real_savefig = Figure.savefig
+
+    def keep(self: Figure, *args: Any, **kwargs: Any) -> None:
+        seen.append(self)
+        real_savefig(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    summary = _summary(at_end=True)
+    png = render_chart(summary)
+    assert png is not None
+    assert png[:4] == b"\x89PNG"
+    assert matplotlib.get_backend().lower() == "agg"
+    (figure,) = seen
+    top, bottom = figure.axes
+    assert "cumulative spend and value" in top.get_title()
+    assert summary["fingerprint"][:12] not in top.get_title()
+    assert "per rule" in bottom.get_title().lower()
+    labels = [t.get_text() for t in top.get_legend().get_texts()]
+    assert "value at the market price at the end of the recording" in labels
+    for axes in (top, bottom):
+        # anchored outside the axes (below or to the right): it covers no line
+        x, y = axes.get_legend().get_bbox_to_anchor().transformed(axes.transAxes.inverted()).p0
+        assert y < 0 or x > 1
