@@ -156,3 +156,28 @@ async def test_a_cap_refusal_is_told_in_dollars(clock: VirtualClock, cap: Cap, s
             await ledger.record_intents([one(2)], caps=[cap])
     assert says in str(refused.value)
     assert "USD x 1000" not in str(refused.value)
+
+
+def test_a_dry_run_s_daily_summary_says_would() -> None:
+    from engine.notify import DailySummary
+    from engine.notify._events import summary_notice
+
+    day = DailySummary(
+        day="2026-01-01",
+        purchases=2,
+        spent=6_698,
+        refunds=0,
+        refunded=0,
+        failed=0,
+        unresolved=0,
+        spent_total=6_698,
+        cap_per_day=150_000,
+        cap_total=1_000_000,
+        dry_run=True,
+    )
+    notice = summary_notice(day, 0.0)
+    text = " ".join(notice.lines)
+    assert "dry run" in notice.title
+    assert "would buy 2, would spend $6.698" in text
+    assert "spent" not in text
+    assert "purchases 2" not in text
