@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import anyio
 import pytest
+from sniper.harness import pick_item, quiet_sandbox, rig, rules_text
 
 from engine.cli import build_parser, main
 from engine.cli._args import duration
@@ -163,20 +165,28 @@ def test_a_missing_api_key_file_is_named(
     assert "account.api_key_file" in err
 
 
-def test_nothing_listening_names_the_address(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import socket
+async def test_nothing_listening_names_the_address() -> None:
+    """The start-up gate's refusal names the address nothing answers at."""
+    import httpx
 
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    path = _rules(tmp_path, GOOD_LINK)
-    monkeypatch.setenv("SNIPE_API_KEY", "not-used")
-    code = main(
-        ["run", str(path), "--dry-run", "--for", "5s", "--base-url", f"http://127.0.0.1:{port}"]
-    )
-    assert code != 0
-    err = capsys.readouterr().err
-    assert f"http://127.0.0.1:{port}" in err
-    assert "nothing is listening" in err
+    from engine import VirtualClock
+    from engine._errors import Unavailable
+    from engine.sniper import TradingRefused
+
+    clock = VirtualClock()
+    sandbox = quiet_sandbox(clock)
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    async with rig(
+        clock, sandbox, rules_text(pick_item(sandbox).name), transport=httpx.MockTransport(refuse)
+    ) as r:
+        where = r.engine._where(Unavailable("connection failed (ConnectError)", endpoint="x"))
+        assert "http://sandbox" in where
+        assert "nothing is listening" in where
+        with anyio.fail_after(60), pytest.raises(TradingRefused) as refused:
+            async with clock.autojump():
+                await r.engine.start_gate()
+    assert "http://sandbox" in str(refused.value)
+    assert "nothing is listening" in str(refused.value)
