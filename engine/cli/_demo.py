@@ -9,6 +9,7 @@ why, beside what the sandbox says really happened.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 from pathlib import Path
@@ -165,12 +166,20 @@ async def _show_progress(console: Console, engine: Engine, started: float, total
     if console.is_terminal:
         progress = await Progress.of(engine, started, total)
         with Live(progress.panel([]), console=console, refresh_per_second=4) as live:
-            while True:
-                for record in new_purchases():
-                    live.console.print(escape(purchase_line(record)))
-                progress = await Progress.of(engine, started, total)
-                live.update(progress.panel(engine.status.purchases))
-                await anyio.sleep(0.25)
+            # log lines go above the panel too, not through it
+            handlers = [h for h in logging.getLogger().handlers if type(h) is logging.StreamHandler]
+            streams = [h.setStream(sys.stderr) for h in handlers]
+            try:
+                while True:
+                    for record in new_purchases():
+                        live.console.print(escape(purchase_line(record)))
+                    progress = await Progress.of(engine, started, total)
+                    live.update(progress.panel(engine.status.purchases))
+                    await anyio.sleep(0.25)
+            finally:
+                for handler, stream in zip(handlers, streams, strict=True):
+                    if stream is not None:
+                        handler.setStream(stream)
     next_line = 0.0
     while True:
         for record in new_purchases():
