@@ -125,6 +125,7 @@ def _purchase_row(run: BacktestRun, purchase: dict[str, Any]) -> dict[str, Any]:
     charged = purchase["charged_price"] if purchase["charged_price"] is not None else 0
     reference = trade.reference if trade is not None else None
     later = trade.later_price if trade is not None else None
+    at_end = bool(trade is not None and trade.later_past_end)
     return {
         "at": _iso(purchase["created_at"]),
         "t": purchase["created_at"],
@@ -136,7 +137,11 @@ def _purchase_row(run: BacktestRun, purchase: dict[str, Any]) -> dict[str, Any]:
         "reference": reference,
         # No listing of the name left then: valued at its reference price.
         "later": later if later is not None else (reference or charged),
-        "later_at_end": bool(trade is not None and trade.later_past_end),
+        "later_at_end": at_end,
+        # the horizon really measured: the end of the recording when it comes sooner
+        "later_hours": round(
+            ((run.end - purchase["created_at"]) if at_end else run.options.value_after) / 3600, 3
+        ),
         "reason": purchase["reason"],
     }
 
@@ -195,24 +200,26 @@ def render_chart(summary: dict[str, Any]) -> bytes | None:
     x = [0.0, *hours, summary["recording"]["hours"]]
     for series in (spend, reference, later):
         series.append(series[-1])
-    figure, (top, bottom) = plt.subplots(2, 1, figsize=(9, 7), dpi=100)
-    top.step(x, spend, where="post", label="spend")
-    top.step(x, reference, where="post", label="value at reference price")
-    top.step(x, later, where="post", label="value at market price later")
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(10, 8), dpi=100)
+    top.step(x, spend, where="post", label="spent")
+    top.step(x, reference, where="post", label="value at the reference price")
+    top.step(x, later, where="post", label=f"value at the market price {_later_short(summary)}")
     top.set_xlabel("hours since the start of the recording")
     top.set_ylabel("USD (cumulative)")
-    top.set_title(f"snipe backtest {summary['fingerprint'][:12]}")
-    top.legend(loc="upper left")
+    top.set_title("Backtest: cumulative spend and value of the purchases")
+    # below the axes, so no line is ever hidden behind it
+    top.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, fontsize=8, frameon=False)
     names = list(summary["rules"])
     margins = [summary["rules"][n]["realised_margin"] / 1000 for n in names]
     spends = [summary["rules"][n]["spend"] / 1000 for n in names]
     positions = range(len(names))
-    bottom.bar([p - 0.2 for p in positions], spends, width=0.4, label="spend")
+    bottom.bar([p - 0.2 for p in positions], spends, width=0.4, label="spent")
     bottom.bar([p + 0.2 for p in positions], margins, width=0.4, label="realised margin")
     bottom.set_xticks(list(positions), names, rotation=20, ha="right", fontsize=8)
     bottom.set_ylabel("USD")
+    bottom.set_title("Per rule: spent and realised margin")
     bottom.axhline(0, color="black", linewidth=0.5)
-    bottom.legend(loc="upper right")
+    bottom.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", metadata={"Software": None})
@@ -224,70 +231,190 @@ def _usd(value: int | None) -> str:
     return "-" if value is None else format_usd(value)
 
 
+def later_label(summary: dict[str, Any]) -> str:
+    """When "later" is, as measured: the horizon asked for, or the end of the recording
+    for purchases it came sooner for."""
+    asked = summary["settings"]["value_after_hours"]
+    held = [p for p in summary["purchases"] if p["state"] in _HELD]
+    short = [p["later_hours"] for p in held if p["later_at_end"]]
+    if not short:
+        return f"{asked:g} h later"
+    span = f"{min(short):g}" if min(short) == max(short) else f"{min(short):g}-{max(short):g}"
+    if len(short) == len(held):
+        return f"at the end of the recording ({span} h after the purchases; {asked:g} h asked)"
+    return (
+        f"{asked:g} h later, or at the end of the recording for {len(short)} of "
+        f"{len(held)} purchases ({span} h after them)"
+    )
+
+
+def _later_short(summary: dict[str, Any]) -> str:
+    """The chart's short form of :func:`later_label`."""
+    asked = summary["settings"]["value_after_hours"]
+    ends = [p["later_at_end"] for p in summary["purchases"] if p["state"] in _HELD]
+    if ends and all(ends):
+        return "at the end of the recording"
+    return f"{asked:g} h later" + (" (or at the recording's end)" if any(ends) else "")
+
+
+def _cell(value: Any) -> str:
+    """A Markdown table cell: a `|` would end the cell, a line break the row."""
+    return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _row(*cells: Any) -> str:
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
+def _totals_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    totals, missed = summary["totals"], summary["missed"]
+    hit = "-" if totals["hit_rate"] is None else f"{totals['hit_rate'] * 100:.1f}%"
+    return [
+        ("purchases", f"{totals['purchases']} of {totals['attempts']} attempts (hit rate {hit})"),
+        ("refunded", str(totals["refunded"])),
+        ("spend", _usd(totals["spend"])),
+        ("value at reference price", _usd(totals["value_reference"])),
+        (f"value at market price {later_label(summary)}", _usd(totals["value_later"])),
+        ("realised margin", _usd(totals["realised_margin"])),
+        ("missed: budget", str(missed["budget"])),
+        ("missed: search limit (gone before any search saw them)", str(missed["search_limit"])),
+        ("missed: lost race to another buyer", str(missed["lost_race"])),
+        ("missed: gone before our request arrived", str(missed["gone_before_arrival"])),
+    ]
+
+
+_RULE_HEADERS = (
+    "rule",
+    "bought",
+    "attempts",
+    "spend",
+    "value later",
+    "margin",
+    "missed: budget",
+    "missed: search limit",
+)
+_PURCHASE_HEADERS = ("at", "name", "rule", "state", "paid", "reference", "later")
+
+
+def _rule_rows(summary: dict[str, Any]) -> list[tuple[str, ...]]:
+    return [
+        (
+            name,
+            str(r["purchases"]),
+            str(r["attempts"]),
+            _usd(r["spend"]),
+            _usd(r["value_later"]),
+            _usd(r["realised_margin"]),
+            str(r["missed_budget"]),
+            str(r["missed_search_limit"]),
+        )
+        for name, r in summary["rules"].items()
+    ]
+
+
+def _purchase_rows(summary: dict[str, Any]) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for p in summary["purchases"]:
+        end = f" (end of recording, {p['later_hours']:g} h)" if p["later_at_end"] else ""
+        rows.append(
+            (
+                p["at"],
+                p["name"],
+                p["rule"],
+                p["state"],
+                _usd(p["charged"]),
+                _usd(p["reference"]),
+                _usd(p["later"]) + end,
+            )
+        )
+    return rows
+
+
+def _intro(summary: dict[str, Any]) -> str:
+    rec, settings = summary["recording"], summary["settings"]
+    return (
+        f"Recording {rec['start']} to {rec['end']} ({rec['hours']} h, "
+        f"{rec['listing_events']} listing events); seed {settings['seed']}, "
+        f"latency {settings['latency_ms']} ms."
+    )
+
+
 def markdown(summary: dict[str, Any], *, chart: bool) -> str:
     """The report as Markdown (links chart.png when there is one)."""
-    totals, missed, rec = summary["totals"], summary["missed"], summary["recording"]
-    hit = "-" if totals["hit_rate"] is None else f"{totals['hit_rate'] * 100:.1f}%"
-    lines = [
-        "# snipe backtest",
-        "",
-        f"Recording {rec['start']} to {rec['end']} ({rec['hours']} h, "
-        f"{rec['listing_events']} listing events); seed {summary['settings']['seed']}, "
-        f"latency {summary['settings']['latency_ms']} ms.",
-        "",
-        f"Fingerprint: `{summary['fingerprint']}`",
-        "",
-        "| | |",
-        "|---|---|",
-        f"| purchases | {totals['purchases']} of {totals['attempts']} attempts (hit rate {hit}) |",
-        f"| refunded | {totals['refunded']} |",
-        f"| spend | {_usd(totals['spend'])} |",
-        f"| value at reference price | {_usd(totals['value_reference'])} |",
-        f"| value at market price {summary['settings']['value_after_hours']} h later | "
-        f"{_usd(totals['value_later'])} |",
-        f"| realised margin | {_usd(totals['realised_margin'])} |",
-        f"| missed: budget | {missed['budget']} |",
-        f"| missed: search limit (gone before any search saw them) | {missed['search_limit']} |",
-        f"| missed: lost race to another buyer | {missed['lost_race']} |",
-        f"| missed: gone before our request arrived | {missed['gone_before_arrival']} |",
-        "",
-    ]
+    totals = summary["totals"]
+    lines = ["# snipe backtest", "", _intro(summary), ""]
+    lines += [f"Fingerprint: `{summary['fingerprint']}`", "", "| | |", "|---|---|"]
+    lines += [_row(k, v) for k, v in _totals_rows(summary)]
+    lines.append("")
     if totals["halted"]:
         lines += [f"**The engine halted during the replay:** {totals['halted']}", ""]
     if chart:
         lines += ["![cumulative spend and value; per-rule results](chart.png)", ""]
-    lines += [
-        "## Per rule",
-        "",
-        "| rule | bought | attempts | spend | value later | margin | missed: budget |"
-        " missed: search limit |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for name, r in summary["rules"].items():
-        lines.append(
-            f"| {name} | {r['purchases']} | {r['attempts']} | {_usd(r['spend'])} | "
-            f"{_usd(r['value_later'])} | {_usd(r['realised_margin'])} | {r['missed_budget']} | "
-            f"{r['missed_search_limit']} |"
-        )
-    lines += ["", "## Purchases", "", "| at | name | rule | state | paid | reference | later |"]
-    lines.append("|---|---|---|---|---|---|---|")
-    for p in summary["purchases"]:
-        end = " (end)" if p["later_at_end"] else ""
-        lines.append(
-            f"| {p['at']} | {p['name']} | {p['rule']} | {p['state']} | {_usd(p['charged'])} | "
-            f"{_usd(p['reference'])} | {_usd(p['later'])}{end} |"
-        )
+    lines += ["## Per rule", "", _row(*_RULE_HEADERS), "|" + "---|" * len(_RULE_HEADERS)]
+    lines += [_row(*r) for r in _rule_rows(summary)]
+    lines += ["", "## Purchases", "", _row(*_PURCHASE_HEADERS)]
+    lines.append("|" + "---|" * len(_PURCHASE_HEADERS))
+    lines += [_row(*r) for r in _purchase_rows(summary)]
     return "\n".join(lines) + "\n"
 
 
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>snipe backtest {fingerprint}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; }}
+table {{ border-collapse: collapse; margin: 1em 0; }}
+th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }}
+td.n {{ text-align: right; font-variant-numeric: tabular-nums; }}
+img {{ max-width: 100%; }}
+</style></head>
+<body>
+<h1>snipe backtest</h1>
+<p>{intro}</p>
+<p>Fingerprint: <code>{fingerprint}</code></p>
+{halted}<table>{totals}</table>
+{chart}
+<h2>Per rule</h2>
+<table>{rules}</table>
+<h2>Purchases</h2>
+<table>{purchases}</table>
+</body></html>
+"""
+
+
+def _html_table(headers: tuple[str, ...] | None, rows: list[tuple[str, ...]]) -> str:
+    out = []
+    if headers:
+        out.append("<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in headers) + "</tr>")
+    for row in rows:
+        cells = []
+        for i, cell in enumerate(row):
+            numeric = i > 0 and (cell[:1] in "$-" or cell[:1].isdigit())
+            cls = ' class="n"' if numeric else ""
+            cells.append(f"<td{cls}>{html.escape(cell)}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    return "\n".join(out)
+
+
 def html_page(summary: dict[str, Any], png: bytes | None) -> str:
-    """The report as one self-contained HTML page (the chart embedded)."""
-    body = html.escape(markdown(summary, chart=False))
-    image = ""
+    """The report as one self-contained HTML page: real tables, the chart embedded."""
+    chart = ""
     if png is not None:
         data = base64.b64encode(png).decode()
-        image = f'<img alt="chart" src="data:image/png;base64,{data}">'
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>snipe backtest</title>"
-        "</head><body>" + image + "<pre>" + body + "</pre></body></html>\n"
+        chart = (
+            '<img alt="cumulative spend and value; per-rule results" '
+            f'src="data:image/png;base64,{data}">'
+        )
+    halted = summary["totals"]["halted"]
+    return _PAGE.format(
+        fingerprint=html.escape(summary["fingerprint"]),
+        intro=html.escape(_intro(summary)),
+        halted=(
+            f"<p><strong>The engine halted during the replay:</strong> {html.escape(halted)}</p>\n"
+            if halted
+            else ""
+        ),
+        totals=_html_table(None, [(k, v) for k, v in _totals_rows(summary)]),
+        chart=chart,
+        rules=_html_table(_RULE_HEADERS, _rule_rows(summary)),
+        purchases=_html_table(_PURCHASE_HEADERS, _purchase_rows(summary)),
     )

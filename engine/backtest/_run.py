@@ -76,6 +76,9 @@ class BacktestRun:
     """Why the engine stopped buying during the replay, if it did."""
     decision_times: list[tuple[float, float]] = field(default_factory=list)
     """``(decision time, time of the latest record applied then)``: the look-ahead check."""
+    warnings: dict[str, int] = field(default_factory=dict)
+    """Each kind of error the engine met (its first text) and how often: said once, with
+    the count, not once per occurrence."""
 
 
 async def run_backtest(
@@ -157,6 +160,7 @@ async def run_backtest(
         records_replayed=market.counters.records,
         halt_reason=engine.status.halt_reason,
         decision_times=driver.decision_times,
+        warnings=engine.status.repeated_errors(),
     )
 
 

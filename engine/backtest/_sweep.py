@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import io
 import itertools
+import logging
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -126,6 +127,8 @@ def _run_variant(job: tuple[str, str, str, int, float]) -> dict[str, Any]:
     from ..rules import load_rules_text
 
     name, text, data, seed, latency = job
+    # a worker says nothing itself: its warnings go back, counted, in its result
+    logging.getLogger("snipe").setLevel(logging.ERROR)
     host = make_plugin_host()
     ruleset = load_rules_text(text, f"<variant {name}>", host=host)
     _, end = recording_span(data)
@@ -139,6 +142,7 @@ def _run_variant(job: tuple[str, str, str, int, float]) -> dict[str, Any]:
             "fingerprint": summary["fingerprint"],
             "totals": summary["totals"],
             "missed": summary["missed"],
+            "warnings": run.warnings,
         }
 
     return anyio.run(main)

@@ -112,9 +112,15 @@ def discount_reason(price: Money, worth: int, min_points: int, what: str) -> str
     if price * BASIS_POINTS * BASIS_POINTS <= worth * (BASIS_POINTS - min_points):
         return None
     got = (1 - price * BASIS_POINTS / worth) * BASIS_POINTS
+    reference = format_usd(worth // BASIS_POINTS)
+    if got < 0:  # dearer than the reference: "a discount of -5%" reads like a riddle
+        return (
+            f"no discount (the price is {format_percent(-got)} above the reference), below "
+            f"{format_percent(min_points)} {what} (reference {reference})"
+        )
     return (
         f"discount {format_percent(got)} below {format_percent(min_points)} {what} "
-        f"(reference {format_usd(worth // BASIS_POINTS)})"
+        f"(reference {reference})"
     )
 
 

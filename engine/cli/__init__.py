@@ -1,5 +1,7 @@
 """The ``snipe`` command.
 
+Exit status 2 means bad input, for every subcommand (:data:`EXIT_BAD_INPUT`).
+
 Each subcommand lives in its own module under ``engine.cli`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``handler`` (a function taking the
 parsed namespace and returning the exit code). Add a module to ``_COMMAND_MODULES`` to add a
@@ -13,9 +15,13 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-from .._errors import SnipeError
+from .._errors import ConfigError, SnipeError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
+
+EXIT_BAD_INPUT = 2
+"""Every subcommand: bad input (a missing or unreadable file, a bad value, a line or field
+of a file, an address) exits with 2, as argparse does for a bad option."""
 
 _COMMAND_MODULES: tuple[str, ...] = (
     "._run",
@@ -56,6 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         return handler(args)
+    except ConfigError as exc:
+        # bad input (a file, a line, a field, an option, an address): the usage exit status
+        print(f"snipe {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except SnipeError as exc:
         print(f"snipe {args.command}: error: {exc}", file=sys.stderr)
         return 1

@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         print(report.to_json(), end="")
     else:
         _print_summary(report.summary)
+    print_warnings({text: (n, 1) for text, n in result.warnings.items()})
     rate = result.events_replayed / elapsed if elapsed > 0 else 0.0
     print(
         f"replayed {result.events_replayed} listing events of "
@@ -135,6 +136,8 @@ def _with_progress(main: Any, start: float, end: float) -> Any:
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
+    from ..backtest._report import later_label
+
     totals, missed = summary["totals"], summary["missed"]
     hit = "-" if totals["hit_rate"] is None else f"{totals['hit_rate'] * 100:.1f}%"
     print(
@@ -143,7 +146,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
     )
     print(
         f"spend {format_usd(totals['spend'])}, value at reference "
-        f"{format_usd(totals['value_reference'])}, at market later "
+        f"{format_usd(totals['value_reference'])}, at market {later_label(summary)} "
         f"{format_usd(totals['value_later'])}, realised margin "
         f"{format_usd(totals['realised_margin'])}"
     )
@@ -159,6 +162,14 @@ def _print_summary(summary: dict[str, Any]) -> None:
     print(f"fingerprint {summary['fingerprint']}")
 
 
+def print_warnings(warnings: dict[str, tuple[int, int]], *, of: int = 1) -> None:
+    """Each warning once, with how often it came (and in how many of ``of`` variants)."""
+    for text, (count, variants) in sorted(warnings.items()):
+        times = "once" if count == 1 else f"{count:,} times"
+        where = f" in {variants} of {of} variants" if of > 1 else ""
+        print(f"snipe backtest: warning ({times}{where}): {text}", file=sys.stderr)
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from ..backtest._sweep import load_sweep, run_sweep
 
@@ -166,6 +177,12 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.rules:
         sweep = type(sweep)(Path(args.rules).resolve(), sweep.variants, sweep.seed, sweep.latency)
     results = run_sweep(sweep, args.data, jobs=args.jobs, ray_address=args.ray)
+    warnings: dict[str, tuple[int, int]] = {}
+    for r in results:
+        for text, n in (r.pop("warnings", None) or {}).items():
+            total, variants = warnings.get(text, (0, 0))
+            warnings[text] = (total + n, variants + 1)
+    print_warnings(warnings, of=len(results))
     if args.json:
         print(json.dumps(results, indent=2, sort_keys=True))
         return 0

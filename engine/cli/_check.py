@@ -56,12 +56,31 @@ def run(args: argparse.Namespace) -> int:
     _summary(console, result.ruleset)
     for name in args.why:
         console.print(f"[bold]why {escape(name)}[/]")
-        for line in explain(result.ruleset, name):
+        for line in (*explain(result.ruleset, name), *_why_more(result.ruleset, name)):
             console.print(f"  {escape(line)}")
     for problem in result.warnings:
         console.print(f"[yellow]warning[/]: {escape(str(problem))}")
     console.print(f"[green]ok[/]: {escape(args.rules)}")
     return EXIT_OK
+
+
+def _why_more(ruleset: RuleSet, name: str) -> list[str]:
+    """What ``explain`` leaves out: buy-order rules (they place an order, they do not
+    search) and rules switched off with ``enabled: false``."""
+    lines = []
+    view = ruleset.view(name)
+    for rule in ruleset.buy_order_rules:
+        reason = rule.why_not_watched(view)
+        if reason is None:
+            lines.append(
+                f"buy-order rule {rule.name!r} places an order for {name!r}: "
+                f"{rule.order_amount} at up to {format_usd(rule.order_price or 0)}"
+            )
+        else:
+            lines.append(f"buy-order rule {rule.name!r} does not order {name!r}: {reason}")
+    for rule_name in ruleset.disabled:
+        lines.append(f"rule {rule_name!r} is disabled (enabled: false): it buys nothing")
+    return lines
 
 
 def _summary(console: Console, ruleset: RuleSet) -> None:
@@ -91,7 +110,7 @@ def _summary(console: Console, ruleset: RuleSet) -> None:
     for rule in (*ruleset.rules, *ruleset.buy_order_rules):
         caps = []
         if rule.max_count is not None:
-            caps.append(f"{rule.max_count} items")
+            caps.append(f"{rule.max_count} item{'s' * (rule.max_count != 1)}")
         if rule.max_spend is not None:
             caps.append(format_usd(rule.max_spend))
         action = rule.action

@@ -9,6 +9,7 @@ why, beside what the sandbox says really happened.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 from pathlib import Path
@@ -17,23 +18,37 @@ from typing import Any, cast
 import anyio
 import httpx
 from rich.console import Console
+from rich.live import Live
 from rich.markup import escape
-from rich.table import Table
 
 from .._clock import ScaledClock
 from .._errors import ConfigError
 from .._money import format_usd
 from .._plugins import make_plugin_host
 from ..ledger import MEMORY
-from ..rules import RuleSet, load_rules
+from ..rules import load_rules
 from ..sandbox import MarketConfig, Sandbox, SandboxConfig
 from ..sniper import Engine, EngineSettings, Outcome, PurchaseRecord
 from ..sniper._session import SessionOptions, open_engine
-from ._run import _positive, setup_logging
+from ._args import duration, positive
+from ._demo_view import (
+    WIDTH,
+    Progress,
+    bought_table,
+    purchase_line,
+    rules_table,
+    skipped_table,
+)
+from ._run import setup_logging
 
 __all__ = ["register"]
 
 _EXAMPLE = "rules.example.yaml"
+DEMO_BALANCE = 2_000_000
+"""The sandbox account's balance ($2,000): above the example rules' $1,000 total cap, so
+the caps, not the balance, are what limit the demo."""
+_PLAIN_EVERY = 5.0
+"""Real seconds between progress lines when the output is not a terminal."""
 
 
 def register(subparsers: Any) -> None:
@@ -44,11 +59,15 @@ def register(subparsers: Any) -> None:
         "on a sped-up market, and print what it watched, bought and skipped, and why.",
     )
     parser.add_argument(
-        "--seconds", type=_positive, default=30.0, help="real seconds to run (default 30)"
+        "--seconds",
+        type=duration,
+        default=30.0,
+        metavar="DURATION",
+        help="real time to run: 30, 45s, 2m (default 30 seconds)",
     )
     parser.add_argument(
         "--speed",
-        type=_positive,
+        type=positive,
         default=60.0,
         help="market seconds per real second (default 60)",
     )
@@ -72,7 +91,16 @@ def find_rules(given: str | None) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.log_level, "text")
-    console = Console(highlight=False)
+    terminal = Console(highlight=False)
+    # at most WIDTH columns whatever the terminal; output that is not a terminal gets WIDTH
+    width = min(terminal.width, WIDTH) if terminal.is_terminal else WIDTH
+    console = Console(highlight=False, width=width)
+    return run_demo(args, console)
+
+
+def run_demo(args: argparse.Namespace, console: Console) -> int:
+    """The demo, printed on ``console``: a live panel when it is a terminal, plain
+    progress lines otherwise, then the summary."""
     host = make_plugin_host()
     try:
         path = find_rules(args.rules)
@@ -86,18 +114,24 @@ def run(args: argparse.Namespace) -> int:
         # The market features the names the rules watch, so a short demo sees their deals.
         market = MarketConfig(size=4000, featured=tuple(sorted(ruleset.watched_names)))
         sandbox = Sandbox(
-            SandboxConfig(seed=args.seed, market=market, balance=2_000_000), clock=clock
+            SandboxConfig(seed=args.seed, market=market, balance=DEMO_BALANCE), clock=clock
         )
         options = SessionOptions(
             base_url="http://sandbox",
             ledger=MEMORY,
             transport=httpx.ASGITransport(app=cast("Any", sandbox.app)),
         )
+        total = args.seconds * args.speed
+        budgets = ruleset.budgets
         console.print(
-            f"[bold]snipe demo[/]: {escape(str(path))} on a sandbox market of "
-            f"{len(sandbox.market.listings)} listings, {args.speed:g}x speed, "
-            f"{args.seconds:g} s ({args.seconds * args.speed / 60:.0f} market minutes)"
+            f"[bold]snipe demo[/]: {escape(str(path))} on an in-process sandbox market of "
+            f"{len(sandbox.market.listings):,} listings at {args.speed:g}x speed: "
+            f"{args.seconds:g} s ({total / 60:.0f} market minutes). The sandbox account "
+            f"holds {format_usd(DEMO_BALANCE)}; the rules may spend "
+            f"{format_usd(budgets.per_day)} a day, {format_usd(budgets.total)} in total. "
+            "Nothing real is touched."
         )
+        console.print(rules_table(ruleset))
         async with open_engine(
             ruleset,
             api_key=sandbox.api_key,
@@ -106,58 +140,78 @@ def run(args: argparse.Namespace) -> int:
             settings=EngineSettings(),
             options=options,
         ) as engine:
-            with console.status("watching the market..."):
-                await engine.run(duration=args.seconds * args.speed)
-            await _summary(console, engine, ruleset, sandbox)
+            started = clock.now()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_show_progress, console, engine, started, total)
+                await engine.run(duration=total)
+                tg.cancel_scope.cancel()
+            await _summary(console, engine, sandbox)
         return 0
 
     return anyio.run(main)
 
 
-def _why(record: PurchaseRecord) -> str:
-    facts = []
-    if record.reference:
-        off = 100 * (record.reference - record.price) / record.reference
-        facts.append(f"{off:.0f}% under {format_usd(record.reference)}")
-    if record.float_value is not None:
-        facts.append(f"float {record.float_value:.4f}")
-    rule = [r for r in record.reasons if not r.startswith(("name ", "within budgets"))]
-    return "; ".join(facts) + "\nrule: " + "; ".join(rule)
+async def _show_progress(console: Console, engine: Engine, started: float, total: float) -> None:
+    """Until cancelled: on a terminal a live panel (counters, latest purchases) with each
+    purchase printed above it as it happens; otherwise each purchase as a line and a
+    progress line every few seconds."""
+    shown = 0
+
+    def new_purchases() -> list[PurchaseRecord]:
+        nonlocal shown
+        records = engine.status.purchases[shown:]
+        shown += len(records)
+        return records
+
+    if console.is_terminal:
+        progress = await Progress.of(engine, started, total)
+        with Live(progress.panel([]), console=console, refresh_per_second=4) as live:
+            # log lines go above the panel too, not through it
+            handlers = [h for h in logging.getLogger().handlers if type(h) is logging.StreamHandler]
+            streams = [h.setStream(sys.stderr) for h in handlers]
+            try:
+                while True:
+                    for record in new_purchases():
+                        live.console.print(escape(purchase_line(record)))
+                    progress = await Progress.of(engine, started, total)
+                    live.update(progress.panel(engine.status.purchases))
+                    await anyio.sleep(0.25)
+            finally:
+                for handler, stream in zip(handlers, streams, strict=True):
+                    if stream is not None:
+                        handler.setStream(stream)
+    next_line = 0.0
+    while True:
+        for record in new_purchases():
+            console.print(escape(purchase_line(record)))
+        now = time.monotonic()
+        if now >= next_line:
+            console.print(escape((await Progress.of(engine, started, total)).line()))
+            next_line = now + _PLAIN_EVERY
+        await anyio.sleep(0.25)
 
 
-async def _summary(console: Console, engine: Engine, ruleset: RuleSet, sandbox: Sandbox) -> None:
+async def _summary(console: Console, engine: Engine, sandbox: Sandbox) -> None:
     status = engine.status
-    console.print(await engine.status_line())
+    console.print(escape(await engine.status_line()))
     console.print(
         f"watched {len(engine.schedule.watched)} names; {status.searches} searches, "
-        f"{status.snapshots} snapshots, {status.listings_seen} listings looked at, "
+        f"{status.snapshots} snapshots, {status.listings_seen:,} listings looked at, "
         f"{status.candidates} accepted by the rules"
     )
-    bought = Table(title="What it bought, and why", show_lines=True)
-    for column in ("item", "price", "rule", "outcome", "why"):
-        bought.add_column(column)
-    for record in status.purchases:
-        why = record.detail or _why(record)
-        bought.add_row(
-            escape(record.name),
-            format_usd(record.price),
-            record.rule,
-            record.outcome.value,
-            escape(why),
-        )
-    console.print(bought if status.purchases else "[yellow]nothing was bought[/]")
-    skipped = Table(title="What it skipped, and why (most common reasons)")
-    skipped.add_column("reason")
-    skipped.add_column("listings", justify="right")
-    for reason, count in status.skip_reasons.most_common(8):
-        skipped.add_row(escape(reason), str(count))
-    console.print(skipped)
+    if status.purchases:
+        console.print(bought_table(status.purchases))
+    else:
+        console.print("[yellow]nothing was bought[/]")
+    console.print(skipped_table(engine))
     truth = sandbox.ground_truth()
     real = len(truth["purchases"])
     ours = status.outcomes[Outcome.BOUGHT] + status.outcomes[Outcome.RESERVED]
+    balance = truth["balances"][truth["default_account"]]
     console.print(
-        f"sandbox ground truth: {real} purchase(s), balance now "
-        f"{format_usd(truth['balances'][truth['default_account']])}; engine bought {ours}"
+        f"sandbox ground truth: {real} purchase(s); the account went from "
+        f"{format_usd(DEMO_BALANCE)} to {format_usd(balance)} "
+        f"({format_usd(DEMO_BALANCE - balance)} spent); the engine counted {ours} bought"
     )
     if status.halt_reason:
         console.print(f"[red]HALTED[/]: {escape(status.halt_reason)}")

@@ -2,7 +2,8 @@
 
 Opens the file read-only: the database file is never written (SQLite may create the
 ``-wal``/``-shm`` side files, as any reader of a WAL database does). A missing, corrupt or
-foreign file, or one written by a newer snipe, is an error with exit code 1.
+foreign file, or one written by a newer snipe, is an error with exit code 2 (bad input,
+as for every subcommand).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from datetime import UTC, datetime
 import anyio
 
 from .._clock import SystemClock
+from .._errors import ConfigError, LedgerError
 from .._money import format_usd
 from ..ledger import (
     FILL_PREFIX,
@@ -49,8 +51,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 async def _load(path: str) -> tuple[list[Purchase], list[BuyOrderRecord]]:
-    async with await Ledger.open(path, clock=SystemClock(), readonly=True) as ledger:
-        return await ledger.purchases(), await ledger.orders(live_only=False)
+    try:
+        async with await Ledger.open(path, clock=SystemClock(), readonly=True) as ledger:
+            return await ledger.purchases(), await ledger.orders(live_only=False)
+    except LedgerError as exc:
+        # the file named on the command line is missing, foreign or corrupt: bad input
+        raise ConfigError(str(exc)) from None
 
 
 def _source(purchase: Purchase) -> str:

@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
         )
 
     def warn(message: str) -> None:
+        if "ConnectError" in message:
+            message += f" (nothing answers at {args.base_url})"
         print(f"snipe record: {message}", file=sys.stderr)
 
     async def main() -> None:

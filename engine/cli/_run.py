@@ -18,12 +18,15 @@ import anyio
 
 from .._clock import SystemClock
 from .._errors import ConfigError, InvalidRequest
+from .._money import format_usd
 from .._plugins import make_plugin_host
 from ..ops import OpsSettings, operations
-from ..rules import load_rules
+from ..rules import RuleSet, load_rules
+from ..rules._values import format_duration
 from ..sniper import Engine, EngineMode, EngineSettings, TradingRefused
 from ..sniper._session import SessionOptions, open_engine
 from ..sniper._statusfile import status_path_for
+from ._args import duration
 
 __all__ = ["register"]
 
@@ -41,7 +44,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--base-url", metavar="URL", help="override account.base_url")
     parser.add_argument("--ledger", metavar="PATH", help="override account.ledger")
     parser.add_argument(
-        "--for", dest="duration", metavar="SECONDS", type=_positive, help="stop after this long"
+        "--for",
+        dest="duration",
+        metavar="DURATION",
+        type=duration,
+        help="stop after this long: 600 (seconds), 90s, 10m, 1h30m, 2d",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="decide and report, never buy (memory ledger)"
@@ -88,16 +95,6 @@ def add_logging_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-format", default="text", choices=["text", "json"])
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
-
-
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message."""
 
@@ -136,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"snipe run: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     settings = EngineSettings(dry_run=args.dry_run, kill_file=args.kill_file)
+    print(banner(ruleset, args), file=sys.stderr, flush=True)
     options = SessionOptions(base_url=args.base_url, ledger=args.ledger)
     ledger_path = None if args.dry_run else (args.ledger or ruleset.account.ledger)
     ops_settings = OpsSettings(
@@ -170,6 +168,26 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:  # the metrics port cannot be bound
         print(f"snipe run: cannot serve metrics: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_CONFIG
+
+
+def banner(ruleset: RuleSet, args: argparse.Namespace) -> str:
+    """What this run will do, said before it starts: dry or live, where, which ledger,
+    which caps."""
+    account, budgets = ruleset.account, ruleset.budgets
+    address = args.base_url or account.base_url
+    caps = f"caps {format_usd(budgets.per_day)} a day, {format_usd(budgets.total)} in total"
+    stop = f", stopping after {format_duration(args.duration)}" if args.duration else ""
+    if args.dry_run:
+        ledger = args.ledger or account.ledger
+        return (
+            f"snipe run: DRY RUN of {ruleset.filename} against {address}: decides and reports "
+            f"what it would buy, buys nothing; ledger in memory ({ledger} is not touched); "
+            f"{caps}{stop}"
+        )
+    return (
+        f"snipe run: {ruleset.filename} against {address}: BUYS what the rules accept; "
+        f"ledger {args.ledger or account.ledger}; {caps}{stop}"
+    )
 
 
 async def _run_until_signal(engine: Engine, duration: float | None) -> None:

@@ -2,7 +2,7 @@
 ledger (opened read-only) and the running engine's status file (``LEDGER.status.json``):
 state, uptime, spend against the caps, purchases today, the latest errors.
 
-Exit status: 0 when the engine is running, 1 when the ledger cannot be read, 4 when the
+Exit status: 0 when the engine is running, 2 when the ledger cannot be read (bad input), 4 when the
 engine is HALTED, 5 when it is not running (no status file, a stale one, or stopped): a
 service monitor can act on it.
 """
@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 
 from .._clock import SystemClock
+from .._errors import ConfigError, LedgerError
 from .._money import format_usd
 from ..ledger import BuyOrderRecord, Ledger, Purchase, summarize, utc_day_start
 from ..sniper._statusfile import read_status_file, status_path_for
@@ -46,8 +47,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 async def _load(path: str) -> tuple[list[Purchase], list[BuyOrderRecord]]:
-    async with await Ledger.open(path, clock=SystemClock(), readonly=True) as ledger:
-        return await ledger.purchases(), await ledger.orders()
+    try:
+        async with await Ledger.open(path, clock=SystemClock(), readonly=True) as ledger:
+            return await ledger.purchases(), await ledger.orders()
+    except LedgerError as exc:
+        # the file named on the command line is missing, foreign or corrupt: bad input
+        raise ConfigError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:

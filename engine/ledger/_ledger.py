@@ -55,7 +55,7 @@ import anyio
 
 from .._clock import Clock
 from .._errors import IntentRefusal, IntentRefused, LedgerError
-from .._money import Money
+from .._money import Money, format_usd
 from ..models import ProjectTrade
 from ._connection import AsyncConnection, Driver, Row, connect
 from ._orders import OrderBook, exposure_sql
@@ -497,11 +497,12 @@ class Ledger(OrderBook):
             adding = len(mine) if cap.kind == "count" else sum(i.price for i in mine)
             if mine and used + adding > cap.limit:
                 first = mine[0]
-                unit = "purchases" if cap.kind == "count" else "USD x 1000"
+                # said to a person (log, HALT reason): money in dollars
+                show = _purchases if cap.kind == "count" else format_usd
                 raise IntentRefused(
-                    f"{cap.describe()}: {used} {unit} committed (in flight and buy-order"
-                    f" exposure included) + {adding}"
-                    f" would exceed the limit of {cap.limit}",
+                    f"{cap.describe()}: {show(used)} committed (in flight and buy-order"
+                    f" exposure included) + {show(adding)} would exceed the limit of"
+                    f" {show(cap.limit)}",
                     reason=IntentRefusal.CAP,
                     project_id=first.project_id,
                     item_id=first.item_id,
@@ -785,3 +786,7 @@ def _moved(before: Purchase, move: Resolution, now: float) -> Purchase:
 
 def _keep(new: _T | None, old: _T | None) -> _T | None:
     return new if new is not None else old
+
+
+def _purchases(n: int) -> str:
+    return f"{n} purchase{'s' * (n != 1)}"

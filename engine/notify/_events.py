@@ -70,6 +70,8 @@ class DailySummary:
     """Everything committed so far (all days), against ``cap_total``."""
     cap_per_day: int
     cap_total: int
+    dry_run: bool = False
+    """A dry run's day: the purchases are ones it would have made; nothing was spent."""
 
 
 def _discount_bp(price: int, reference: int | None) -> int | None:
@@ -158,16 +160,25 @@ def halted_notice(reason: str, at: float) -> Notice:
 
 def summary_notice(summary: DailySummary, at: float) -> Notice:
     """The message for the end of a UTC day."""
-    lines = (
-        f"purchases {summary.purchases}, spent {_usd(summary.spent)} "
-        f"(daily cap {_usd(summary.cap_per_day)})",
-        f"refunds {summary.refunds} ({_usd(summary.refunded)}), failed {summary.failed}, "
-        f"unresolved {summary.unresolved}",
-        f"total committed {_usd(summary.spent_total)} of {_usd(summary.cap_total)}",
-    )
+    if summary.dry_run:
+        lines: tuple[str, ...] = (
+            f"dry run: would buy {summary.purchases}, would spend {_usd(summary.spent)} "
+            f"(daily cap {_usd(summary.cap_per_day)}); nothing was bought",
+            f"would have committed {_usd(summary.spent_total)} in total "
+            f"of {_usd(summary.cap_total)}",
+        )
+    else:
+        lines = (
+            f"purchases {summary.purchases}, spent {_usd(summary.spent)} "
+            f"(daily cap {_usd(summary.cap_per_day)})",
+            f"refunds {summary.refunds} ({_usd(summary.refunded)}), failed {summary.failed}, "
+            f"unresolved {summary.unresolved}",
+            f"total committed {_usd(summary.spent_total)} of {_usd(summary.cap_total)}",
+        )
+    title = f"snipe {'dry run ' if summary.dry_run else ''}daily summary {summary.day}"
     return Notice(
         kind="daily_summary",
-        title=f"snipe daily summary {summary.day}",
+        title=title,
         lines=lines,
         at=at,
         data={k: getattr(summary, k) for k in DailySummary.__dataclass_fields__},

@@ -279,4 +279,5 @@ async def daily_summary(engine: Engine, day_start: float) -> DailySummary:
         spent_total=totals.committed,
         cap_per_day=budgets.per_day,
         cap_total=budgets.total,
+        dry_run=engine.settings.dry_run,
     )

@@ -15,7 +15,7 @@ import types
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -29,7 +29,7 @@ from pydantic import (
     model_validator,
 )
 
-from .._errors import ConfigError
+from .._errors import ConfigError, InvalidRequest
 from ._contract import Criterion, Problem
 from ._values import USD
 from ._yaml import Document
@@ -91,9 +91,13 @@ class Account(StrictModel):
     def _trade_link(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        query = parse_qs(urlsplit(value).query)
-        if not query.get("partner") or not query.get("token"):
-            raise ValueError("a trade link carries `partner=` and `token=` in its query")
+        # the very check `snipe run` makes, so `snipe check` passes only what run accepts
+        from ..client._tradelink import TradeLink
+
+        try:
+            TradeLink.parse(value)
+        except InvalidRequest as exc:
+            raise ValueError(str(exc)) from None
         return value
 
     @field_validator("api_key")
@@ -133,10 +137,11 @@ class Account(StrictModel):
                 text = path.read_text("utf-8").strip()
             except OSError as exc:
                 raise ConfigError(
-                    f"cannot read the API key file: {exc.strerror}", field="account.api_key_file"
+                    f"cannot read the API key file {path}: {exc.strerror}",
+                    field="account.api_key_file",
                 ) from None
             if not text:
-                raise ConfigError("the API key file is empty", field="account.api_key_file")
+                raise ConfigError(f"the API key file {path} is empty", field="account.api_key_file")
             return SecretStr(text)
         value = (os.environ if environ is None else environ).get(self.api_key_env, "").strip()
         if not value:

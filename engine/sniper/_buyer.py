@@ -34,6 +34,7 @@ from .._errors import (
     OutcomeUnknown,
     PurchaseRefused,
 )
+from .._money import format_usd
 from .._plugins import PluginHost
 from ..client import BulkItem, BulkItemResult, BulkStatus, MarketClient, TradeLink
 from ..ledger import Intent, Ledger, PurchaseState, new_project_id
@@ -340,12 +341,15 @@ class Buyer:
                 float_value=decision.listing.float_value,
             )
         )
-        log.info(
-            "%s %s (item %s) at %d: %s",
-            outcome.value,
+        # a dry run sees the listings it "bought" again and again: not news
+        quiet = outcome is Outcome.DUPLICATE and self._settings.dry_run
+        log.log(
+            logging.DEBUG if quiet else logging.INFO,
+            "%s %s (item %s) at %s: %s",
+            "would buy" if outcome is Outcome.DRY_RUN else outcome.value,
             decision.name,
             decision.item_id,
-            decision.price,
+            format_usd(decision.price),
             detail or "; ".join(decision.reasons),
         )
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import cast
@@ -160,7 +159,9 @@ class Engine:
         except KeyRejected as exc:
             raise TradingRefused(f"the API key was rejected: {exc.message}") from None
         except APIError as exc:
-            raise TradingRefused(f"cannot check the trade link: {exc}") from None
+            raise TradingRefused(
+                f"cannot check the trade link with {self._where(exc)}: {exc}"
+            ) from None
         problem = check.problem  # success: true may still say "Inventory is private"
         if problem is not None:
             raise TradingRefused(
@@ -184,7 +185,7 @@ class Engine:
                 unresolved = len(await self.ledger.unresolved())
                 raise TradingRefused(
                     f"{unresolved} purchase(s) from an earlier run are unresolved and the "
-                    f"project_id check failed: {exc}"
+                    f"project_id check with {self._where(exc)} failed: {exc}"
                 ) from None
             if not remaining:
                 return
@@ -196,6 +197,13 @@ class Engine:
                 )
             log.info("waiting to resolve %d purchase(s) from an earlier run", len(remaining))
             await self.clock.sleep(min(settings.grace, 15.0))
+
+    def _where(self, exc: APIError) -> str:
+        """The service's address, said plainly when nothing answers there."""
+        where = f"the service at {self.client.base_url}"
+        if isinstance(exc, Unavailable) and "ConnectError" in str(exc):
+            where += " (nothing is listening there: is the service, or `snipe sandbox`, up?)"
+        return where
 
     async def _refresh_balance(self) -> None:
         try:
@@ -467,7 +475,7 @@ class Engine:
                 self.status.candidates += 1
             else:
                 for reason in decision.reasons:
-                    self.status.skip_reasons[_reason_kind(reason)] += 1
+                    self.status.skipped(decision.rule, reason)
         return decisions, context
 
     def _within_balance(self, decisions: list[Decision]) -> list[Decision]:
@@ -522,27 +530,37 @@ class Engine:
             self.status.halt(f"kill file {path} exists")
 
     async def status_line(self) -> str:
-        """Spend against caps, search budget used, coverage, candidates, purchase states."""
+        """Spend against caps, search budget used, coverage, candidates, purchase states. A
+        dry run says so and speaks of what it would have spent and bought."""
         totals = await self.ledger.totals()
         held = await self.ledger.order_exposure()
         used, limit = self.limiter.usage("search")
-        median, worst = self.schedule.staleness(self.clock.now())
-        states = ", ".join(f"{k.lower()} {v}" for k, v in totals.by_state.items() if v)
+        waiting, median, worst = self.schedule.coverage(self.clock.now())
+        dry = self.settings.dry_run
+        states = ", ".join(
+            f"{'would buy' if dry and k == 'BOUGHT' else k.lower()} {v}"
+            for k, v in totals.by_state.items()
+            if v
+        )
+        mode = f"dry run, {self.status.mode.value}" if dry else self.status.mode.value
+        # a dry run places no buy order: nothing is exposed, and nothing was spent
+        spent = (
+            f"would spend {format_usd(totals.committed)}"
+            if dry
+            else budget_words(totals.committed, held.total)
+        )
+        ages = "none searched yet" if median is None else f"median age {_age(median)}, oldest "
+        if worst is not None:
+            ages += _age(worst)
+        if waiting and median is not None:
+            ages += f", {waiting} not searched yet"
         return (
-            f"[{self.status.mode.value}] {budget_words(totals.committed, held.total)} of "
+            f"[{mode}] {spent} of "
             f"{format_usd(self.ruleset.budgets.total)} | searches {used}/{limit} in window | "
-            f"{len(self.schedule.watched)} names, median age {_age(median)}, oldest {_age(worst)}"
+            f"{len(self.schedule.watched)} names, {ages}"
             f" | candidates {self.status.candidates} | {states or 'no purchases'}"
         )
 
 
 def _age(seconds: float) -> str:
-    return "never" if seconds == float("inf") else f"{seconds:.0f}s"
-
-
-_NUMBER = re.compile(r"-?\$?[0-9][0-9,]*(?:\.[0-9]+)?")
-
-
-def _reason_kind(reason: str) -> str:
-    """A reason with its numbers blanked, so alike reasons count together."""
-    return _NUMBER.sub("#", reason.split(":", 1)[0])
+    return f"{seconds:.0f}s"

@@ -105,6 +105,16 @@ class SearchSchedule:
         ages = sorted(now - self._last_searched.get(n, float("-inf")) for n in self.watched)
         return (ages[len(ages) // 2], ages[-1])
 
+    def coverage(self, now: float) -> tuple[int, float | None, float | None]:
+        """(names not searched yet, median and worst seconds since a searched name was last
+        searched; ``None`` when none was)."""
+        last = self._last_searched
+        ages = sorted(now - last[n] for n in self.watched if n in last)
+        waiting = len(self.watched) - len(ages)
+        if not ages:
+            return (waiting, None, None)
+        return (waiting, ages[len(ages) // 2], ages[-1])
+
 
 @dataclass
 class SearchPacer:

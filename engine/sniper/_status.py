@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import re
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..models import SetAside
 
-__all__ = ["EngineMode", "EngineStatus", "Outcome", "PurchaseRecord"]
+__all__ = ["EngineMode", "EngineStatus", "Outcome", "PurchaseRecord", "reason_kind"]
 
 log = logging.getLogger("snipe.engine")
 
@@ -70,12 +71,23 @@ class EngineStatus:
     consecutive_failures: int = 0
     outcomes: Counter[Outcome] = field(default_factory=Counter)
     skip_reasons: Counter[str] = field(default_factory=Counter)
+    """How often each kind of reason turned a listing down (keys: :func:`reason_kind`, an
+    internal key never shown: ``skip_examples`` has a full reason of each kind)."""
+    skip_examples: dict[tuple[str, str], str] = field(default_factory=dict)
+    """For each (rule, kind of reason), the latest full reason of that kind."""
+    skip_by_rule: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """How often each (rule, kind of reason) turned a listing down."""
     purchases: list[PurchaseRecord] = field(default_factory=list)
     errors: deque[str] = field(default_factory=lambda: deque(maxlen=20))
     set_aside: Counter[tuple[str, str]] = field(default_factory=Counter)
     """Items of answers that could not be read and were left out, by (endpoint, field)."""
     set_aside_example: dict[tuple[str, str], str] = field(default_factory=dict)
     """The latest such item of each (endpoint, field), described."""
+    error_counts: Counter[str] = field(default_factory=Counter)
+    """How often each kind of error happened (:func:`reason_kind`); the log gets the first
+    of a kind, then one line at every power of ten, so a repeated error does not flood it."""
+    error_texts: dict[str, str] = field(default_factory=dict)
+    """The first full text of each kind of error."""
 
     @property
     def halted(self) -> bool:
@@ -99,5 +111,39 @@ class EngineStatus:
         self.set_aside_example[kind] = str(item)[:300]
 
     def error(self, text: str) -> None:
-        self.errors.append(text)
-        log.warning("%s", text)
+        kind = reason_kind(text)
+        self.error_counts[kind] += 1
+        count = self.error_counts[kind]
+        if count == 1:
+            self.error_texts[kind] = text
+            self.errors.append(text)
+            log.warning("%s", text)
+        elif _power_of_ten(count):
+            self.errors.append(f"{text} (seen {count} times)")
+            log.warning("%s (seen %d times)", text, count)
+
+    def repeated_errors(self) -> dict[str, int]:
+        """Each kind of error (its first text) and how often it happened."""
+        return {self.error_texts[kind]: n for kind, n in self.error_counts.items()}
+
+    def skipped(self, rule: str, reason: str) -> None:
+        """Count ``reason`` (a full reason) turning down a listing for ``rule``."""
+        kind = reason_kind(reason)
+        self.skip_reasons[kind] += 1
+        self.skip_by_rule[rule, kind] += 1
+        self.skip_examples[rule, kind] = reason
+
+
+def _power_of_ten(n: int) -> bool:
+    while n % 10 == 0:
+        n //= 10
+    return n == 1
+
+
+_NUMBER = re.compile(r"-?\$?[0-9][0-9,]*(?:\.[0-9]+)?")
+
+
+def reason_kind(reason: str) -> str:
+    """A key for alike reasons or errors: the text with its numbers blanked. Only a key:
+    show the full reasons (``skip_examples``), never this."""
+    return _NUMBER.sub("#", reason)

@@ -9,8 +9,10 @@ half a document.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,9 +76,18 @@ def status_document(
 def write_status_file(path: str | os.PathLike[str], document: dict[str, Any]) -> None:
     """Replace the file at ``path`` with ``document``, atomically."""
     target = Path(path)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(document, indent=1, sort_keys=True), "utf-8")
-    os.replace(temporary, target)
+    # A temporary name of its own per write: two writes at once (the first one at start and
+    # the periodic one) must never rename each other's file away.
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        os.fchmod(handle, 0o644)  # mkstemp's 0600 would hide it from a monitoring user
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(json.dumps(document, indent=1, sort_keys=True))
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def read_status_file(path: str | os.PathLike[str]) -> dict[str, Any] | None:

@@ -71,7 +71,7 @@ def test_a_truncated_recording_is_an_error_naming_the_file(
     rules, data = files
     segment = data / "seg-000001.jsonl.gz"
     segment.write_bytes(segment.read_bytes()[:-40])
-    assert main(["backtest", str(rules), "--data", str(data), "--json"]) == 1
+    assert main(["backtest", str(rules), "--data", str(data), "--json"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""  # never a partial summary
     assert "seg-000001.jsonl.gz" in captured.err
@@ -85,7 +85,7 @@ def test_a_bad_line_is_an_error_naming_file_and_line(
     segment = data / "seg-000001.jsonl.gz"
     lines = gzip.decompress(segment.read_bytes()).splitlines(keepends=True)
     segment.write_bytes(gzip.compress(b"".join([*lines[:4], b"[1, 2\n", *lines[5:]])))
-    assert main(["backtest", str(rules), "--data", str(data), "--quiet"]) == 1
+    assert main(["backtest", str(rules), "--data", str(data), "--quiet"]) == 2
     assert "seg-000001.jsonl.gz:5:" in capsys.readouterr().err
 
 

@@ -11,7 +11,7 @@ from engine.backtest import BacktestOptions, build_report, read_records, run_bac
 
 from .support import T0, backtest, listing, market, rules, sandbox_rules, write
 
-GOLDEN = "25291c20015304f9ef12335d2c007ef1d8e0362352a1e63262ca22dcfd86d439"
+GOLDEN = "1bbaf7d9f5d456fca154367c987e38888aa12bb9418283c6ab4486e5154c2266"
 
 
 @pytest.mark.slow

@@ -135,7 +135,7 @@ def test_a_bad_file_is_a_clear_error_and_a_failing_exit_code(
         prepare(path)
     before = _fingerprint(path) if path.exists() else None
     for extra in ([], ["--json"]):
-        assert main(["ledger", str(path), *extra]) == 1
+        assert main(["ledger", str(path), *extra]) == 2
         captured = capsys.readouterr()
         assert captured.out == ""
         assert captured.err.startswith("snipe ledger: error: ")

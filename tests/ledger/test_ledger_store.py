@@ -166,7 +166,7 @@ async def test_failed_and_refunded_release_budget_and_the_charge_replaces_the_ce
     cap = Cap(limit=10_000, name="test budget")
     for n in range(4):
         await ledger.record_intent(intent(n, price=2_500), caps=[cap])
-    with pytest.raises(IntentRefused, match="test budget: 10000"):
+    with pytest.raises(IntentRefused, match=r"test budget: \$10\.00 committed"):
         await ledger.record_intent(intent(9, price=1), caps=[cap])
     await ledger.transition("snp-test-0000", S.FAILED, reason="Item sold")
     await ledger.transition("snp-test-0001", S.BOUGHT, charged_price=2_000)

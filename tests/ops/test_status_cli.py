@@ -132,7 +132,7 @@ async def test_status_without_a_status_file_still_shows_the_ledger(
 async def test_status_of_a_missing_ledger_is_an_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert await _main(["status", str(tmp_path / "nope.sqlite")]) == 1
+    assert await _main(["status", str(tmp_path / "nope.sqlite")]) == 2
     assert "nope.sqlite" in capsys.readouterr().err
 
 

@@ -98,7 +98,7 @@ def test_max_price_is_a_hard_ceiling(price: int, accepted: bool, reason: str | N
             {"price": 12_000, "platform_price": 10_000},
             {},
             False,
-            "discount -20% below 20%",
+            "no discount (the price is 20% above the reference), below 20% vs platform_price",
         ),
     ],
 )

@@ -141,7 +141,7 @@ def test_snipe_sandbox_prints_address_and_key_and_answers() -> None:
 def test_snipe_sandbox_refuses_a_bad_speed(capsys: pytest.CaptureFixture[str]) -> None:
     from engine.cli import main
 
-    assert main(["sandbox", "--speed", "0"]) == 1
+    assert main(["sandbox", "--speed", "0"]) == 2
     assert "--speed" in capsys.readouterr().err
 
 
@@ -152,7 +152,7 @@ def test_snipe_sandbox_names_the_place_of_a_bad_scenario(
 
     scenario = tmp_path / "faults.yaml"
     scenario.write_text("faults:\n  - endpoint: GET /v1/user\n    kind: meltdown\n    count: 1\n")
-    assert main(["sandbox", "--scenario", str(scenario), "--port", "0"]) == 1
+    assert main(["sandbox", "--scenario", str(scenario), "--port", "0"]) == 2
     err = capsys.readouterr().err
     assert f"{scenario}:3:5" in err
     assert "faults.0.kind" in err

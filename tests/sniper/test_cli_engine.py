@@ -15,7 +15,7 @@ def test_demo_buys_on_the_sandbox_and_explains(capsys: pytest.CaptureFixture[str
     out = capsys.readouterr().out
     assert "What it bought, and why" in out
     assert "What it skipped, and why" in out
-    assert "engine bought 0" not in out
+    assert "the engine counted 0 bought" not in out
 
 
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "rules.example.yaml")

@@ -1,0 +1,117 @@
+"""What `make demo` installs and what `snipe demo` prints (issue 11)."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from engine.cli import main
+from engine.cli._demo import run_demo
+
+ROOT = Path(__file__).resolve().parents[2]
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _check_lines(text: str) -> None:
+    assert "#%" not in text
+    assert " # " not in text  # a blanked number
+    for line in text.splitlines():
+        assert len(line) <= 100, line
+
+
+def test_the_demo_prints_progress_and_fully_written_reasons_in_100_columns(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["demo", "--seconds", "0.5", "--speed", "1200", "--seed", "7"]) == 0
+    out = capsys.readouterr().out
+    _check_lines(out)
+    assert "The sandbox account holds $2,000.00" in out
+    assert "$1,000.00 in total" in out
+    assert re.search(r"^market \d+:\d\d of 10:00: \d+ searches", out, re.M)  # progress lines
+    assert re.search(r"^bought .+ at \$[\d,]+\.\d+ \[[a-z-]+\]", out, re.M)
+    skipped = out.split("What it skipped, and why", 1)[1]
+    assert re.search(r"\$[\d,]+\.\d+", skipped)  # reasons keep their numbers
+    # each rule's criteria once, in the rules table, not in every purchase row
+    assert out.count("discount at least 18% vs platform_price") == 1
+
+
+def test_on_a_terminal_the_demo_shows_a_live_panel() -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=100, color_system=None)
+    args = argparse.Namespace(seconds=0.5, speed=1200.0, seed=7, rules=None, log_level="ERROR")
+    assert run_demo(args, console) == 0
+    text = _ANSI.sub("\n", buffer.getvalue()).replace("\r", "")
+    _check_lines(text)
+    assert "snipe demo: watching the market" in text
+    for label in ("market time", "searches", "names watched", "candidates", "bought"):
+        assert label in text
+
+
+def test_pyproject_license_is_an_spdx_string() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+    assert project["project"]["license"] == "MIT"
+    requires = project["build-system"]["requires"]
+    assert any(r.startswith("setuptools>=") and int(r.split(">=")[1]) >= 77 for r in requires)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_demo_installs_the_package_alone_and_make_test_the_dev_extras(
+    tmp_path: Path,
+) -> None:
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+
+    def plan(target: str) -> str:
+        done = subprocess.run(
+            ["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, check=True
+        )
+        return done.stdout
+
+    demo = plan("demo")
+    assert "pip install --quiet -e .\n" in demo
+    assert "[dev]" not in demo
+    assert ".venv/bin/snipe demo" in demo
+    for target in ("test", "lint", "install"):
+        assert "pip install --quiet -e '.[dev]'" in plan(target)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_demo_s_environment_runs_the_demo_without_the_dev_extras(tmp_path: Path) -> None:
+    """`make install-demo` (what `make demo` installs) into a fresh .venv: the demo runs,
+    and none of the test tools is there. Needs pip's index (a warm cache makes it ~10 s)."""
+    for name in ("Makefile", "pyproject.toml", "README.md", "rules.example.yaml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(
+        ROOT / "engine", tmp_path / "engine", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    install = subprocess.run(
+        ["make", "install-demo"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert install.returncode == 0, install.stderr[-2000:]
+    assert "License classifiers are deprecated" not in install.stderr
+    assert "project.license" not in install.stderr
+    python = tmp_path / ".venv" / "bin" / "python"
+    for module in ("ray", "matplotlib", "mypy", "hypothesis", "pytest"):
+        probe = subprocess.run([python, "-c", f"import {module}"], env=env, capture_output=True)
+        assert probe.returncode != 0, f"{module} is installed by make demo"
+    demo = subprocess.run(
+        [tmp_path / ".venv" / "bin" / "snipe", "demo", "--seconds", "0.5", "--speed", "1200"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert demo.returncode == 0, demo.stderr[-2000:]
+    assert "What it bought, and why" in demo.stdout
