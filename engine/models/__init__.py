@@ -36,6 +36,7 @@ from ._market import (
     SnapshotRow,
     Sticker,
 )
+from ._prices import PriceItem
 from ._trading import (
     BulkBuyItemResult,
     BulkBuyResponse,
@@ -81,6 +82,7 @@ __all__ = [
     "PlatformItem",
     "PlatformItemsResponse",
     "PlatformTokenResult",
+    "PriceItem",
     "ProjectTrade",
     "ProjectTradesResponse",
     "RemoveAllResult",

@@ -39,7 +39,7 @@ from .._money import Money
 from ..rules._names import split_name
 from ._sketch import add, bin_of, merge_into, quantile
 
-__all__ = ["BUCKETS", "MarketBook", "MarketStats", "MarketKey", "StoredBucket"]
+__all__ = ["BUCKETS", "MarketBook", "MarketKey", "MarketStats", "StoredBucket"]
 
 BUCKETS = 28
 """Time buckets per window."""
@@ -254,7 +254,9 @@ class MarketBook:
         if low is None:
             return None
         p10, p25, median = quantile(total, (0.10, 0.25, 0.50))
-        assert p10 is not None and p25 is not None and median is not None
+        assert p10 is not None
+        assert p25 is not None
+        assert median is not None
         return MarketStats(p10, p25, median, low, sum(total.values()), latest)
 
     def keys(self) -> Iterator[MarketKey]:

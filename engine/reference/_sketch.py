@@ -41,7 +41,7 @@ def bin_of(price: int) -> int:
 
 def value_of(bin_: int) -> int:
     """The price shown for a bin: its geometric middle, rounded (its own bin, always)."""
-    return max(1, round(RATIO ** (bin_ + 0.5)))
+    return max(1, round(float(RATIO ** (bin_ + 0.5))))
 
 
 def add(hist: dict[int, int], bin_: int, count: int = 1) -> None:

@@ -63,9 +63,7 @@ def test_book_statistics_match_brute_force_over_the_window(
         book.record(("AK-47 | Redline (Field-Tested)", None), price, at)
     first = book.first_bucket(now)
     last = math.floor(now / book.bucket_seconds)
-    inside = [
-        (at, p) for at, p in events if first <= math.floor(at / book.bucket_seconds) <= last
-    ]
+    inside = [(at, p) for at, p in events if first <= math.floor(at / book.bucket_seconds) <= last]
     stats = book.stats("AK-47 | Redline (Field-Tested)", None, now)
     if not inside:
         assert stats is None
@@ -133,9 +131,11 @@ def test_bait_listings_never_move_p25_or_the_floor() -> None:
         t += 60
     a = plain.book.stats(NAME, None, t)
     b = baited.book.stats(NAME, None, t)
-    assert a is not None and b is not None
+    assert a is not None
+    assert b is not None
     assert b == a
-    assert b.floor == 10_010 and b.observations == 40
+    assert b.floor == 10_010
+    assert b.observations == 40
 
 
 def test_a_listing_counts_only_once_it_has_held_at_its_price() -> None:
@@ -147,10 +147,13 @@ def test_a_listing_counts_only_once_it_has_held_at_its_price() -> None:
     assert feed.book.stats(NAME, None, 609) is None  # not yet held 10 minutes
     feed.poll([(1, NAME, 5_000), (2, NAME, 5_500)], 610)
     stats = feed.book.stats(NAME, None, 610)
-    assert stats is not None and stats.observations == 1 and stats.floor == 5_000
+    assert stats is not None
+    assert stats.observations == 1
+    assert stats.floor == 5_000
     feed.poll([(1, NAME, 5_000), (2, NAME, 5_500)], 900)  # 5,500 held since 300
     stats = feed.book.stats(NAME, None, 900)
-    assert stats is not None and (stats.observations, stats.floor) == (2, 5_000)
+    assert stats is not None
+    assert (stats.observations, stats.floor) == (2, 5_000)
 
 
 DOPPLER = "★ Karambit | Doppler (Factory New)"
@@ -170,9 +173,12 @@ def test_doppler_phases_are_kept_apart_from_the_name_or_from_search() -> None:
     ruby = feed.book.stats(DOPPLER, "Ruby", 100)
     phase2 = feed.book.stats(DOPPLER, "Phase 2", 100)
     whole = feed.book.stats(DOPPLER, None, 100)
-    assert ruby is not None and (ruby.floor, ruby.observations) == (900_000, 1)
-    assert phase2 is not None and (phase2.floor, phase2.observations) == (300_000, 1)
-    assert whole is not None and whole.observations == 3
+    assert ruby is not None
+    assert (ruby.floor, ruby.observations) == (900_000, 1)
+    assert phase2 is not None
+    assert (phase2.floor, phase2.observations) == (300_000, 1)
+    assert whole is not None
+    assert whole.observations == 3
     assert feed.book.stats(DOPPLER, "Phase 4", 100) is None
 
 
@@ -184,8 +190,11 @@ def test_buckets_leave_the_window_and_are_reported_for_deletion() -> None:
     gone = book.expire(DAY * 1.1)
     assert gone == [(("X", None), 0)]
     stats = book.stats("X", None, DAY * 1.1)
-    assert stats is not None and stats.observations == 1 and stats.floor == 2_000
-    assert book.expire(DAY * 3) and len(book) == 0
+    assert stats is not None
+    assert stats.observations == 1
+    assert stats.floor == 2_000
+    assert book.expire(DAY * 3)
+    assert len(book) == 0
 
 
 def test_dirty_buckets_restore_to_the_same_statistics() -> None:
@@ -208,4 +217,5 @@ def test_the_queue_is_bounded_and_counts_what_it_drops(monkeypatch: pytest.Monke
     book = MarketBook(hold=60)
     book.observe([1, 2, 3], [10, 10, 10], ["A", "A", "A"], at=0)
     book.observe([4, 5, 6], [10, 10, 10], ["A", "A", "A"], at=1)
-    assert book.pending == 3 and book.dropped == 3
+    assert book.pending == 3
+    assert book.dropped == 3
