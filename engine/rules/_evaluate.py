@@ -148,7 +148,7 @@ def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext
     decision (use :func:`explain` to see why a name is not watched).
     """
     decisions: list[Decision] = []
-    passes: list[tuple[CompiledRule, Listing]] = []
+    passes: list[tuple[CompiledRule, Listing, NameView]] = []
     index = ruleset._index
     compute = ruleset._index_entry
     reject = decisions.append
@@ -162,7 +162,7 @@ def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext
         view, rules = entry
         for rule in rules:
             if rule.passes(listing, view, context):
-                accept((rule, listing))
+                accept((rule, listing, view))
             else:
                 # reasons are worked out only when read (see Decision.reasons)
                 reject(
@@ -202,7 +202,7 @@ def _reject(rule: CompiledRule, listing: Listing, reasons: tuple[str, ...]) -> D
 
 
 def _allocate(
-    ruleset: RuleSet, passes: list[tuple[CompiledRule, Listing]], context: EvalContext
+    ruleset: RuleSet, passes: list[tuple[CompiledRule, Listing, NameView]], context: EvalContext
 ) -> list[Decision]:
     order = sorted(
         range(len(passes)), key=lambda i: (-passes[i][0].priority, passes[i][1].price, i)
@@ -213,7 +213,7 @@ def _allocate(
     taken: dict[str, str] = {}
     out = []
     for i in order:
-        rule, listing = passes[i]
+        rule, listing, view = passes[i]
         price = listing.price
         spend = per_rule.get(rule.name) or budget.per_rule.get(rule.name) or RuleSpend()
         owner = taken.get(listing.item_id)
@@ -228,7 +228,9 @@ def _allocate(
         per_rule[rule.name] = RuleSpend(spend.spent + price, spend.count + 1)
         today += price
         total += price
-        explain = partial(_accepted_reasons, ruleset, rule, spend, today, total)
+        explain = partial(
+            _accepted_reasons, ruleset, rule, spend, today, total, listing, view, context
+        )
         fields = (listing, rule.name, True, price, rule.action, rule.priority)
         out.append(
             _new(Decision, (*fields, listing.unlock_at is not None, None, explain, None, None))
@@ -264,9 +266,19 @@ def _cap(what: str, cap: Money, spent: Money, spent_word: str, price: Money) -> 
 
 
 def _accepted_reasons(
-    ruleset: RuleSet, rule: CompiledRule, spend: RuleSpend, today: Money, total: Money
+    ruleset: RuleSet,
+    rule: CompiledRule,
+    spend: RuleSpend,
+    today: Money,
+    total: Money,
+    listing: Listing,
+    view: NameView,
+    context: EvalContext,
 ) -> tuple[str, ...]:
-    return (*rule.summaries, _within_budget(ruleset, rule, spend, today, total))
+    return (
+        *rule.accepted_summaries(listing, view, context),
+        _within_budget(ruleset, rule, spend, today, total),
+    )
 
 
 def _within_budget(
