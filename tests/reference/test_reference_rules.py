@@ -245,5 +245,6 @@ def test_errors_in_the_prices_section_name_the_field(prices: str, where: str, wo
     )
     assert result.ruleset is None
     text = "\n".join(str(p) for p in result.errors)
-    assert where in text and words in text, text
+    assert where in text, text
+    assert words in text, text
     assert "rules.yaml:" in text
