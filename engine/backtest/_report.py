@@ -114,6 +114,7 @@ def build_report(run: BacktestRun) -> Report:
         },
         "rules": rules,
         "purchases": rows,
+        "references": reference_margins(run, held),
     }
     lines = [_canonical({"purchase": p}) for p in run.purchases]
     lines += [_canonical({"event": e}) for e in run.events]
@@ -138,6 +139,38 @@ def _purchase_row(run: BacktestRun, purchase: dict[str, Any]) -> dict[str, Any]:
         "later": later if later is not None else (reference or charged),
         "later_at_end": bool(trade is not None and trade.later_past_end),
         "reason": purchase["reason"],
+    }
+
+
+def reference_margins(run: BacktestRun, held: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per reference source: the purchases it priced, what they cost, what the reference
+    said they were worth at the end of the replay, and the margin. ``platform_price`` is
+    the listing's own at purchase; ``market later`` the cheapest listing ``value_after``
+    later (the totals' measure)."""
+    sums: dict[str, list[int]] = {}
+
+    def add(source: str, paid: int, worth: int | None) -> None:
+        if worth:
+            entry = sums.setdefault(source, [0, 0, 0])
+            entry[0] += 1
+            entry[1] += paid
+            entry[2] += worth
+
+    for row in held:
+        paid = row["charged"]
+        add("platform_price", paid, row["reference"])
+        add("market later", paid, row["later"])
+        for source, worth in sorted(run.references_later.get(row["project_id"], {}).items()):
+            add(source, paid, worth)
+    return {
+        source: {
+            "purchases": n,
+            "paid": paid,
+            "worth": worth,
+            "margin": worth - paid,
+            "margin_percent": round((worth - paid) * 100 / paid, 2) if paid else None,
+        }
+        for source, (n, paid, worth) in sorted(sums.items())
     }
 
 
@@ -269,6 +302,7 @@ def markdown(summary: dict[str, Any], *, chart: bool) -> str:
             f"{_usd(r['value_later'])} | {_usd(r['realised_margin'])} | {r['missed_budget']} | "
             f"{r['missed_search_limit']} |"
         )
+    lines += _reference_lines(summary)
     lines += ["", "## Purchases", "", "| at | name | rule | state | paid | reference | later |"]
     lines.append("|---|---|---|---|---|---|---|")
     for p in summary["purchases"]:
@@ -278,6 +312,29 @@ def markdown(summary: dict[str, Any], *, chart: bool) -> str:
             f"{_usd(p['reference'])} | {_usd(p['later'])}{end} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _reference_lines(summary: dict[str, Any]) -> list[str]:
+    references = summary.get("references") or {}
+    if not references:
+        return []
+    lines = [
+        "",
+        "## Margin against each reference",
+        "",
+        "What each reference said the purchases were worth: `platform_price` at purchase, "
+        "`market later` the cheapest listing later, the others at the end of the recording.",
+        "",
+        "| reference | purchases priced | paid | worth | margin | margin % |",
+        "|---|---|---|---|---|---|",
+    ]
+    for source, r in references.items():
+        percent = "-" if r["margin_percent"] is None else f"{r['margin_percent']:.2f}%"
+        lines.append(
+            f"| {source} | {r['purchases']} | {_usd(r['paid'])} | {_usd(r['worth'])} | "
+            f"{_usd(r['margin'])} | {percent} |"
+        )
+    return lines
 
 
 def html_page(summary: dict[str, Any], png: bytes | None) -> str:

@@ -76,6 +76,13 @@ class BacktestRun:
     """Why the engine stopped buying during the replay, if it did."""
     decision_times: list[tuple[float, float]] = field(default_factory=list)
     """``(decision time, time of the latest record applied then)``: the look-ahead check."""
+    references_at_end: dict[str, dict[str, tuple[int | None, int | None]]] = field(
+        default_factory=dict
+    )
+    """Watched name -> {source: (reference, observations)} when the replay ended."""
+    references_later: dict[str, dict[str, int]] = field(default_factory=dict)
+    """project_id -> {reference source: its value for the purchase's name at the end of
+    the replay}: what each reference says the purchase was worth later."""
 
 
 async def run_backtest(
@@ -130,6 +137,14 @@ async def run_backtest(
         await driver.run(stop)
         market.finish()
         purchases = [p.to_json() for p in await ledger.purchases()]
+        references_later = _references_later(engine, purchases, clock.now())
+        references_at_end = {
+            name: {
+                r.source: (r.price, r.observations)
+                for r in engine.references.readings(name, None, clock.now())
+            }
+            for name in sorted(engine.schedule.watched)
+        }
         events = [
             {
                 "project_id": e.project_id,
@@ -157,7 +172,20 @@ async def run_backtest(
         records_replayed=market.counters.records,
         halt_reason=engine.status.halt_reason,
         decision_times=driver.decision_times,
+        references_later=references_later,
+        references_at_end=references_at_end,
     )
+
+
+def _references_later(
+    engine: Engine, purchases: list[dict[str, Any]], now: float
+) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for purchase in purchases:
+        view = engine.ruleset.view(purchase["name"])
+        readings = engine.references.readings(view.base_name, view.phase, now)
+        out[purchase["project_id"]] = {r.source: r.price for r in readings if r.price}
+    return out
 
 
 class _Driver:
@@ -243,6 +271,8 @@ class _Driver:
             await self.engine.poll_snapshot()
         except APIError as exc:
             self.engine.status.error(f"snapshot: {exc}")
+        # price lists from files are read as they are now (not as they were then)
+        await self.engine.references.refresh_due(None, self.clock.now())
 
     async def _search(self, next_snapshot: float) -> float:
         """One turn of the engine's search loop; returns when the next may be tried."""
