@@ -60,7 +60,8 @@ class MarketStats:
     """The ``market`` reference of one key over the window. Prices in USD x 1000.
 
     ``floor`` is the lowest price that stayed listed ``hold`` seconds (exact); ``p10``,
-    ``p25`` and ``median`` are nearest-rank quantiles of those prices (within 0.5%);
+    ``p25`` and ``median`` are nearest-rank quantiles of those prices (within 0.5%, and
+    never under ``floor``);
     ``observations`` how many there were; ``as_of`` when the latest of them was listed.
     """
 
@@ -257,6 +258,8 @@ class MarketBook:
         assert p10 is not None
         assert p25 is not None
         assert median is not None
+        # a bin's middle may lie under the lowest price seen in it: never show less
+        p10, p25, median = max(p10, low), max(p25, low), max(median, low)
         return MarketStats(p10, p25, median, low, sum(total.values()), latest)
 
     def keys(self) -> Iterator[MarketKey]:
