@@ -140,7 +140,9 @@ async def _read(
         try:
             data = await anyio.Path(list_settings.path).read_bytes()
         except OSError as exc:
-            raise ConfigError(f"cannot read the price list: {exc}", location=list_settings.path)
+            raise ConfigError(
+                f"cannot read the price list: {exc}", location=list_settings.path
+            ) from None
         rows = parse_price_list(
             data, origin=list_settings.path, fmt=list_settings.format, unit=list_settings.unit
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
 import httpx
 
 from engine import RateLimiter, VirtualClock
@@ -55,7 +56,7 @@ async def test_learned_prices_survive_a_restart(tmp_path: Path, clock: VirtualCl
 async def test_an_in_memory_ledger_keeps_no_file(tmp_path: Path, clock: VirtualClock) -> None:
     async with ReferenceHub.open(None, clock=clock, ledger=":memory:") as hub:
         assert hub.store is None
-    assert list(tmp_path.iterdir()) == []
+    assert [p async for p in anyio.Path(tmp_path).iterdir()] == []
 
 
 async def test_a_file_list_is_refreshed_on_its_period_and_its_age_known(
