@@ -34,10 +34,12 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from typing import cast
 
 from .._money import Money
 from ..rules._names import split_name
-from ._sketch import add, bin_of, merge_into, quantile
+from ._series import PRICE_MAX, Series, unpack
+from ._sketch import RATIO, merge_into, quantile
 
 __all__ = ["BUCKETS", "MarketBook", "MarketKey", "MarketStats", "StoredBucket"]
 
@@ -49,6 +51,9 @@ MarketKey = tuple[str, str | None]
 
 CurrentPrices = Callable[[Sequence[int | str]], Sequence[int | None]]
 """Item ids -> their price in the market now (``None``: no longer listed)."""
+
+_LOG = math.log(RATIO)
+_NEVER = 2**62
 
 _PENDING_LIMIT = 4_000_000
 """Events waiting for their hold at most; beyond, the oldest batches are dropped (and
@@ -90,15 +95,6 @@ class StoredBucket:
     last: float
 
 
-class _Series:
-    __slots__ = ("bins", "last", "lows")
-
-    def __init__(self) -> None:
-        self.bins: dict[int, dict[int, int]] = {}  # bucket -> histogram
-        self.lows: dict[int, int] = {}  # bucket -> lowest price
-        self.last: dict[int, float] = {}  # bucket -> latest listing time
-
-
 class _Batch:
     __slots__ = ("at", "entries", "ids", "prices")
 
@@ -121,7 +117,7 @@ class MarketBook:
         self.hold = float(hold)
         self.bucket_seconds = self.window / BUCKETS
         self._phase_memory = phase_memory
-        self._series: dict[MarketKey, _Series] = {}
+        self._series: dict[MarketKey, Series] = {}
         # market name -> index into _entries: (base key, phase key or None, ask phase)
         self._entry_of: dict[str, int] = {}
         self._entries: list[tuple[MarketKey, MarketKey | None, bool]] = []
@@ -129,8 +125,9 @@ class MarketBook:
         self._pending_count = 0
         self._phase_of: dict[str, str] = {}
         self._expired_below = -(2**62)
-        self.dirty: set[tuple[MarketKey, int]] = set()
-        """(key, bucket) changed since :meth:`take_dirty` (what a store must write)."""
+        self.dirty: dict[MarketKey, int] = {}
+        """Key -> its oldest bucket changed since :meth:`take_dirty` (a store writes that
+        bucket and the later ones)."""
         self.dropped = 0
         """Events dropped unheld because the queue was full."""
         self.observations = 0
@@ -145,10 +142,13 @@ class MarketBook:
         under the market name ``names[i]``. They count once they have held (:meth:`mature`)."""
         if not ids:
             return
-        entry_of = self._entry_of
-        entries = array("I", [0]) * len(names)
-        for i, ix in enumerate(map(entry_of.get, names)):
-            entries[i] = self._entry(names[i]) if ix is None else ix
+        found: list[int | None] = list(map(self._entry_of.get, names))
+        if None in found:  # names not seen before (the phase is read from each once)
+            for i, ix in enumerate(found):
+                if ix is None:
+                    known = self._entry_of.get(names[i])
+                    found[i] = self._entry(names[i]) if known is None else known
+        entries = array("I", cast("list[int]", found))
         self._pending.append(_Batch(at, list(ids), array("q", prices), entries))
         self._pending_count += len(ids)
         while self._pending_count > _PENDING_LIMIT and len(self._pending) > 1:
@@ -205,21 +205,15 @@ class MarketBook:
     def record(self, key: MarketKey, price: Money, at: float) -> None:
         """Count one observation of ``price`` for ``key`` listed at ``at`` (tests and the
         brute-force comparison feed it directly)."""
+        if not 0 < price <= PRICE_MAX:
+            return
         bucket = math.floor(at / self.bucket_seconds)
         series = self._series.get(key)
         if series is None:
-            series = self._series[key] = _Series()
-        hist = series.bins.get(bucket)
-        if hist is None:
-            hist = series.bins[bucket] = {}
-            series.lows[bucket] = price
-            series.last[bucket] = at
-        elif price < series.lows[bucket]:
-            series.lows[bucket] = price
-        if at > series.last[bucket]:
-            series.last[bucket] = at
-        add(hist, bin_of(price))
-        self.dirty.add((key, bucket))
+            series = self._series[key] = Series()
+        series.add(bucket, math.floor(math.log(price) / _LOG + 1e-9), price, math.floor(at))
+        if self.dirty.get(key, _NEVER) > bucket:
+            self.dirty[key] = bucket
 
     def _entry(self, name: str) -> int:
         parts = split_name(name)
@@ -245,13 +239,12 @@ class MarketBook:
         first, last = self.first_bucket(now), math.floor(now / self.bucket_seconds)
         total: dict[int, int] = {}
         low: int | None = None
-        latest = -math.inf
-        for bucket, hist in series.bins.items():
+        latest = -1
+        for bucket, bucket_low, bucket_last, packed in series.records():
             if first <= bucket <= last:
-                merge_into(total, hist)
-                bucket_low = series.lows[bucket]
+                merge_into(total, unpack(packed))
                 low = bucket_low if low is None or bucket_low < low else low
-                latest = max(latest, series.last[bucket])
+                latest = max(latest, bucket_last)
         if low is None:
             return None
         p10, p25, median = quantile(total, (0.10, 0.25, 0.50))
@@ -260,7 +253,7 @@ class MarketBook:
         assert median is not None
         # a bin's middle may lie under the lowest price seen in it: never show less
         p10, p25, median = max(p10, low), max(p25, low), max(median, low)
-        return MarketStats(p10, p25, median, low, sum(total.values()), latest)
+        return MarketStats(p10, p25, median, low, sum(total.values()), float(latest))
 
     def keys(self) -> Iterator[MarketKey]:
         return iter(self._series)
@@ -278,8 +271,8 @@ class MarketBook:
         """(buckets, bins) held: what memory grows with."""
         buckets = bins = 0
         for series in self._series.values():
-            buckets += len(series.bins)
-            bins += sum(map(len, series.bins.values()))
+            buckets += len(series)
+            bins += series.bins()
         return buckets, bins
 
     # -- expiry and storage ----------------------------------------------------------------
@@ -293,27 +286,23 @@ class MarketBook:
         gone: list[tuple[MarketKey, int]] = []
         for key in list(self._series):
             series = self._series[key]
-            for bucket in [b for b in series.bins if b < first]:
-                del series.bins[bucket], series.lows[bucket], series.last[bucket]
-                gone.append((key, bucket))
-                self.dirty.discard((key, bucket))
-            if not series.bins:
+            gone.extend((key, bucket) for bucket in series.drop_before(first))
+            if not len(series.data):
                 del self._series[key]
+                self.dirty.pop(key, None)
         return gone
 
     def take_dirty(self) -> list[StoredBucket]:
         """The buckets changed since the last call, as they are now."""
         out = []
-        for key, bucket in self.dirty:
+        for key, oldest in self.dirty.items():
             series = self._series.get(key)
-            if series is None or bucket not in series.bins:
+            if series is None:
                 continue
-            out.append(
-                StoredBucket(
-                    key, bucket, dict(series.bins[bucket]), series.lows[bucket], series.last[bucket]
-                )
-            )
-        self.dirty = set()
+            for bucket, low, last, packed in series.records():
+                if bucket >= oldest:
+                    out.append(StoredBucket(key, bucket, unpack(packed), low, float(last)))
+        self.dirty = {}
         return out
 
     def restore(self, stored: Iterable[StoredBucket]) -> int:
@@ -322,9 +311,7 @@ class MarketBook:
         for item in stored:
             series = self._series.get(item.key)
             if series is None:
-                series = self._series[item.key] = _Series()
-            series.bins[item.bucket] = dict(item.bins)
-            series.lows[item.bucket] = item.low
-            series.last[item.bucket] = item.last
+                series = self._series[item.key] = Series()
+            series.put(item.bucket, item.bins, item.low, math.floor(item.last))
             n += 1
         return n
