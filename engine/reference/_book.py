@@ -38,7 +38,7 @@ from typing import cast
 
 from .._money import Money
 from ..rules._names import split_name
-from ._series import PRICE_MAX, Series, unpack
+from ._series import NEVER, PRICE_MAX, Series, unpack
 from ._sketch import RATIO, merge_into, quantile
 
 __all__ = ["BUCKETS", "MarketBook", "MarketKey", "MarketStats", "StoredBucket"]
@@ -49,11 +49,10 @@ BUCKETS = 28
 MarketKey = tuple[str, str | None]
 """(base name, Doppler phase or ``None`` for the name over every phase)."""
 
-CurrentPrices = Callable[[Sequence[int | str]], Sequence[int | None]]
-"""Item ids -> their price in the market now (``None``: no longer listed)."""
+CurrentPrices = Callable[[Sequence[int | str]], Sequence[int]]
+"""Item ids -> their price in the market now (-1: no longer listed, or without a price)."""
 
 _LOG = math.log(RATIO)
-_NEVER = 2**62
 
 _PENDING_LIMIT = 4_000_000
 """Events waiting for their hold at most; beyond, the oldest batches are dropped (and
@@ -125,9 +124,9 @@ class MarketBook:
         self._pending_count = 0
         self._phase_of: dict[str, str] = {}
         self._expired_below = -(2**62)
-        self.dirty: dict[MarketKey, int] = {}
-        """Key -> its oldest bucket changed since :meth:`take_dirty` (a store writes that
-        bucket and the later ones)."""
+        self._dirty_keys: set[MarketKey] = set()
+        """Keys changed since :meth:`take_dirty`; each series knows its oldest changed
+        bucket (a store writes that bucket and the later ones)."""
         self.dropped = 0
         """Events dropped unheld because the queue was full."""
         self.observations = 0
@@ -182,22 +181,33 @@ class MarketBook:
             held += self._count_held(batch, current(batch.ids))
         return held
 
-    def _count_held(self, batch: _Batch, now_prices: Sequence[int | None]) -> int:
+    def _count_held(self, batch: _Batch, now_prices: Sequence[int]) -> int:
+        # The hot part of a poll: one pass over a batch, the work of record() inlined.
         held = 0
-        entries, phase_of, at = self._entries, self._phase_of, batch.at
+        entries, phase_of, all_series = self._entries, self._phase_of, self._series
+        at = batch.at
+        bucket = math.floor(at / self.bucket_seconds)
+        second = math.floor(at)
+        log, floor = math.log, math.floor
         for item_id, price, entry, now_price in zip(
             batch.ids, batch.prices, batch.entries, now_prices, strict=True
         ):
-            if now_price != price or price <= 0:
+            if now_price != price or not 0 < price <= PRICE_MAX:
                 continue
             base, phased, ask = entries[entry]
             if phased is None and ask:
                 phase = phase_of.get(str(item_id))
                 if phase is not None:
                     phased = (base[0], phase)
-            self.record(base, price, at)
-            if phased is not None:
-                self.record(phased, price, at)
+            bin_ = floor(log(price) / _LOG + 1e-9)
+            for key in (base,) if phased is None else (base, phased):
+                series = all_series.get(key)
+                if series is None:
+                    series = all_series[key] = Series()
+                series.add(bucket, bin_, price, second)
+                if bucket < series.dirty:
+                    series.dirty = bucket
+                    self._dirty_keys.add(key)
             held += 1
         self.observations += held
         return held
@@ -212,8 +222,9 @@ class MarketBook:
         if series is None:
             series = self._series[key] = Series()
         series.add(bucket, math.floor(math.log(price) / _LOG + 1e-9), price, math.floor(at))
-        if self.dirty.get(key, _NEVER) > bucket:
-            self.dirty[key] = bucket
+        if bucket < series.dirty:
+            series.dirty = bucket
+            self._dirty_keys.add(key)
 
     def _entry(self, name: str) -> int:
         parts = split_name(name)
@@ -289,20 +300,21 @@ class MarketBook:
             gone.extend((key, bucket) for bucket in series.drop_before(first))
             if not len(series.data):
                 del self._series[key]
-                self.dirty.pop(key, None)
+                self._dirty_keys.discard(key)
         return gone
 
     def take_dirty(self) -> list[StoredBucket]:
         """The buckets changed since the last call, as they are now."""
         out = []
-        for key, oldest in self.dirty.items():
+        for key in self._dirty_keys:
             series = self._series.get(key)
             if series is None:
                 continue
             for bucket, low, last, packed in series.records():
-                if bucket >= oldest:
+                if bucket >= series.dirty:
                     out.append(StoredBucket(key, bucket, unpack(packed), low, float(last)))
-        self.dirty = {}
+            series.dirty = NEVER
+        self._dirty_keys = set()
         return out
 
     def restore(self, stored: Iterable[StoredBucket]) -> int:

@@ -20,20 +20,22 @@ from collections.abc import Iterator
 
 from ._sketch import MAX_BINS
 
-__all__ = ["COUNT_MAX", "PRICE_MAX", "Series"]
+__all__ = ["COUNT_MAX", "NEVER", "PRICE_MAX", "Series"]
 
 _SHIFT = 20
 COUNT_MAX = (1 << _SHIFT) - 1
 PRICE_MAX = (1 << 32) - 1
 _HEAD = 4
+NEVER = 2**62
 
 
 class Series:
-    __slots__ = ("data", "tail")
+    __slots__ = ("data", "dirty", "tail")
 
     def __init__(self) -> None:
         self.data: array[int] = array("I")
         self.tail = -1  # offset of the last record
+        self.dirty = NEVER  # the oldest bucket changed since the book's take_dirty()
 
     def add(self, bucket: int, bin_: int, price: int, at: int) -> None:
         """Count one price (in ``bin_``) listed at ``at`` in ``bucket``."""

@@ -274,18 +274,13 @@ class SnapshotTracker:
         """How many distinct ids the last snapshot had."""
         return len(self._index)
 
-    def current_prices(self, ids: Iterable[int | str]) -> list[int | None]:
-        """The price each id has in the last snapshot (``None``: not listed, or listed
+    def current_prices(self, ids: Iterable[int | str]) -> list[int]:
+        """The price each id has in the last snapshot, -1 when it is not listed (or listed
         without a price). Ids as :meth:`SnapshotDiff.columns` gives them."""
-        index, prices = self._index, self._prices
+        get, prices = self._index.get, self._prices
         if not isinstance(self._ids, array):  # text ids: look numbers up as text
             ids = map(str, ids)
-        out: list[int | None] = []
-        for key in ids:
-            slot = index.get(key, -1)
-            price = prices[slot] if slot >= 0 else -1
-            out.append(price if price >= 0 else None)
-        return out
+        return [prices[slot] if (slot := get(key, -1)) >= 0 else -1 for key in ids]
 
     def update(self, snapshot: Snapshot, *, report_all: bool = False) -> SnapshotDiff:
         """Compare ``snapshot`` with the previous one and remember it as the market now.
