@@ -333,7 +333,7 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
     def describe(listing: Listing, view: NameView, ctx: EvalContext) -> str:
         chosen = choose(listing, view, ctx)
         if isinstance(chosen, str):
-            return f"discount at least {format_percent(min_points)} vs {value.shown()}"
+            return f"discount at least {format_percent(min_points)} vs {value.shown()}: {chosen}"
         got = (1 - listing.price * BASIS_POINTS / chosen.worth) * BASIS_POINTS
         return (
             f"discount {format_percent(got)} (at least {format_percent(min_points)}) "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -24,13 +25,14 @@ from rich.table import Table
 from .._clock import SystemClock
 from .._errors import ConfigError
 from .._money import format_usd
+from ..models import Listing
 from ..reference import PriceList, PriceStore, ReferenceHub, SourceReading, parse_price_list
 from ..reference._store import store_path_for
-from ..rules import split_name
+from ..rules import EvalContext, RuleSet, split_name
 from ..rules._prices import PricesSettings
 from ..rules._values import format_duration
 
-__all__ = ["register"]
+__all__ = ["reference_lines", "register"]
 
 EXIT_OK = 0
 EXIT_INVALID = 2
@@ -148,3 +150,45 @@ async def _read(
         )
         hub.lists[source] = PriceList(source, rows.prices, clock.now(), list_settings.path)
     return hub.readings(base, phase, clock.now()), base, phase
+
+
+def reference_lines(ruleset: RuleSet, name: str) -> list[str]:
+    """For ``snipe check --why NAME``: each watching rule's discount reference for the
+    item now, read from the reference file beside the ledger (if a run made one): the
+    source used and its value, or why there is none (the guard that failed)."""
+    view = ruleset.view(name)
+    rules = [r for r in view.rules if r.describers]
+    if not rules:
+        return []
+    path = ruleset.prices.store or store_path_for(ruleset.account.ledger)
+    if path is not None and not os.path.exists(path):
+        path = None
+    try:
+        hub = anyio.run(_hub_for, ruleset.prices, path)
+    except ConfigError as exc:
+        return [f"reference prices: {exc}"]
+    now = time.time()
+    probe = Listing(item_id="0", name=name, price=1)
+    context = EvalContext(now=now, references=hub.quotes([probe], ruleset.view, now))
+    lines = []
+    for rule in rules:
+        for _, describe in rule.describers:
+            text = describe(probe, view, context)
+            used = text.split(" vs ", 1)[1] if " vs " in text else text
+            lines.append(f"rule {rule.name!r} measures against {used}")
+    if path is None:
+        lines.append("(no reference file beside the ledger: nothing learned yet)")
+    return lines
+
+
+async def _hub_for(settings: PricesSettings, path: str | os.PathLike[str] | None) -> ReferenceHub:
+    clock = SystemClock()
+    if path is None:
+        return ReferenceHub(settings, clock=clock)
+    store = PriceStore.open_read_only(path)
+    hub = ReferenceHub(settings, clock=clock, store=store)
+    try:
+        await hub.restore()
+    finally:
+        store.close_sync()
+    return hub

@@ -105,3 +105,18 @@ def test_no_reference_file_exits_2_and_names_it(
     assert main(["prices", NAME, "--store", str(missing)]) == 2
     assert str(missing) in capsys.readouterr().err
     assert main(["prices", NAME, "--rules", str(tmp_path / "absent.yaml")]) == 2
+
+
+def test_check_why_names_the_reference_and_its_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = _rules(tmp_path)
+    assert main(["check", str(rules), "--why", NAME]) == 0
+    out = capsys.readouterr().out
+    assert "rule 'r' measures against market.p25: no reference price from market.p25" in out
+    assert "nothing learned yet" in out
+    _learn(tmp_path)
+    assert main(["check", str(rules), "--why", NAME]) == 0
+    out = capsys.readouterr().out
+    assert "rule 'r' measures against market.p25 $10.39" in out  # 10.40, to 0.5%
+    assert "20 observations, 10m old" in out
