@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 from ._sketch import MAX_BINS
 
-__all__ = ["COUNT_MAX", "NEVER", "PRICE_MAX", "Series"]
+__all__ = ["COUNT_MAX", "NEVER", "PRICE_MAX", "Series", "pack", "unpack"]
 
 _SHIFT = 20
 COUNT_MAX = (1 << _SHIFT) - 1
@@ -108,7 +108,7 @@ class Series:
     def put(self, bucket: int, bins: dict[int, int], low: int, last: int) -> None:
         """Set ``bucket``'s record (a restore)."""
         kept = [r for r in self.records() if r[0] != bucket]
-        packed = array("I", sorted(b << _SHIFT | min(c, COUNT_MAX) for b, c in bins.items()))
+        packed = pack(bins)
         kept.append((bucket, low, last, packed))
         self._rebuild(sorted(kept, key=lambda r: r[0]))
 
@@ -140,3 +140,8 @@ class Series:
 def unpack(packed: array[int]) -> dict[int, int]:
     """Packed bins -> {bin: count}."""
     return {value >> _SHIFT: value & COUNT_MAX for value in packed}
+
+
+def pack(bins: dict[int, int]) -> array[int]:
+    """{bin: count} -> packed bins, sorted."""
+    return array("I", sorted(b << _SHIFT | min(c, COUNT_MAX) for b, c in bins.items()))

@@ -4,7 +4,7 @@ A separate file (``<ledger>.prices.sqlite``), not tables in the ledger: the ledg
 money and is written with ``synchronous=FULL`` on every purchase; references are a cache
 that may lose its last minute in a crash and can be deleted at any time without harm.
 
-Tables: ``market_buckets`` (one row per key and time bucket: the histogram as JSON, the
+Tables: ``market_buckets`` (one row per key and time bucket: the packed histogram, the
 lowest price, the latest listing time), ``price_lists`` (the last copy of each list source:
 ``service``, ``file.NAME``, with when it was fetched), ``meta`` (the bucket width the
 market rows were written with; rows of another width are dropped on open, since they
@@ -14,9 +14,9 @@ at a time.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
+from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +27,7 @@ import anyio.to_thread
 
 from .._errors import ConfigError
 from ._book import MarketKey, StoredBucket
+from ._series import pack, unpack
 
 __all__ = ["PriceList", "PriceStore", "store_path_for"]
 
@@ -34,7 +35,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS market_buckets (
     name TEXT NOT NULL, phase TEXT NOT NULL, bucket INTEGER NOT NULL,
-    bins TEXT NOT NULL, low INTEGER NOT NULL, last REAL NOT NULL,
+    bins BLOB NOT NULL, low INTEGER NOT NULL, last REAL NOT NULL,
     PRIMARY KEY (name, phase, bucket)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS price_lists (
@@ -151,7 +152,9 @@ def read_market(conn: sqlite3.Connection) -> list[StoredBucket]:
     rows = conn.execute("SELECT name, phase, bucket, bins, low, last FROM market_buckets")
     out = []
     for name, phase, bucket, bins, low, last in rows:
-        hist = {int(k): int(v) for k, v in json.loads(bins).items()}
+        packed: array[int] = array("I")
+        packed.frombytes(bins)
+        hist = unpack(packed)
         out.append(StoredBucket((name, phase or None), bucket, hist, low, last))
     return out
 
@@ -168,7 +171,7 @@ def _write_market(
         conn.executemany(
             "INSERT OR REPLACE INTO market_buckets VALUES (?, ?, ?, ?, ?, ?)",
             [
-                (b.key[0], b.key[1] or "", b.bucket, json.dumps(b.bins), b.low, b.last)
+                (b.key[0], b.key[1] or "", b.bucket, pack(b.bins).tobytes(), b.low, b.last)
                 for b in changed
             ],
         )
