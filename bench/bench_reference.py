@@ -23,8 +23,11 @@ process: its RSS growth, and the reference file's size after one write.
 
     python bench/bench_reference.py [--rows 1300000] [--repeat 3] [--per-bucket 8]
 
-Last measured: see the README section "Reference prices" (figures move +-20% on the
-shared 2-core machine).
+Last measured (2 cores shared with other jobs, load ~8, CPython 3.11): 1,300,000 rows,
+13,037 events; (a) 2.42 s; observe_diff adds 4.0% of the same run's diff (median of 3:
+0.7%, 4.0%, 6.0%), target met. Memory, 30,000 names x 7 days, 8 observations per name
+and bucket: 63 MB RSS for 840,000 buckets and 6.0 million bins; reference file 80.5 MB,
+21.8 s to write whole (a flush writes only what changed since the last).
 """
 
 from __future__ import annotations
