@@ -44,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_snapshot_diff import _current_rss_mb, _pieces, generate  # noqa: E402
+from bench_snapshot_diff import _current_rss_mb, _pieces, generate
 
 TARGET = 0.10
 NAMES = 30_000
