@@ -213,8 +213,12 @@ class ReferenceHub:
             now = self.clock.now()
             await self.refresh_due(client, now)
             if now >= next_flush:
-                await self.flush()
                 next_flush = now + flush_every
+                try:
+                    await self.flush()
+                except Exception as exc:  # a cache: never a reason to stop buying
+                    self.errors["store"] = f"{type(exc).__name__}: {exc}"
+                    log.exception("writing the reference file failed; kept in memory")
             wake = min([next_flush, *self._due.values()])
             await self.clock.sleep(max(1.0, wake - self.clock.now()))
 
@@ -246,9 +250,12 @@ class ReferenceHub:
         self._due[source] = now + every
         try:
             lists: list[PriceList] = await fetch
-        except (APIError, ConfigError, OSError, httpx.HTTPError) as exc:
+        except Exception as exc:  # a reference list is never a reason to stop the engine
             self.errors[source] = str(exc)
-            log.warning("price source %s: fetch failed, keeping the last list: %s", source, exc)
+            if isinstance(exc, APIError | ConfigError | OSError | httpx.HTTPError):
+                log.warning("price source %s: fetch failed, keeping the last list: %s", source, exc)
+            else:
+                log.exception("price source %s: fetch failed, keeping the last list", source)
             # a failed fetch is retried sooner than a whole period, never more than once a minute
             self._due[source] = now + min(every, max(60.0, every / 10))
             return
@@ -257,7 +264,11 @@ class ReferenceHub:
             self.lists[price_list.source] = price_list
             self.set_aside[price_list.source] = price_list.set_aside
             if self.store is not None:
-                await self.store.save_list(price_list)
+                try:
+                    await self.store.save_list(price_list)
+                except Exception as exc:  # a cache: the list in memory is what counts
+                    self.errors["store"] = f"{type(exc).__name__}: {exc}"
+                    log.exception("writing %s to the reference file failed", source)
 
     async def _fetch_service(self, client: MarketClient) -> list[PriceList]:
         items = []

@@ -146,3 +146,15 @@ async def test_the_service_list_is_fetched_when_a_rule_names_it(clock: VirtualCl
     assert table[key] == listing.platform_price
     assert hub.lists["service.min"].prices[key] <= listing.price
     assert limiter.usage("search")[0] == 0
+
+
+async def test_an_unexpected_failure_of_a_list_never_stops_the_hub(clock: VirtualClock) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        raise RuntimeError("a bug somewhere below")
+
+    settings = PricesSettings(lists={"x": ListSettings(url="http://127.0.0.1:1/p.json")})
+    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
+        hub = ReferenceHub(settings, clock=clock, http=http)
+        await hub.refresh_due(None, clock.now())
+    assert "a bug somewhere below" in hub.errors["file.x"]
+    assert hub.lists == {}
