@@ -61,7 +61,7 @@ class ReferenceHub:
         settings: PricesSettings | None = None,
         *,
         clock: Clock,
-        wanted: Iterable[str] = (),
+        wanted: Iterable[str] | None = None,
         store: PriceStore | None = None,
         http: httpx.AsyncClient | None = None,
     ) -> None:
@@ -72,8 +72,10 @@ class ReferenceHub:
         self.store = store
         self.lists: dict[str, PriceList] = {}
         self._http = http
-        wanted = set(wanted)
-        self.fetch_service = any(name.startswith("service.") for name in wanted)
+        self.wanted = None if wanted is None else frozenset(wanted)
+        """The sources the rules name (``None``: all, for ``snipe prices``): only these
+        are quoted per batch, and the service list is fetched only when one is named."""
+        self.fetch_service = any(n.startswith("service.") for n in self.wanted or ())
         self._due: dict[str, float] = {}
         self.errors: dict[str, str] = {}
         """Source -> the last fetch error (cleared by a good fetch)."""
@@ -88,7 +90,7 @@ class ReferenceHub:
         *,
         clock: Clock,
         ledger: str | os.PathLike[str] | None,
-        wanted: Iterable[str] = (),
+        wanted: Iterable[str] | None = None,
         http: httpx.AsyncClient | None = None,
     ) -> AsyncIterator[ReferenceHub]:
         """A hub with its file (``prices.store``, else beside ``ledger``; none for an
@@ -153,22 +155,31 @@ class ReferenceHub:
     def quotes(
         self, listings: Iterable[Listing], view: Callable[[str], NameView], now: float
     ) -> dict[str, dict[MarketKey, Quote]]:
-        """The quote tables of the hub's sources for the keys of ``listings``."""
+        """The quote tables of the hub's sources (those the rules name) for the keys of
+        ``listings``."""
+        wanted = self.wanted
+        market = wanted is None or any(n.startswith("market.") for n in wanted)
+        lists = [s for s in self.lists if wanted is None or s in wanted]
+        if not market and not lists:
+            return {}
         keys: set[MarketKey] = set()
         for listing in listings:
             v = view(listing.name)
             keys.add((v.base_name, listing.phase or v.phase))
-        tables: dict[str, dict[MarketKey, Quote]] = {f"market.{s}": {} for s in STATISTICS}
-        for source in self.lists:
+        tables: dict[str, dict[MarketKey, Quote]] = {}
+        if market:
+            tables.update((f"market.{s}", {}) for s in STATISTICS)
+        for source in lists:
             tables[source] = {}
         for key in keys:
-            stats = self.book.stats(key[0], key[1], now)
+            stats = self.book.stats(key[0], key[1], now) if market else None
             if stats is not None:
                 for statistic in STATISTICS:
                     tables[f"market.{statistic}"][key] = Quote(
                         stats.value(statistic), stats.observations, stats.as_of
                     )
-            for source, price_list in self.lists.items():
+            for source in lists:
+                price_list = self.lists[source]
                 price = price_list.prices.get(key)
                 if price:
                     tables[source][key] = Quote(price, None, price_list.fetched_at)
