@@ -305,8 +305,19 @@ class ReferenceHub:
             assert settings.url is not None
             if self._http is None:
                 self._http = httpx.AsyncClient(timeout=30.0, follow_redirects=False)
-            response = await self._http.get(settings.url)
-            response.raise_for_status()
+            # errors name the address without its query (httpx's would show it whole)
+            try:
+                response = await self._http.get(settings.url)
+            except httpx.HTTPError as exc:
+                raise ConfigError(
+                    f"cannot fetch the price list ({type(exc).__name__})",
+                    location=settings.origin,
+                ) from None
+            if response.status_code != 200:
+                raise ConfigError(
+                    f"the price list answered HTTP {response.status_code}",
+                    location=settings.origin,
+                )
             data = response.content
         rows = parse_price_list(
             data, origin=settings.origin, fmt=settings.format, unit=settings.unit

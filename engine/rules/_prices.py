@@ -16,6 +16,7 @@ and the service list is fetched only when a rule names a ``service.*`` source.
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field, field_validator, model_validator
 
@@ -67,7 +68,12 @@ class ListSettings(StrictModel):
 
     @property
     def origin(self) -> str:
-        return self.path if self.path is not None else str(self.url)
+        """Where the list comes from, for logs and errors: the path, or the address
+        without its query (which may carry a key)."""
+        if self.path is not None:
+            return self.path
+        parts = urlsplit(str(self.url))
+        return urlunsplit(parts._replace(query="...", fragment="") if parts.query else parts)
 
 
 class PricesSettings(StrictModel):

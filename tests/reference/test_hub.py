@@ -9,6 +9,7 @@ from pathlib import Path
 
 import anyio
 import httpx
+import pytest
 
 from engine import RateLimiter, VirtualClock
 from engine.client import MarketClient
@@ -158,3 +159,26 @@ async def test_an_unexpected_failure_of_a_list_never_stops_the_hub(clock: Virtua
         await hub.refresh_due(None, clock.now())
     assert "a bug somewhere below" in hub.errors["file.x"]
     assert hub.lists == {}
+
+
+async def test_a_key_in_a_list_address_stays_out_of_logs_and_errors(
+    clock: VirtualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    answers = [httpx.Response(200, content=b"{broken"), httpx.Response(503)]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if not answers:
+            raise httpx.ConnectError(f"cannot reach {request.url}", request=request)
+        return answers.pop(0)
+
+    url = "http://127.0.0.1:8765/prices.json?key=s3cret-token"
+    settings = PricesSettings(lists={"x": ListSettings(url=url, every=600)})
+    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
+        hub = ReferenceHub(settings, clock=clock, http=http)
+        for words in ("not JSON", "HTTP 503", "ConnectError"):
+            await hub.refresh_due(None, clock.now())
+            assert words in hub.errors["file.x"]
+            assert "s3cret" not in hub.errors["file.x"]
+            assert "127.0.0.1:8765/prices.json?..." in hub.errors["file.x"]
+            clock.advance(600)
+    assert "s3cret" not in caplog.text
