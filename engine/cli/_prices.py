@@ -26,7 +26,14 @@ from .._clock import SystemClock
 from .._errors import ConfigError
 from .._money import format_usd
 from ..models import Listing
-from ..reference import PriceList, PriceStore, ReferenceHub, SourceReading, parse_price_list
+from ..reference import (
+    BUCKETS,
+    PriceList,
+    PriceStore,
+    ReferenceHub,
+    SourceReading,
+    parse_price_list,
+)
 from ..reference._store import store_path_for
 from ..rules import EvalContext, RuleSet, split_name
 from ..rules._prices import PricesSettings
@@ -130,7 +137,7 @@ async def _read(
     base, phase = parts.base_name, phase or parts.phase
     store = PriceStore.open_read_only(path)
     clock = SystemClock()
-    hub = ReferenceHub(settings, clock=clock, store=store)
+    hub = ReferenceHub(_as_written(settings, store), clock=clock, store=store)
     try:
         await hub.restore()
     finally:
@@ -186,9 +193,19 @@ async def _hub_for(settings: PricesSettings, path: str | os.PathLike[str] | None
     if path is None:
         return ReferenceHub(settings, clock=clock)
     store = PriceStore.open_read_only(path)
-    hub = ReferenceHub(settings, clock=clock, store=store)
+    hub = ReferenceHub(_as_written(settings, store), clock=clock, store=store)
     try:
         await hub.restore()
     finally:
         store.close_sync()
     return hub
+
+
+def _as_written(settings: PricesSettings, store: PriceStore) -> PricesSettings:
+    """The settings with the window the file was written with (its buckets are that
+    wide; read with another width they would mean other times)."""
+    window = round(store.bucket_seconds * BUCKETS)
+    if not window or window == settings.market.window:
+        return settings
+    market = settings.market.model_copy(update={"window": window})
+    return settings.model_copy(update={"market": market})

@@ -120,3 +120,23 @@ def test_check_why_names_the_reference_and_its_value(
     out = capsys.readouterr().out
     assert "rule 'r' measures against market.p25 $10.39" in out  # 10.40, to 0.5%
     assert "20 observations, 10m old" in out
+
+
+def test_the_file_is_read_with_the_window_it_was_written_with(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def learn() -> None:
+        from engine.rules._prices import MarketSettings, PricesSettings
+
+        settings = PricesSettings(market=MarketSettings(window=3600))
+        async with ReferenceHub.open(
+            settings, clock=SystemClock(), ledger=tmp_path / "l.sqlite"
+        ) as hub:
+            hub.book.record((NAME, None), 10_000, time.time() - 60)
+
+    anyio.run(learn)
+    store = tmp_path / "l.sqlite.prices.sqlite"
+    assert main(["prices", NAME, "--store", str(store), "--json"]) == 0  # default: 7 days
+    rows = {r["source"]: r for r in json.loads(capsys.readouterr().out)["sources"]}
+    assert rows["market.floor"]["price"] == 10_000
+    assert rows["market.floor"]["observations"] == 1
