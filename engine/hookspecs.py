@@ -81,7 +81,15 @@ def snipe_register_price_sources() -> Sequence[PriceSource]:
 
     Called once per rules file load. Return :class:`~engine.rules.PriceSource` objects;
     their ``fetch`` is awaited by the engine outside the hot path, and ``reference`` reads
-    the result per listing. The built-in ``platform_price`` source is registered this way.
+    the result per listing. The built-in ``platform_price`` source and the ``market.*``
+    and ``service.*`` sources (plugin ``builtin.reference``, fed by the engine's
+    :class:`~engine.reference.ReferenceHub`) are registered this way; ``file.NAME``
+    sources come from the rules file's ``prices.lists``.
+
+    A rule's guards (``discount.min_observations``, ``discount.max_age``) read
+    :meth:`~engine.rules.PriceSource.quote`: override it to report how many observations
+    a reference rests on and when its data is from (a :class:`~engine.rules.Quote`);
+    the default reports neither, so a guard refuses such a reference.
 
     Not ``firstresult``: every plugin's list is collected; a name taken twice is refused.
     """

@@ -114,6 +114,7 @@ def build_report(run: BacktestRun) -> Report:
         },
         "rules": rules,
         "purchases": rows,
+        "references": reference_margins(run, held),
     }
     lines = [_canonical({"purchase": p}) for p in run.purchases]
     lines += [_canonical({"event": e}) for e in run.events]
@@ -143,6 +144,38 @@ def _purchase_row(run: BacktestRun, purchase: dict[str, Any]) -> dict[str, Any]:
             ((run.end - purchase["created_at"]) if at_end else run.options.value_after) / 3600, 3
         ),
         "reason": purchase["reason"],
+    }
+
+
+def reference_margins(run: BacktestRun, held: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per reference source: the purchases it priced, what they cost, what the reference
+    said they were worth at the end of the replay, and the margin. ``platform_price`` is
+    the listing's own at purchase; ``market later`` the cheapest listing ``value_after``
+    later (the totals' measure)."""
+    sums: dict[str, list[int]] = {}
+
+    def add(source: str, paid: int, worth: int | None) -> None:
+        if worth:
+            entry = sums.setdefault(source, [0, 0, 0])
+            entry[0] += 1
+            entry[1] += paid
+            entry[2] += worth
+
+    for row in held:
+        paid = row["charged"]
+        add("platform_price", paid, row["reference"])
+        add("market later", paid, row["later"])
+        for source, worth in sorted(run.references_later.get(row["project_id"], {}).items()):
+            add(source, paid, worth)
+    return {
+        source: {
+            "purchases": n,
+            "paid": paid,
+            "worth": worth,
+            "margin": worth - paid,
+            "margin_percent": round((worth - paid) * 100 / paid, 2) if paid else None,
+        }
+        for source, (n, paid, worth) in sorted(sums.items())
     }
 
 
@@ -352,6 +385,11 @@ def markdown(summary: dict[str, Any], *, chart: bool) -> str:
         lines += ["![cumulative spend and value; per-rule results](chart.png)", ""]
     lines += ["## Per rule", "", _row(*_RULE_HEADERS), "|" + "---|" * len(_RULE_HEADERS)]
     lines += [_row(*r) for r in _rule_rows(summary)]
+    references = _reference_rows(summary)
+    if references:
+        lines += ["", "## Margin against each reference", "", _REFERENCES_INTRO, ""]
+        lines += [_row(*_REFERENCE_HEADERS), "|" + "---|" * len(_REFERENCE_HEADERS)]
+        lines += [_row(*r) for r in references]
     lines += ["", "## Purchases", "", _row(*_PURCHASE_HEADERS)]
     lines.append("|" + "---|" * len(_PURCHASE_HEADERS))
     lines += [_row(*r) for r in _purchase_rows(summary)]
@@ -375,7 +413,7 @@ img {{ max-width: 100%; }}
 {chart}
 <h2>Per rule</h2>
 <table>{rules}</table>
-<h2>Purchases</h2>
+{references}<h2>Purchases</h2>
 <table>{purchases}</table>
 </body></html>
 """
@@ -393,6 +431,30 @@ def _html_table(headers: tuple[str, ...] | None, rows: list[tuple[str, ...]]) ->
             cells.append(f"<td{cls}>{html.escape(cell)}</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
     return "\n".join(out)
+
+
+_REFERENCES_INTRO = (
+    "What each reference said the purchases were worth: `platform_price` at purchase, "
+    "`market later` the cheapest listing later, the others at the end of the recording."
+)
+_REFERENCE_HEADERS = ("reference", "purchases priced", "paid", "worth", "margin", "margin %")
+
+
+def _reference_rows(summary: dict[str, Any]) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for source, r in (summary.get("references") or {}).items():
+        percent = "-" if r["margin_percent"] is None else f"{r['margin_percent']:.2f}%"
+        rows.append(
+            (
+                source,
+                str(r["purchases"]),
+                _usd(r["paid"]),
+                _usd(r["worth"]),
+                _usd(r["margin"]),
+                percent,
+            )
+        )
+    return rows
 
 
 def html_page(summary: dict[str, Any], png: bytes | None) -> str:
@@ -416,5 +478,12 @@ def html_page(summary: dict[str, Any], png: bytes | None) -> str:
         totals=_html_table(None, [(k, v) for k, v in _totals_rows(summary)]),
         chart=chart,
         rules=_html_table(_RULE_HEADERS, _rule_rows(summary)),
+        references=(
+            "<h2>Margin against each reference</h2>\n"
+            f"<p>{html.escape(_REFERENCES_INTRO)}</p>\n"
+            f"<table>{_html_table(_REFERENCE_HEADERS, _reference_rows(summary))}</table>\n"
+            if _reference_rows(summary)
+            else ""
+        ),
         purchases=_html_table(_PURCHASE_HEADERS, _purchase_rows(summary)),
     )

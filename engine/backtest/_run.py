@@ -79,6 +79,13 @@ class BacktestRun:
     warnings: dict[str, int] = field(default_factory=dict)
     """Each kind of error the engine met (its first text) and how often: said once, with
     the count, not once per occurrence."""
+    references_at_end: dict[str, dict[str, tuple[int | None, int | None]]] = field(
+        default_factory=dict
+    )
+    """Watched name -> {source: (reference, observations)} when the replay ended."""
+    references_later: dict[str, dict[str, int]] = field(default_factory=dict)
+    """project_id -> {reference source: its value for the purchase's name at the end of
+    the replay}: what each reference says the purchase was worth later."""
 
 
 async def run_backtest(
@@ -133,6 +140,14 @@ async def run_backtest(
         await driver.run(stop)
         market.finish()
         purchases = [p.to_json() for p in await ledger.purchases()]
+        references_later = _references_later(engine, purchases, clock.now())
+        references_at_end = {
+            name: {
+                r.source: (r.price, r.observations)
+                for r in engine.references.readings(name, None, clock.now())
+            }
+            for name in sorted(engine.schedule.watched)
+        }
         events = [
             {
                 "project_id": e.project_id,
@@ -161,7 +176,20 @@ async def run_backtest(
         halt_reason=engine.status.halt_reason,
         decision_times=driver.decision_times,
         warnings=engine.status.repeated_errors(),
+        references_later=references_later,
+        references_at_end=references_at_end,
     )
+
+
+def _references_later(
+    engine: Engine, purchases: list[dict[str, Any]], now: float
+) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for purchase in purchases:
+        view = engine.ruleset.view(purchase["name"])
+        readings = engine.references.readings(view.base_name, view.phase, now)
+        out[purchase["project_id"]] = {r.source: r.price for r in readings if r.price}
+    return out
 
 
 class _Driver:
@@ -247,6 +275,8 @@ class _Driver:
             await self.engine.poll_snapshot()
         except APIError as exc:
             self.engine.status.error(f"snapshot: {exc}")
+        # price lists from files are read as they are now (not as they were then)
+        await self.engine.references.refresh_due(None, self.clock.now())
 
     async def _search(self, next_snapshot: float) -> float:
         """One turn of the engine's search loop; returns when the next may be tried."""

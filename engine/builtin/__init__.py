@@ -12,6 +12,7 @@ from ..notify import _builtin as _notify
 from . import _hold as _hold
 from . import _match as _match
 from . import _price as _price
+from . import _reference as _reference
 from . import _stickers as _stickers
 from . import _wear as _wear
 
@@ -23,6 +24,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, object], ...] = (
     ("builtin.wear", _wear),
     ("builtin.stickers", _stickers),
     ("builtin.hold", _hold),
+    ("builtin.reference", _reference),
     ("builtin.notify", _notify),
 )
 """(plugin name, plugin module) of every built-in plugin, in registration order."""

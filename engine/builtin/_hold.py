@@ -23,7 +23,7 @@ from ..models import Listing
 from ..rules._contract import Compiled, Criterion, EvalContext, NameView, RuleContext
 from ..rules._schema import StrictModel
 from ..rules._values import Duration, Percent, format_duration, format_percent
-from ._price import discount_reason, worth_function
+from ._price import Discount, discount_reason, worth_function
 
 __all__ = ["Hold"]
 
@@ -42,9 +42,13 @@ class Hold(StrictModel):
 def compile_hold(value: Hold, rule: RuleContext) -> Compiled:
     discount = rule.values.get("discount")
     base_points: int = getattr(discount, "min", 0)
-    versus: str = getattr(discount, "versus", "platform_price")
+    versus = discount.shown() if isinstance(discount, Discount) else "platform_price"
     needs_reference = bool(base_points or value.extra_discount or value.extra_discount_per_day)
-    worth = worth_function(rule, versus) if needs_reference else None
+    worth = (
+        worth_function(rule, discount if isinstance(discount, Discount) else None)
+        if needs_reference
+        else None
+    )
     if value.max_wait > 30 * _DAY:
         rule.warn(f"max_wait {format_duration(value.max_wait)} is longer than any trade lock")
     max_wait, window = value.max_wait, value.min_send_window

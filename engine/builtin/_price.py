@@ -9,9 +9,10 @@ value ("count 10% of the sticker value"), so a stickered item may cost more.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from .._money import Money, format_usd
 from ..hookspecs import hookimpl
@@ -22,13 +23,29 @@ from ..rules._contract import (
     EvalContext,
     NameView,
     PriceSource,
+    Quote,
     RuleContext,
 )
 from ..rules._schema import StrictModel, closest
-from ..rules._values import BASIS_POINTS, USD, Percent, format_percent
+from ..rules._values import (
+    BASIS_POINTS,
+    USD,
+    Duration,
+    Percent,
+    format_duration,
+    format_percent,
+)
 from ._stickers import sticker_counter
 
-__all__ = ["Discount", "PlatformPrice", "PriceBounds", "Worth", "worth_function"]
+__all__ = [
+    "Chosen",
+    "Discount",
+    "PlatformPrice",
+    "PriceBounds",
+    "Worth",
+    "reference_chooser",
+    "worth_function",
+]
 
 Worth = Callable[[Listing, NameView, EvalContext], int | None]
 """The reference worth of a listing, in USD x 1000 x 10000 (exact with a sticker weight),
@@ -54,16 +71,45 @@ class PriceBounds(StrictModel):
 
 
 class Discount(StrictModel):
-    """At least ``min`` percent below the reference price named by ``versus``."""
+    """At least ``min`` percent below the reference named by ``versus``.
+
+    ``versus`` may list several sources: the lowest usable one is the reference; with
+    ``agree`` every listed source must give a usable reference and the highest may be at
+    most ``agree`` percent above the lowest. Guards: a reference with fewer than
+    ``min_observations`` observations, or data older than ``max_age``, is no reference
+    (the reason says which guard failed). A source that does not report what a guard
+    checks fails it: a guard is there to refuse what cannot be shown trustworthy.
+    """
 
     min: Percent
-    versus: str = "platform_price"
+    versus: str | tuple[str, ...] = "platform_price"
+    agree: Percent | None = None
+    min_observations: int | None = Field(None, ge=1)
+    max_age: Duration | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _shorthand(cls, data: Any) -> Any:
         # `discount: 20` means `discount: {min: 20}`
         return data if isinstance(data, dict) else {"min": data}
+
+    @model_validator(mode="after")
+    def _sources(self) -> Discount:
+        if isinstance(self.versus, tuple):
+            if not self.versus:
+                raise ValueError("`versus` lists no price source")
+            if len(set(self.versus)) != len(self.versus):
+                raise ValueError("`versus` names a price source twice")
+        if self.agree is not None and len(self.sources) < 2:
+            raise ValueError("`agree` needs at least two sources in `versus`")
+        return self
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return (self.versus,) if isinstance(self.versus, str) else self.versus
+
+    def shown(self) -> str:
+        return " | ".join(self.sources) if len(self.sources) > 1 else self.sources[0]
 
 
 class PlatformPrice(PriceSource):
@@ -76,35 +122,129 @@ class PlatformPrice(PriceSource):
         return listing.platform_price or None
 
 
-def worth_function(rule: RuleContext, versus: str) -> Worth | None:
-    """The reference worth used by ``discount`` and ``hold`` for this rule, or ``None``
-    (after reporting an error) when ``versus`` names no registered source."""
-    source = rule.price_sources.get(versus)
-    if source is None:
-        guess = closest(versus, rule.price_sources)
-        hint = f"; did you mean {guess!r}?" if guess else ""
-        known = ", ".join(sorted(rule.price_sources)) or "none"
-        rule.error(f"unknown price source {versus!r}{hint} (registered: {known})", "versus")
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    """The reference a rule measured a listing against: the source, its quote, and the
+    worth (USD x 1000 x 10000, with a sticker weight added)."""
+
+    source: str
+    quote: Quote
+    worth: int
+
+    def extras(self, now: float) -> list[str]:
+        """``["54 observations", "3m old"]``: what the source reports beyond the price."""
+        parts = []
+        if self.quote.observations is not None:
+            parts.append(f"{self.quote.observations} observations")
+        if self.quote.as_of is not None and now - self.quote.as_of >= 1:
+            parts.append(f"{format_duration(now - self.quote.as_of)} old")
+        return parts
+
+    def detail(self, now: float) -> str:
+        """``"market.p25 $12.00, 54 observations, 3m old"``."""
+        return ", ".join([f"{self.source} {format_usd(self.quote.price)}", *self.extras(now)])
+
+
+Chooser = Callable[[Listing, NameView, EvalContext], "Chosen | str"]
+"""The reference for a listing, or the reason there is none."""
+
+
+def reference_chooser(rule: RuleContext, value: Discount | None) -> Chooser | None:
+    """The reference chooser of ``discount`` (and ``hold``) for this rule, or ``None``
+    (after reporting an error) when ``versus`` names an unknown source."""
+    sources = value.sources if value is not None else (PlatformPrice.name,)
+    resolved: list[tuple[str, PriceSource]] = []
+    for i, name in enumerate(sources):
+        source = rule.price_sources.get(name)
+        if source is None:
+            guess = closest(name, rule.price_sources)
+            hint = f"; did you mean {guess!r}?" if guess else ""
+            known = ", ".join(sorted(rule.price_sources)) or "none"
+            path = (
+                ("versus",)
+                if len(sources) == 1 and isinstance(getattr(value, "versus", None), str)
+                else ("versus", i)
+            )
+            rule.error(f"unknown price source {name!r}{hint} (registered: {known})", *path)
+            continue
+        resolved.append((name, source))
+    if len(resolved) != len(sources):
         return None
-    reference = source.reference
     stickers = rule.values.get("stickers")
     weight = getattr(stickers, "weight", None) or 0
-    if not weight:
+    count = sticker_counter(stickers) if weight else None
+    min_obs = value.min_observations if value is not None else None
+    max_age = value.max_age if value is not None else None
+    agree = value.agree if value is not None else None
 
-        def plain(listing: Listing, view: NameView, ctx: EvalContext) -> int | None:
-            ref = reference(listing, view, ctx)
-            return ref * BASIS_POINTS if ref else None
+    def guard(name: str, quote: Quote, now: float) -> str | None:
+        if min_obs is not None:
+            seen = quote.observations
+            if seen is None:
+                return f"{name} fails min_observations {min_obs}: it counts no observations"
+            if seen < min_obs:
+                return f"{name} fails min_observations {min_obs}: {seen} observations"
+        if max_age is not None:
+            if quote.as_of is None:
+                return f"{name} fails max_age {format_duration(max_age)}: its age is unknown"
+            age = now - quote.as_of
+            if age > max_age:
+                return (
+                    f"{name} fails max_age {format_duration(max_age)}: {format_duration(age)} old"
+                )
+        return None
 
-        return plain
-    count = sticker_counter(stickers)
+    def choose(listing: Listing, view: NameView, ctx: EvalContext) -> Chosen | str:
+        usable: list[tuple[str, Quote]] = []
+        problems: list[str] = []
+        for name, source in resolved:
+            quote = source.quote(listing, view, ctx)
+            if quote is None or quote.price <= 0:
+                phase = listing.phase or view.phase
+                problems.append(
+                    f"no reference price from {name} for this item"
+                    + (f" in phase {phase}" if phase else "")
+                )
+                continue
+            failed = guard(name, quote, ctx.now)
+            if failed is not None:
+                problems.append(failed)
+                continue
+            usable.append((name, quote))
+        if agree is not None and problems:
+            return "; ".join(problems) + " (agree needs every source)"
+        if not usable:
+            return "; ".join(problems)
+        name, quote = min(usable, key=lambda pair: pair[1].price)
+        if agree is not None:
+            high_name, high = max(usable, key=lambda pair: pair[1].price)
+            if high.price * BASIS_POINTS > quote.price * (BASIS_POINTS + agree):
+                apart = (high.price - quote.price) * BASIS_POINTS / quote.price
+                return (
+                    f"references disagree: {name} {format_usd(quote.price)} and {high_name} "
+                    f"{format_usd(high.price)} are {format_percent(apart)} apart, more than "
+                    f"agree {format_percent(agree)}"
+                )
+        worth = quote.price * BASIS_POINTS
+        if count is not None:
+            worth += count(listing)[1] * weight
+        return Chosen(name, quote, worth)
 
-    def with_stickers(listing: Listing, view: NameView, ctx: EvalContext) -> int | None:
-        ref = reference(listing, view, ctx)
-        if not ref:
-            return None
-        return ref * BASIS_POINTS + count(listing)[1] * weight
+    return choose
 
-    return with_stickers
+
+def worth_function(rule: RuleContext, discount: Discount | None) -> Worth | None:
+    """The reference worth used by ``hold`` for this rule (``None`` after reporting an
+    error when ``versus`` names no registered source)."""
+    choose = reference_chooser(rule, discount)
+    if choose is None:
+        return None
+
+    def worth(listing: Listing, view: NameView, ctx: EvalContext) -> int | None:
+        chosen = choose(listing, view, ctx)
+        return chosen.worth if isinstance(chosen, Chosen) else None
+
+    return worth
 
 
 def discount_reason(price: Money, worth: int, min_points: int, what: str) -> str | None:
@@ -161,39 +301,67 @@ def compile_price(value: PriceBounds, rule: RuleContext) -> Compiled:
 
 
 def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
-    worth = worth_function(rule, value.versus)
+    choose = reference_chooser(rule, value)
     min_points = value.min
-    what = f"vs {value.versus}"
-    if worth is None:
+    if choose is None:
         return Compiled()
     if min_points == BASIS_POINTS:
         rule.warn("a 100% discount means a free item: the rule will almost never match", "min")
 
     def discounted(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
-        ref = worth(listing, view, ctx)
-        if ref is None:
-            return f"no reference price from {value.versus} for this item"
-        return discount_reason(listing.price, ref, min_points, what)
+        chosen = choose(listing, view, ctx)
+        if isinstance(chosen, str):
+            return chosen
+        reason = discount_reason(listing.price, chosen.worth, min_points, f"vs {chosen.source}")
+        if reason is None:
+            return None
+        head, worth = reason[: reason.rindex(" (reference")], chosen.worth // BASIS_POINTS
+        extras = chosen.extras(ctx.now)
+        if worth != chosen.quote.price:
+            extras = [f"{format_usd(chosen.quote.price)} before stickers", *extras]
+        return f"{head} (reference {', '.join([format_usd(worth), *extras])})"
 
     keep = BASIS_POINTS - min_points
     squared = BASIS_POINTS * BASIS_POINTS
 
     def cheap_enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
-        ref = worth(listing, view, ctx)
-        return ref is not None and listing.price * squared <= ref * keep
+        chosen = choose(listing, view, ctx)
+        return not isinstance(chosen, str) and listing.price * squared <= chosen.worth * keep
 
     stickers = rule.values.get("stickers")
-    if value.versus == PlatformPrice.name and not getattr(stickers, "weight", None):
+    plain = value.min_observations is None and value.max_age is None
+    if value.sources == (PlatformPrice.name,) and plain and not getattr(stickers, "weight", None):
         # the common case, in one call: the listing's own platform_price, no sticker weight
         def cheap_enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
             ref = listing.platform_price
             return bool(ref) and listing.price * BASIS_POINTS <= ref * keep  # type: ignore[operator]
 
-    return Compiled(
-        predicate=discounted,
-        test=cheap_enough,
-        summary=f"discount at least {format_percent(min_points)} {what}",
+    def describe(listing: Listing, view: NameView, ctx: EvalContext) -> str:
+        chosen = choose(listing, view, ctx)
+        if isinstance(chosen, str):
+            return f"discount at least {format_percent(min_points)} vs {value.shown()}: {chosen}"
+        got = (1 - listing.price * BASIS_POINTS / chosen.worth) * BASIS_POINTS
+        return (
+            f"discount {format_percent(got)} (at least {format_percent(min_points)}) "
+            f"vs {chosen.detail(ctx.now)}"
+        )
+
+    guards = []
+    if value.min_observations is not None:
+        guards.append(f"min_observations {value.min_observations}")
+    if value.max_age is not None:
+        guards.append(f"max_age {format_duration(value.max_age)}")
+    if value.agree is not None:
+        guards.append(f"agreeing within {format_percent(value.agree)}")
+    shown = (
+        value.shown()
+        if value.agree is not None
+        else (f"the lowest of {value.shown()}" if len(value.sources) > 1 else value.shown())
     )
+    summary = f"discount at least {format_percent(min_points)} vs {shown}"
+    if guards:
+        summary += f" ({', '.join(guards)})"
+    return Compiled(predicate=discounted, test=cheap_enough, summary=summary, describe=describe)
 
 
 @hookimpl

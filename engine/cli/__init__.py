@@ -33,6 +33,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "._record",
     "._backtest",
     "._status",
+    "._prices",
 )
 
 Handler = Callable[[argparse.Namespace], int]

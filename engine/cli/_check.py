@@ -17,6 +17,7 @@ from rich.table import Table
 from .._money import format_usd
 from ..notify import describe_channels
 from ..rules import RuleSet, check_rules_file, explain
+from ._prices import reference_lines
 
 __all__ = ["register"]
 
@@ -57,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     for name in args.why:
         console.print(f"[bold]why {escape(name)}[/]")
         for line in (*explain(result.ruleset, name), *_why_more(result.ruleset, name)):
+            console.print(f"  {escape(line)}")
+        for line in reference_lines(result.ruleset, name):
             console.print(f"  {escape(line)}")
     for problem in result.warnings:
         console.print(f"[yellow]warning[/]: {escape(str(problem))}")

@@ -11,6 +11,7 @@ from ._bulk import BulkItem, BulkItemResult, BulkPurchase, BulkStatus
 from ._client import MarketClient
 from ._core import DEFAULT_TIMEOUT, SnapshotStream
 from ._params import Exterior, Game, Order, OrderBy, Sort
+from ._prices import PriceListStream, PricesDecoder
 from ._responses import DEFAULT_RETRY_AFTER, classify_refusal
 from ._secret import APIKey, Secret
 from ._tradelink import TradeLink
@@ -30,6 +31,8 @@ __all__ = [
     "MarketClient",
     "Order",
     "OrderBy",
+    "PriceListStream",
+    "PricesDecoder",
     "Secret",
     "SnapshotStream",
     "Sort",

@@ -47,6 +47,7 @@ from ._params import (
     Sort,
     check_secret,
 )
+from ._prices import PriceListStream
 from ._secret import Secret
 
 __all__ = ["MarketClient"]
@@ -302,6 +303,23 @@ class MarketClient(BuyingAPI):
         q.flag("include_hold", include_hold)
         async with self._stream(ep.SNAPSHOT, q.items) as stream:
             yield stream
+
+    @asynccontextmanager
+    async def prices(self, *, game: Game | None = None) -> AsyncIterator[PriceListStream]:
+        """``GET /v1/prices``, the per-item price list (``min``, ``count``,
+        ``platform_price`` per name), streamed and decoded one item at a time::
+
+            async with client.prices(game="csgo") as stream:
+                async for item in stream:  # PriceItem
+                    ...
+            stream.set_aside  # rows that could not be read, each with its place
+
+        Outside the search budget. Errors before the body raise on entry; a broken
+        envelope raises at the end of the iteration (docs/wire.md, "GET /v1/prices").
+        """
+        q = Query(ep.PRICES.label).choice("game", game, GAMES)
+        async with self._stream(ep.PRICES, q.items) as stream:
+            yield PriceListStream(stream)
 
     # --- 4.5 merchant -------------------------------------------------------------------
 

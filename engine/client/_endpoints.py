@@ -66,6 +66,7 @@ ITEMS_LIST_V1: Final = _get("/v1/get-items-list")
 LIST_ITEMS_PLATFORM: Final = _get("/v1/list-items-platform")
 PLATFORM_ITEMS: Final = _get("/v1/get-platform-items")
 SNAPSHOT: Final = _get("/v1/prices/snapshot", auth=False)
+PRICES: Final = _get("/v1/prices")  # 4.8: the per-item price list (docs/wire.md)
 # 4.3 buying
 BUY_ONE: Final = _get("/v1/buy-one-p2p", purchase=True)
 BUY_ONE_BY_NAME: Final = _get("/v1/buy-one-p2p-name", purchase=True)

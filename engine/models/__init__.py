@@ -43,6 +43,7 @@ from ._market import (
     Sticker,
 )
 from ._per_item import PerItem, SetAside, decode_per_item
+from ._prices import PriceItem
 from ._trading import (
     BulkBuyItemResult,
     BulkBuyResponse,
@@ -89,6 +90,7 @@ __all__ = [
     "PlatformItem",
     "PlatformItemsResponse",
     "PlatformTokenResult",
+    "PriceItem",
     "ProjectTrade",
     "ProjectTradesResponse",
     "RemoveAllResult",

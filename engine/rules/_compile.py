@@ -10,6 +10,7 @@ unless the rule has ``hold:``".
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ from ..models import Listing
 from ._contract import (
     Compiled,
     Criterion,
+    Describe,
     EvalContext,
     NameFilter,
     NameView,
@@ -30,6 +32,7 @@ from ._contract import (
     Test,
 )
 from ._names import split_name
+from ._prices import PricesSettings
 from ._schema import CORE_RULE_KEYS, Account, Budgets, NotifyCore, format_path
 
 __all__ = ["Check", "CompiledRule", "RuleSet", "compile_rule"]
@@ -62,6 +65,21 @@ class CompiledRule:
     check: Check = field(repr=False)
     passes: Passes = field(repr=False)
     index: int = 0
+    describers: tuple[tuple[int, Describe], ...] = field(default=(), repr=False)
+    """(index into ``summaries``, describe): summaries that an accepted listing's reasons
+    show with what was measured."""
+
+    def accepted_summaries(
+        self, listing: Listing, view: NameView, ctx: EvalContext
+    ) -> tuple[str, ...]:
+        """``summaries``, with what each describing criterion measured for ``listing``."""
+        if not self.describers:
+            return self.summaries
+        out = list(self.summaries)
+        for at, describe in self.describers:
+            with suppress(Exception):  # a plugin's failure must not hide the decision
+                out[at] = describe(listing, view, ctx)
+        return tuple(out)
 
     def why_not_watched(self, view: NameView) -> str | None:
         """``None`` when this rule watches ``view``'s name, else the reason it does not."""
@@ -94,6 +112,7 @@ def compile_rule(
     names: set[str] = set()
     patterns: list[str] = []
     summaries: list[str] = [f"price at most max_price {format_usd(core.max_price)}"]
+    describers: list[tuple[int, Describe]] = []
     prefix = format_path(("rules", index))
     for key, value in values.items():
         criterion = criteria[key]
@@ -137,6 +156,8 @@ def compile_rule(
         names |= compiled.names
         patterns.extend(compiled.patterns)
         if compiled.summary:
+            if compiled.describe is not None:
+                describers.append((len(summaries), compiled.describe))
             summaries.append(compiled.summary)
     if not name_filters and core.action != "buy_order":
         problems.append(
@@ -187,6 +208,7 @@ def compile_rule(
         check=_chain(tuple(predicates)),
         passes=_all_pass(core.max_price, "hold" not in values, tuple(tests)),
         index=index,
+        describers=tuple(describers),
     )
     return rule, problems
 
@@ -282,8 +304,14 @@ class RuleSet:
         disabled: Sequence[str] = (),
         problems: Sequence[Problem] = (),
         notify: NotifyCore | None = None,
+        prices: PricesSettings | None = None,
+        sources_used: frozenset[str] = frozenset(),
     ) -> None:
         self.filename = filename
+        self.prices = prices or PricesSettings()
+        """The ``prices:`` section (defaults when absent)."""
+        self.sources_used = sources_used
+        """Every price source a rule's ``discount.versus`` names."""
         self.notify = notify
         """The ``notify:`` section (notifier keys read with ``criterion_values``), if any."""
         self.account = account

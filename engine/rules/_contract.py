@@ -26,12 +26,14 @@ __all__ = [
     "BudgetState",
     "Compiled",
     "Criterion",
+    "Describe",
     "EvalContext",
     "NameFilter",
     "NameView",
     "Predicate",
     "PriceSource",
     "Problem",
+    "Quote",
     "RuleContext",
     "RuleSpend",
     "Test",
@@ -63,6 +65,21 @@ class BudgetState:
 
 
 @dataclass(frozen=True, slots=True)
+class Quote:
+    """A reference price with what a guard needs to judge it: ``observations`` behind it
+    (``None``: the source does not count any) and ``as_of``, the epoch second its data is
+    from (``None``: unknown). See :meth:`PriceSource.quote`."""
+
+    price: Money
+    observations: int | None = None
+    as_of: float | None = None
+
+
+QuoteKey = tuple[str, str | None]
+"""(base name, Doppler phase or ``None``): how quote tables are keyed."""
+
+
+@dataclass(frozen=True, slots=True)
 class EvalContext:
     """Everything outside the listings that a decision depends on.
 
@@ -71,13 +88,17 @@ class EvalContext:
     source plugins before evaluating. ``game`` is the game the listings were fetched for
     (a rule with ``match.game`` rejects listings of an unknown game). Build a new context
     per batch rather than changing the mappings of one already used: decisions read it
-    again when their reasons are asked for.
+    again when their reasons are asked for. ``references`` maps a source name to
+    ``{(base name, phase): Quote}`` for sources that report observations and age (the
+    built-in ``market.*``, ``service.*`` and ``file.*`` sources, filled by the engine's
+    :class:`~engine.reference.ReferenceHub`).
     """
 
     now: float
     reference_prices: Mapping[str, Mapping[str, Money]] = field(default_factory=dict)
     budget: BudgetState = field(default_factory=BudgetState)
     game: str | None = None
+    references: Mapping[str, Mapping[QuoteKey, Quote]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +122,9 @@ Predicate = Callable[[Listing, NameView, EvalContext], str | None]
 
 Test = Callable[[Listing, NameView, EvalContext], bool]
 """``(listing, name view, context) -> True`` when it passes: a predicate without reasons."""
+
+Describe = Callable[[Listing, NameView, EvalContext], str]
+"""``(listing, name view, context) -> text`` saying what an accepted listing measured."""
 
 NameFilter = Callable[[NameView], str | None]
 """``(name view) -> None`` when the rule watches this name, else why not. Run once per
@@ -129,6 +153,9 @@ class Compiled:
     names: frozenset[str] = frozenset()
     patterns: tuple[str, ...] = ()
     summary: str = ""
+    describe: Describe | None = None
+    """For an accepted listing, the condition with what was measured (``"discount 31% (at
+    least 25%) vs market.p25 $12.00 ..."``); shown instead of ``summary`` in its reasons."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +261,23 @@ class PriceSource:
             return None
         price = table.get(listing.name)
         return table.get(view.base_name) if price is None else price
+
+    def quote(self, listing: Listing, view: NameView, ctx: EvalContext) -> Quote | None:
+        """The reference for ``listing`` with its observations and age, for the guards
+        ``min_observations`` and ``max_age``.
+
+        From :attr:`EvalContext.references` when the engine filled a table for this
+        source: by (base name, phase) when the listing's phase is known (a Doppler phase is
+        never judged by another phase's price, nor by the name's price over all phases),
+        else by (base name, ``None``). Otherwise :meth:`reference`, with no observation
+        count and as of now (a price that comes with the listing is current).
+        """
+        table = ctx.references.get(self.name)
+        if table is not None:
+            phase = listing.phase or view.phase
+            return table.get((view.base_name, phase))
+        price = self.reference(listing, view, ctx)
+        return Quote(price, None, ctx.now) if price else None
 
     def __repr__(self) -> str:
         return f"<PriceSource {self.name!r}>"

@@ -148,7 +148,7 @@ def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext
     decision (use :func:`explain` to see why a name is not watched).
     """
     decisions: list[Decision] = []
-    passes: list[tuple[CompiledRule, Listing]] = []
+    passes: list[tuple[CompiledRule, Listing, NameView]] = []
     index = ruleset._index
     compute = ruleset._index_entry
     reject = decisions.append
@@ -162,7 +162,7 @@ def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext
         view, rules = entry
         for rule in rules:
             if rule.passes(listing, view, context):
-                accept((rule, listing))
+                accept((rule, listing, view))
             else:
                 # reasons are worked out only when read (see Decision.reasons)
                 reject(
@@ -202,7 +202,7 @@ def _reject(rule: CompiledRule, listing: Listing, reasons: tuple[str, ...]) -> D
 
 
 def _allocate(
-    ruleset: RuleSet, passes: list[tuple[CompiledRule, Listing]], context: EvalContext
+    ruleset: RuleSet, passes: list[tuple[CompiledRule, Listing, NameView]], context: EvalContext
 ) -> list[Decision]:
     order = sorted(
         range(len(passes)), key=lambda i: (-passes[i][0].priority, passes[i][1].price, i)
@@ -213,7 +213,7 @@ def _allocate(
     taken: dict[str, str] = {}
     out = []
     for i in order:
-        rule, listing = passes[i]
+        rule, listing, view = passes[i]
         price = listing.price
         spend = per_rule.get(rule.name) or budget.per_rule.get(rule.name) or RuleSpend()
         owner = taken.get(listing.item_id)
@@ -229,7 +229,16 @@ def _allocate(
         today += price
         total += price
         explain = partial(
-            _accepted_reasons, ruleset, rule, spend, today, total, budget.order_exposure
+            _accepted_reasons,
+            ruleset,
+            rule,
+            spend,
+            today,
+            total,
+            listing,
+            view,
+            context,
+            budget.order_exposure,
         )
         fields = (listing, rule.name, True, price, rule.action, rule.priority)
         out.append(
@@ -271,9 +280,15 @@ def _accepted_reasons(
     spend: RuleSpend,
     today: Money,
     total: Money,
+    listing: Listing,
+    view: NameView,
+    context: EvalContext,
     orders: Money = 0,
 ) -> tuple[str, ...]:
-    return (*rule.summaries, _within_budget(ruleset, rule, spend, today, total, orders))
+    return (
+        *rule.accepted_summaries(listing, view, context),
+        _within_budget(ruleset, rule, spend, today, total, orders),
+    )
 
 
 def _within_budget(

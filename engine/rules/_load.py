@@ -17,6 +17,7 @@ from .._errors import ConfigError
 from .._money import format_usd
 from ._compile import CompiledRule, RuleSet, compile_rule
 from ._contract import Problem
+from ._prices import ListSource, PricesSettings
 from ._schema import build_config_model, criterion_values, problems_from_validation_error
 from ._yaml import Document, load_yaml
 
@@ -92,7 +93,23 @@ def check_rules_text(
 
 def _compile(config: Any, doc: Document, host: PluginHost, problems: list[Problem]) -> RuleSet:
     criteria = {c.key: c for c in host.criteria()}
-    sources = host.price_sources()
+    sources = dict(host.price_sources())
+    prices = config.prices or PricesSettings()
+    for list_name in prices.lists:
+        source = ListSource(list_name)
+        if source.name in sources:
+            problems.append(
+                Problem(
+                    "error",
+                    f"price list {list_name!r}: the source name {source.name!r} is taken by a "
+                    "plugin",
+                    location=doc.where(("prices", "lists", list_name)),
+                    field=f"prices.lists.{list_name}",
+                )
+            )
+            continue
+        sources[source.name] = source
+    used: set[str] = set()
     compiled: list[CompiledRule] = []
     disabled: list[str] = []
     seen: dict[str, int] = {}
@@ -112,6 +129,7 @@ def _compile(config: Any, doc: Document, host: PluginHost, problems: list[Proble
         if not rule.enabled:
             disabled.append(rule.name)
             continue
+        used.update(getattr(criterion_values(rule).get("discount"), "sources", ()))
         result, found = compile_rule(
             index=index,
             core=rule,
@@ -142,6 +160,8 @@ def _compile(config: Any, doc: Document, host: PluginHost, problems: list[Proble
         disabled=disabled,
         problems=[p for p in problems if p.severity == "warning"],
         notify=config.notify,
+        prices=prices,
+        sources_used=frozenset(used),
     )
 
 

@@ -226,6 +226,8 @@ def _config_model(
         _ALIAS_PREFIX + key: (schema | None, Field(default=None, alias=key))
         for key, schema in notifiers
     }
+    from ._prices import PricesSettings  # it builds on StrictModel, defined here
+
     notify_model = create_model("Notify", __base__=NotifyCore, __module__=__name__, **notify_fields)
     rule_model = create_model("Rule", __base__=RuleCore, __module__=__name__, **fields)
     rules_type = Annotated[list[rule_model], Field(min_length=1)]
@@ -237,6 +239,7 @@ def _config_model(
         account=(Account, ...),
         budgets=(Budgets, ...),
         notify=(notify_model | None, None),
+        prices=(PricesSettings | None, None),
         rules=(rules_type, ...),
     )
     return model

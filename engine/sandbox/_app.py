@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 import anyio.lowlevel
 import httpx
 
-from . import _routes_account, _routes_market, _routes_trading  # noqa: F401 - registration
+from . import (  # noqa: F401 - registration
+    _routes_account,
+    _routes_market,
+    _routes_prices,
+    _routes_trading,
+)
 from ._faults import Fault
 from ._http import ROUTES, BadRequest, Request, Response, Route, html_response, json_response
 from ._inspect import inspect_request

@@ -185,6 +185,16 @@ class SnapshotDiff:
             self._by_name = self._summarise()
         return self._by_name
 
+    def columns(self) -> tuple[list[int | str], array[int], list[str]]:
+        """The events as three columns: item ids (as the snapshot holds them: ``int`` for
+        numeric ids), prices and names, in the order of iteration. Made with C-level
+        passes: for consumers that handle every event (the ``market`` reference)."""
+        current, rows = self._current, self._rows
+        ids: list[int | str] = list(map(current._ids.__getitem__, rows))
+        prices = array("q", map(current._prices.__getitem__, rows))
+        names = list(map(current._names.__getitem__, map(current._name_ix.__getitem__, rows)))
+        return ids, prices, names
+
     def names_cheapest_first(self) -> list[NameSummary]:
         """:attr:`by_name` ordered by cheapest candidate price, then name."""
         return sorted(self.by_name.values(), key=lambda s: (s.cheapest, s.name))
@@ -263,6 +273,14 @@ class SnapshotTracker:
     def __len__(self) -> int:
         """How many distinct ids the last snapshot had."""
         return len(self._index)
+
+    def current_prices(self, ids: Iterable[int | str]) -> list[int]:
+        """The price each id has in the last snapshot, -1 when it is not listed (or listed
+        without a price). Ids as :meth:`SnapshotDiff.columns` gives them."""
+        get, prices = self._index.get, self._prices
+        if not isinstance(self._ids, array):  # text ids: look numbers up as text
+            ids = map(str, ids)
+        return [prices[slot] if (slot := get(key, -1)) >= 0 else -1 for key in ids]
 
     def update(self, snapshot: Snapshot, *, report_all: bool = False) -> SnapshotDiff:
         """Compare ``snapshot`` with the previous one and remember it as the market now.

@@ -39,6 +39,7 @@ from .._plugins import PluginHost
 from ..client import Game, MarketClient, TradeLink
 from ..ledger import Ledger
 from ..models import Listing
+from ..reference import ReferenceHub
 from ..rules import Decision, EvalContext, RuleSet, evaluate
 from ..snapshot import SnapshotTracker
 from ._budget import budget_state, budget_words
@@ -97,6 +98,7 @@ class Engine:
         trade_link: TradeLink,
         trade_link_url: str,
         settings: EngineSettings = EngineSettings(),
+        references: ReferenceHub | None = None,
     ) -> None:
         self.ruleset = ruleset
         self.client = client
@@ -147,6 +149,10 @@ class Engine:
         self._catalogue_game = 0
         self._catalogue_turn = 0
         self._games: dict[str, str | object | None] = {}
+        self.references = references or ReferenceHub(
+            ruleset.prices, clock=clock, wanted=ruleset.sources_used
+        )
+        """Reference prices (``market.*`` learned here, ``service.*``, ``file.*``)."""
 
     # -- start-up gate -------------------------------------------------------------------
 
@@ -235,6 +241,7 @@ class Engine:
                 tg.start_soon(self._search_loop)
                 tg.start_soon(self._reconcile_loop)
                 tg.start_soon(self._status_loop)
+                tg.start_soon(self.references.run, self.client)
                 if duration is not None:
                     await self.clock.sleep(duration)
                     tg.cancel_scope.cancel()
@@ -302,6 +309,7 @@ class Engine:
             # Parsed and compared as it streams in; only the rows that changed are parsed.
             diff = await self._tracker.aupdate_csv(stream)
         self.status.snapshots += 1
+        self.references.observe_diff(diff, self._tracker, self.clock.now())
         if diff.first:  # the first snapshot is always parsed whole
             self._watch(diff.snapshot.names if diff.snapshot is not None else ())
             return
@@ -399,6 +407,7 @@ class Engine:
         self.status.searches += 1
         listings: list[Listing] = [x for found in answer.items.values() for x in found]
         self.status.listings_seen += len(listings)
+        self.references.learn_phases(listings)
         decisions, context = await self.decide(listings, now, game=game)
         if self.status.buying_allowed:
             await self.buyer.execute(decisions, context)
@@ -464,6 +473,7 @@ class Engine:
             reference_prices=await self._reference_prices(listings),
             budget=await budget_state(self.ledger, now),
             game=game,
+            references=self.references.quotes(listings, self.ruleset.view, now),
         )
         decisions = evaluate(self.ruleset, listings, context)
         decisions = self._within_balance(decisions)

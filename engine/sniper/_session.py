@@ -16,6 +16,7 @@ from .._limiter import DEFAULT_LIMITS, Limit, RateLimiter
 from .._plugins import PluginHost
 from ..client import APIKey, MarketClient, TradeLink
 from ..ledger import MEMORY, Ledger
+from ..reference import ReferenceHub
 from ..rules import RuleSet
 from ._engine import Engine, EngineSettings
 
@@ -70,6 +71,9 @@ async def open_engine(
     ledger_path = MEMORY if settings.dry_run else (options.ledger or account.ledger)
     async with (
         await Ledger.open(ledger_path, clock=clock) as ledger,
+        ReferenceHub.open(
+            ruleset.prices, clock=clock, ledger=ledger_path, wanted=ruleset.sources_used
+        ) as references,
         MarketClient(
             api_key,
             base_url=options.base_url or account.base_url,
@@ -89,4 +93,5 @@ async def open_engine(
             trade_link=trade_link,
             trade_link_url=link_url,
             settings=settings,
+            references=references,
         )

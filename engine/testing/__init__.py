@@ -40,6 +40,7 @@ from ..rules import (
     NameView,
     PriceSource,
     Problem,
+    Quote,
     RuleContext,
     RuleSet,
     evaluate,
@@ -122,6 +123,7 @@ def make_context(
     game: str | None = "csgo",
     reference_prices: Mapping[str, Mapping[str, int]] | None = None,
     budget: BudgetState | None = None,
+    references: Mapping[str, Mapping[tuple[str, str | None], Quote]] | None = None,
 ) -> EvalContext:
     """An :class:`~engine.rules.EvalContext` for tests."""
     return EvalContext(
@@ -129,6 +131,7 @@ def make_context(
         reference_prices=reference_prices or {},
         budget=budget or BudgetState(),
         game=game,
+        references=references or {},
     )
 
 

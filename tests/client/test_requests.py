@@ -524,6 +524,7 @@ async def test_every_public_method_is_covered() -> None:
         "get_platform_items",
         "snapshot",
         "snapshot_csv",  # test_snapshot_csv.py
+        "prices",  # test_price_list.py
         "buy_one_p2p",
         "buy_one_p2p_name",
         "buy",

@@ -114,7 +114,11 @@ def test_sticker_weight_raises_the_reference() -> None:
     # reference $10 + 10% of $50 stickers = $15; 20% off = $12
     listing = {"platform_price": 10_000, "stickers": stickers}
     check(verdict(body, {"price": 12_000, **listing}), True, None)
-    check(verdict(body, {"price": 12_001, **listing}), False, "(reference $15.00)")
+    check(
+        verdict(body, {"price": 12_001, **listing}),
+        False,
+        "(reference $15.00, $10.00 before stickers)",
+    )
 
 
 # ------------------------------------------------------------------ float

@@ -237,7 +237,10 @@ def test_a_price_source_plugin_feeds_discount_versus() -> None:
     )
     assert no_price[0].reasons == ("no reference price from steam for this item",)
     assert priced[0].accepted
-    assert host.source_owners == {"platform_price": "builtin.price", "steam": "steam"}
+    owners = host.source_owners
+    assert owners["platform_price"] == "builtin.price"
+    assert owners["steam"] == "steam"
+    assert owners["market.p25"] == "builtin.reference"
 
 
 # ------------------------------------------------------------------ veto and notifications

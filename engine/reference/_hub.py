@@ -1,0 +1,356 @@
+"""The engine's reference prices: one :class:`ReferenceHub` per engine.
+
+It owns the ``market`` book (fed from each snapshot diff and each search answer), the
+price lists (``service.*`` from ``GET /v1/prices``, ``file.*`` from paths or URLs) with the
+time each was fetched, and the reference file on disk. :meth:`ReferenceHub.quotes` gives
+the :class:`~engine.rules.Quote` tables of an evaluation batch; :meth:`ReferenceHub.run`
+is the background task that refreshes the lists on their periods and writes the learned
+prices to the file (``prices.flush_every``). A failing fetch is logged and counted, and
+the old list stays, its age growing: a rule's ``max_age`` is the guard against it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import httpx
+
+from .._clock import Clock
+from .._errors import APIError, ConfigError
+from ..models import Listing
+from ..rules._contract import NameView, Quote
+from ..rules._prices import ListSettings, PricesSettings
+from ._book import BUCKETS, STATISTICS, MarketBook, MarketKey, MarketStats
+from ._lists import parse_price_list, service_tables
+from ._store import PriceList, PriceStore, store_path_for
+
+if TYPE_CHECKING:
+    from ..client import MarketClient
+    from ..snapshot import SnapshotDiff, SnapshotTracker
+
+__all__ = ["ReferenceHub", "SourceReading"]
+
+log = logging.getLogger("snipe.reference")
+
+SERVICE_SOURCES = ("service.platform_price", "service.min")
+
+
+@dataclass(frozen=True, slots=True)
+class SourceReading:
+    """One source's reference for one (name, phase), as ``snipe prices`` shows it."""
+
+    source: str
+    price: int | None
+    observations: int | None
+    as_of: float | None
+    note: str = ""
+
+
+class ReferenceHub:
+    """See the module docstring. Build with :meth:`open` (a file) or directly (memory)."""
+
+    def __init__(
+        self,
+        settings: PricesSettings | None = None,
+        *,
+        clock: Clock,
+        wanted: Iterable[str] | None = None,
+        store: PriceStore | None = None,
+        http: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.settings = settings or PricesSettings()
+        self.clock = clock
+        market = self.settings.market
+        self.book = MarketBook(window=market.window, hold=market.hold)
+        self.store = store
+        self.lists: dict[str, PriceList] = {}
+        self._http = http
+        self.wanted = None if wanted is None else frozenset(wanted)
+        """The sources the rules name (``None``: all, for ``snipe prices``): only these
+        are quoted per batch, and the service list is fetched only when one is named."""
+        self.fetch_service = any(n.startswith("service.") for n in self.wanted or ())
+        self._due: dict[str, float] = {}
+        self.errors: dict[str, str] = {}
+        """Source -> the last fetch error (cleared by a good fetch)."""
+        self.set_aside: dict[str, int] = {}
+        """Source -> rows set aside in its last list."""
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls,
+        settings: PricesSettings | None,
+        *,
+        clock: Clock,
+        ledger: str | os.PathLike[str] | None,
+        wanted: Iterable[str] | None = None,
+        http: httpx.AsyncClient | None = None,
+    ) -> AsyncIterator[ReferenceHub]:
+        """A hub with its file (``prices.store``, else beside ``ledger``; none for an
+        in-memory ledger) opened and restored; written and closed on exit."""
+        settings = settings or PricesSettings()
+        path = settings.store or (store_path_for(ledger) if ledger is not None else None)
+        store = None
+        if path is not None:
+            store = await PriceStore.open(path, bucket_seconds=settings.market.window / BUCKETS)
+        hub = cls(settings, clock=clock, wanted=wanted, store=store, http=http)
+        try:
+            if store is not None:
+                await hub.restore()
+            yield hub
+        finally:
+            with anyio.CancelScope(shield=True):
+                try:
+                    if store is not None:
+                        await hub.flush()
+                finally:
+                    await hub.aclose()
+                    if store is not None:
+                        await store.aclose()
+
+    async def restore(self) -> None:
+        assert self.store is not None
+        buckets = self.book.restore(await self.store.load_market())
+        self.book.expire(self.clock.now())
+        for price_list in await self.store.load_lists():
+            self.lists[price_list.source] = price_list
+        if self.store.dropped_on_open:
+            log.warning(
+                "reference file %s: %d learned buckets were written with another "
+                "prices.market.window and were dropped",
+                self.store.path,
+                self.store.dropped_on_open,
+            )
+        log.info(
+            "reference prices restored from %s: %d buckets, %d names, %d lists",
+            self.store.path,
+            buckets,
+            len(self.book),
+            len(self.lists),
+        )
+
+    # -- learning ---------------------------------------------------------------------------
+
+    def observe_diff(self, diff: SnapshotDiff, tracker: SnapshotTracker, now: float) -> None:
+        """Feed one snapshot diff (new listings and drops wait for their hold), and count
+        the waiting events that have held by ``now``."""
+        if not diff.first and len(diff):
+            ids, prices, names = diff.columns()
+            self.book.observe(ids, prices, names, now)
+        if self.book.due(now):
+            self.book.mature(now, tracker.current_prices)
+
+    def learn_phases(self, listings: Iterable[Listing]) -> None:
+        self.book.learn_phases((x.item_id, x.phase) for x in listings if x.phase)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def quotes(
+        self, listings: Iterable[Listing], view: Callable[[str], NameView], now: float
+    ) -> dict[str, dict[MarketKey, Quote]]:
+        """The quote tables of the hub's sources (those the rules name) for the keys of
+        ``listings``."""
+        wanted = self.wanted
+        market = wanted is None or any(n.startswith("market.") for n in wanted)
+        lists = [s for s in self.lists if wanted is None or s in wanted]
+        if not market and not lists:
+            return {}
+        keys: set[MarketKey] = set()
+        for listing in listings:
+            v = view(listing.name)
+            keys.add((v.base_name, listing.phase or v.phase))
+        tables: dict[str, dict[MarketKey, Quote]] = {}
+        if market:
+            tables.update((f"market.{s}", {}) for s in STATISTICS)
+        for source in lists:
+            tables[source] = {}
+        for key in keys:
+            stats = self.book.stats(key[0], key[1], now) if market else None
+            if stats is not None:
+                for statistic in STATISTICS:
+                    tables[f"market.{statistic}"][key] = Quote(
+                        stats.value(statistic), stats.observations, stats.as_of
+                    )
+            for source in lists:
+                price_list = self.lists[source]
+                price = price_list.prices.get(key)
+                if price:
+                    tables[source][key] = Quote(price, None, price_list.fetched_at)
+        return tables
+
+    def readings(self, name: str, phase: str | None, now: float) -> list[SourceReading]:
+        """Every source's reference for ``(name, phase)`` (``snipe prices``)."""
+        out = []
+        stats: MarketStats | None = self.book.stats(name, phase, now)
+        for statistic in STATISTICS:
+            if stats is None:
+                out.append(SourceReading(f"market.{statistic}", None, 0, None, "no observations"))
+            else:
+                out.append(
+                    SourceReading(
+                        f"market.{statistic}",
+                        stats.value(statistic),
+                        stats.observations,
+                        stats.as_of,
+                    )
+                )
+        for source in sorted({*SERVICE_SOURCES, *self._list_sources(), *self.lists}):
+            price_list = self.lists.get(source)
+            if price_list is None:
+                out.append(SourceReading(source, None, None, None, "never fetched"))
+                continue
+            price = price_list.prices.get((name, phase))
+            note = "" if price else "not in the list"
+            out.append(SourceReading(source, price, None, price_list.fetched_at, note))
+        return out
+
+    def _list_sources(self) -> list[str]:
+        return [f"file.{name}" for name in self.settings.lists]
+
+    # -- fetching ---------------------------------------------------------------------------
+
+    async def run(self, client: MarketClient) -> None:
+        """Refresh the lists when due and write learned prices, until cancelled."""
+        flush_every = self.settings.flush_every
+        next_flush = self.clock.now() + flush_every
+        while True:
+            now = self.clock.now()
+            await self.refresh_due(client, now)
+            if now >= next_flush:
+                next_flush = now + flush_every
+                try:
+                    await self.flush()
+                except Exception as exc:  # a cache: never a reason to stop buying
+                    self.errors["store"] = f"{type(exc).__name__}: {exc}"
+                    log.exception("writing the reference file failed; kept in memory")
+            wake = min([next_flush, *self._due.values()])
+            await self.clock.sleep(max(1.0, wake - self.clock.now()))
+
+    async def refresh_due(self, client: MarketClient | None, now: float) -> None:
+        """Fetch every list whose period has passed (a list restored from the file is due
+        once its age reaches its period)."""
+        if self.fetch_service and client is not None and self._is_due("service", now):
+            await self._refresh("service", self.settings.service.every, self._fetch_service(client))
+        for name, settings in self.settings.lists.items():
+            source = f"file.{name}"
+            if self._is_due(source, now):
+                await self._refresh(source, settings.every, self._fetch_list(source, settings))
+
+    def _is_due(self, source: str, now: float) -> bool:
+        due = self._due.get(source)
+        if due is None:
+            fetched = self.lists.get(SERVICE_SOURCES[0] if source == "service" else source, None)
+            every = (
+                self.settings.service.every
+                if source == "service"
+                else self.settings.lists[source[5:]].every
+            )
+            due = fetched.fetched_at + every if fetched is not None else -math.inf
+            self._due[source] = due
+        return now >= due
+
+    async def _refresh(self, source: str, every: float, fetch: Any) -> None:
+        now = self.clock.now()
+        self._due[source] = now + every
+        try:
+            lists: list[PriceList] = await fetch
+        except Exception as exc:  # a reference list is never a reason to stop the engine
+            self.errors[source] = str(exc)
+            if isinstance(exc, APIError | ConfigError | OSError | httpx.HTTPError):
+                log.warning("price source %s: fetch failed, keeping the last list: %s", source, exc)
+            else:
+                log.exception("price source %s: fetch failed, keeping the last list", source)
+            # a failed fetch is retried sooner than a whole period, never more than once a minute
+            self._due[source] = now + min(every, max(60.0, every / 10))
+            return
+        self.errors.pop(source, None)
+        for price_list in lists:
+            self.lists[price_list.source] = price_list
+            self.set_aside[price_list.source] = price_list.set_aside
+            if self.store is not None:
+                try:
+                    await self.store.save_list(price_list)
+                except Exception as exc:  # a cache: the list in memory is what counts
+                    self.errors["store"] = f"{type(exc).__name__}: {exc}"
+                    log.exception("writing %s to the reference file failed", source)
+
+    async def _fetch_service(self, client: MarketClient) -> list[PriceList]:
+        items = []
+        async with client.prices(game=self.settings.service.game) as stream:
+            async for item in stream:
+                items.append(item)
+        if stream.set_aside:
+            log.warning(
+                "GET /v1/prices: %d row(s) set aside, first: %s",
+                len(stream.set_aside),
+                stream.set_aside[0],
+            )
+        now = self.clock.now()
+        return [
+            PriceList(source, table, now, "GET /v1/prices", len(stream.set_aside))
+            for source, table in service_tables(items).items()
+        ]
+
+    async def _fetch_list(self, source: str, settings: ListSettings) -> list[PriceList]:
+        if settings.path is not None:
+            data = await anyio.Path(settings.path).read_bytes()
+        else:
+            assert settings.url is not None
+            if self._http is None:
+                self._http = httpx.AsyncClient(timeout=30.0, follow_redirects=False)
+            # errors name the address without its query (httpx's would show it whole)
+            try:
+                response = await self._http.get(settings.url)
+            except httpx.HTTPError as exc:
+                raise ConfigError(
+                    f"cannot fetch the price list ({type(exc).__name__})",
+                    location=settings.origin,
+                ) from None
+            if response.status_code != 200:
+                raise ConfigError(
+                    f"the price list answered HTTP {response.status_code}",
+                    location=settings.origin,
+                )
+            data = response.content
+        rows = parse_price_list(
+            data, origin=settings.origin, fmt=settings.format, unit=settings.unit
+        )
+        if rows.set_aside:
+            log.warning(
+                "price list %s: %d row(s) set aside, first: %s",
+                source,
+                len(rows.set_aside),
+                rows.set_aside[0],
+            )
+        now = self.clock.now()
+        return [PriceList(source, rows.prices, now, settings.origin, len(rows.set_aside))]
+
+    async def flush(self) -> None:
+        """Write the learned buckets that changed, and delete those that left the window."""
+        gone = self.book.expire(self.clock.now())
+        changed = self.book.take_dirty()
+        if self.store is not None and (changed or gone):
+            await self.store.save_market(changed, gone)
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+
+    def describe(self) -> Mapping[str, Any]:
+        """Counters for the status line and tests."""
+        buckets, bins = self.book.size()
+        return {
+            "names": len(self.book),
+            "buckets": buckets,
+            "bins": bins,
+            "pending": self.book.pending,
+            "observations": self.book.observations,
+            "lists": {k: len(v.prices) for k, v in self.lists.items()},
+        }
