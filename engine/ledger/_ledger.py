@@ -56,11 +56,21 @@ import anyio
 from .._clock import Clock
 from .._errors import IntentRefusal, IntentRefused, LedgerError
 from .._money import Money
-from ..models import ProjectTrade
+from ..models import HistoryTrade, ProjectTrade
 from ._connection import AsyncConnection, Driver, Row, connect
 from ._orders import OrderBook
 from ._records import Cap, Committed, Event, Intent, Purchase, Totals, encode_details, summarize
-from ._resolve import DEFAULT_GRACE, Resolution, resolve
+from ._resolve import (
+    DEFAULT_ABSENCE_GAP,
+    DEFAULT_GRACE,
+    DEFAULT_WATCH,
+    Absence,
+    Resolution,
+    history_match,
+    release,
+    resolve,
+    resolve_history,
+)
 from ._schema import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -86,6 +96,7 @@ _COLUMNS = (
 _BUDGET_SQL = ", ".join(f"'{s.value}'" for s in sorted(BUDGET_STATES))
 _UNRESOLVED_SQL = ", ".join(f"'{s.value}'" for s in sorted(IN_FLIGHT_STATES))
 _OPEN_TRADE_SQL = ", ".join(f"'{s.value}'" for s in (PurchaseState.BOUGHT, PurchaseState.RESERVED))
+_RELEASED_SQL = f"'{PurchaseState.RELEASED.value}'"
 
 
 def _purchase(row: Row) -> Purchase:
@@ -549,18 +560,44 @@ class Ledger(OrderBook):
         project_id: str,
         trade: ProjectTrade | None,
         *,
-        grace: float = DEFAULT_GRACE,
+        watch: float = DEFAULT_WATCH,
     ) -> Purchase | None:
-        """Apply the service's answer about ``project_id`` (``None``: it was absent).
+        """Apply check-many-project-id's answer about ``project_id`` (``None``: absent).
 
         Reads, decides (:func:`resolve`) and writes in one transaction, so a concurrent
         move cannot slip in between. Returns the purchase after the move, or ``None``
-        when the answer calls for none (absent but still within ``grace``, or nothing
-        new).
+        when the answer calls for none (an absence, which alone proves nothing, or nothing
+        new). A released purchase absent ``watch`` seconds after its release is FAILED.
         """
         return await self._move(
-            project_id, lambda purchase, now: resolve(purchase, trade, now=now, grace=grace)
+            project_id, lambda purchase, now: resolve(purchase, trade, now=now, watch=watch)
         )
+
+    async def release(
+        self,
+        project_id: str,
+        absence: Absence,
+        *,
+        grace: float = DEFAULT_GRACE,
+        gap: float = DEFAULT_ABSENCE_GAP,
+    ) -> Purchase | None:
+        """RELEASED (budget released, item still blocked) when ``absence`` proves the
+        purchase did not happen (:func:`release`); ``None`` when it does not yet."""
+        return await self._move(
+            project_id, lambda purchase, _now: release(purchase, absence, grace=grace, gap=gap)
+        )
+
+    async def resolve_history(
+        self, project_id: str, rows: Sequence[HistoryTrade]
+    ) -> Purchase | None:
+        """Apply my-history: the row that matches the purchase (:func:`history_match`), if
+        any, says it happened. Returns the purchase after the move, or ``None``."""
+
+        def decide(purchase: Purchase, _now: float) -> Resolution | None:
+            row = history_match(purchase, rows)
+            return resolve_history(purchase, row) if row is not None else None
+
+        return await self._move(project_id, decide)
 
     async def _move(
         self, project_id: str, decide: Callable[[Purchase, float], Resolution | None]
@@ -654,6 +691,40 @@ class Ledger(OrderBook):
             " ORDER BY created_at, project_id"
         )
         return [_purchase(r) for r in rows]
+
+    async def released(self, *, since: float) -> list[Purchase]:
+        """``RELEASED`` purchases released at or after ``since``, oldest first: those still
+        watched for a late appearance."""
+        rows = await self._read(
+            f"SELECT {_COLUMNS} FROM purchases WHERE state = {_RELEASED_SQL}"
+            " AND updated_at >= ? ORDER BY updated_at, project_id",
+            (since,),
+        )
+        return [_purchase(r) for r in rows]
+
+    async def released_before(self, until: float) -> list[Purchase]:
+        """``RELEASED`` purchases released before ``until``: their watch is over."""
+        rows = await self._read(
+            f"SELECT {_COLUMNS} FROM purchases WHERE state = {_RELEASED_SQL}"
+            " AND updated_at < ? ORDER BY updated_at, project_id",
+            (until,),
+        )
+        return [_purchase(r) for r in rows]
+
+    async def overdue(self, now: float) -> list[Purchase]:
+        """Open trades (BOUGHT, RESERVED) past their ``send_until``: the service still
+        calls them open, so they are shown as overdue, never refunded by the clock."""
+        rows = await self._read(
+            f"SELECT {_COLUMNS} FROM purchases WHERE state IN ({_OPEN_TRADE_SQL})"
+            " AND send_until IS NOT NULL AND send_until < ? ORDER BY created_at, project_id",
+            (now,),
+        )
+        return [_purchase(r) for r in rows]
+
+    async def cap_usage(self, cap: Cap) -> int:
+        """What ``cap`` counts now (amount or number, in-flight purchases included)."""
+        sql, params = _cap_query(cap)
+        return int((await self._read(sql, params))[0][0])
 
     async def events(self, project_id: str | None = None) -> list[Event]:
         """The append-only history, oldest first (of one purchase, if given)."""

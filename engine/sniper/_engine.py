@@ -42,7 +42,7 @@ from ..ledger import Ledger
 from ..models import Listing
 from ..rules import Decision, EvalContext, RuleSet, evaluate
 from ..snapshot import SnapshotTracker
-from ._budget import budget_state
+from ._budget import budget_state, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
 from ._orders import OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
@@ -138,6 +138,7 @@ class Engine:
             clock=clock,
             status=self.status,
             settings=settings.reconciler,
+            caps_for=lambda rule, at: caps_for_rule(ruleset, rule, at, self.orders.exposure),
         )
         self.include_hold = any("hold" in r.criteria for r in ruleset.rules)
         self.balance: int | None = None
@@ -172,7 +173,8 @@ class Engine:
 
     async def _resolve_leftovers(self) -> None:
         settings = self.reconciler.settings
-        deadline = self.clock.now() + settings.absent_after + settings.grace
+        # Two absences absence_gap apart, past absent_after, settle "not bought".
+        deadline = self.clock.now() + settings.absent_after + settings.absence_gap + settings.grace
         while True:
             try:
                 remaining = await self.reconciler.resolve(final_probe=True)
