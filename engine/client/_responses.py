@@ -9,7 +9,11 @@ Sans-I/O: every function here takes what arrived and decides. The rules, in orde
 * any other non-2xx, a body that is not JSON, or JSON of the wrong shape is ``Unavailable``
   (``MalformedResponse`` for the shape), and on a purchase ``OutcomeUnknown``;
 * ``success: false`` (``status`` other than success/ok on merchant endpoints) is
-  ``Refused``, on a purchase ``PurchaseRefused`` with a typed reason.
+  ``Refused``; on a purchase ``PurchaseRefused`` with a typed reason only when the reason
+  is one that says no purchase was made (sold, price changed, busy, ...). A reason that may
+  hide a purchase (``projectId already exists``: an earlier request with this id may have
+  gone through) or one snipe does not recognise is ``OutcomeUnknown``, resolved by
+  ``project_id``. The reason is ``msg``, or ``error_msg`` when ``msg`` is empty.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ __all__ = [
     "DEFAULT_RETRY_AFTER",
     "classify_refusal",
     "decode",
+    "hides_purchase",
     "http_error",
     "parse_envelope",
     "refusal_error",
@@ -73,10 +78,16 @@ class _Envelope(pydantic.BaseModel):
     success: bool | None = None
     status: str | None = None
     msg: str | None = None
-    new_price: int | None = None
+    error_msg: str | None = None
+    new_price: float | None = None
     msBeforeNext: float | None = None  # the wire's name
 
-    @pydantic.field_validator("msg", "status", mode="before")
+    @property
+    def reason(self) -> str | None:
+        """``msg``, or ``error_msg`` when ``msg`` is empty."""
+        return self.msg or self.error_msg
+
+    @pydantic.field_validator("msg", "error_msg", "status", mode="before")
     @classmethod
     def _any_text(cls, value: Any) -> Any:
         if value is None or isinstance(value, str | int | float):
@@ -209,7 +220,12 @@ def _undecodable(
         # The shape is wrong, but it may still be a plain refusal with odd extra fields.
         envelope = parse_envelope(content)
         if envelope is not None and _refused(endpoint, envelope.success, envelope.status):
-            return refusal_error(endpoint, envelope.msg or envelope.status, envelope.new_price)
+            return refusal_error(
+                endpoint,
+                envelope.reason or envelope.status,
+                envelope.new_price,
+                project_ids=project_ids,
+            )
     if endpoint.purchase:
         what = "a body that is not JSON" if not_json else f"JSON with a bad field {path}"
         return OutcomeUnknown(
@@ -254,11 +270,11 @@ def _refusal_or_missing_flag(
     status = getattr(parsed, "status", None)
     if not check_refusal or not _refused(endpoint, success, status):
         return None
-    msg = getattr(parsed, "msg", None)
+    msg = getattr(parsed, "msg", None) or getattr(parsed, "error_msg", None)
     if endpoint.merchant and not msg:
         msg = status
     new_price = getattr(parsed, "new_price", None)
-    return refusal_error(endpoint, msg, new_price)
+    return refusal_error(endpoint, msg, new_price, project_ids=project_ids)
 
 
 def _refused(endpoint: Endpoint, success: bool | None, status: str | None) -> bool:
@@ -273,13 +289,24 @@ def refusal_error(
     new_price: float | int | None = None,
     *,
     item_id: str | None = None,
-) -> Refused:
-    """``Refused`` for ``success: false``; on a purchase a typed ``PurchaseRefused``."""
+    project_ids: tuple[str, ...] = (),
+) -> Refused | OutcomeUnknown:
+    """``Refused`` for ``success: false``; on a purchase a typed ``PurchaseRefused`` when
+    the reason proves nothing was bought, else ``OutcomeUnknown`` (:func:`hides_purchase`).
+    """
     shown = msg if msg else "no reason given"
     if not endpoint.purchase:
         return Refused(f"refused: {shown}", endpoint=endpoint.label, msg=msg)
     reason = classify_refusal(msg, new_price)
-    price = int(new_price) if new_price is not None else None
+    if hides_purchase(msg, reason):
+        return OutcomeUnknown(
+            f"the answer {shown!r} does not say the purchase was not made; resolve it by"
+            " project_id",
+            endpoint=endpoint.label,
+            project_ids=project_ids,
+            status_code=200,
+        )
+    price = math.ceil(new_price) if new_price is not None else None
     return PurchaseRefused(
         f"purchase refused ({reason.value}): {shown}",
         endpoint=endpoint.label,
@@ -290,6 +317,8 @@ def refusal_error(
     )
 
 
+_PROJECT_ID_USED = re.compile(r"project[ _-]?id.*(?:already|exists|used|duplicate)")
+_TRADE_LINK = re.compile(r"trade[ _-]?link")
 _GAME_DISABLED = re.compile(r"^buy_[a-z0-9]+$|disabled")
 _TRADE_LOCKED = re.compile(r"allow_trade_locked|trade[ _-]?lock|on hold")
 _ITEM_SOLD = re.compile(r"\bsold\b|no longer available|not found|not available")
@@ -297,6 +326,14 @@ _PRICE_CHANGED = re.compile(r"price (?:has )?changed|price (?:has )?increased|ne
 _NO_BALANCE = re.compile(
     r"insufficient|not enough (?:money|balance|funds)|(?:low|no) balance|balance is too low"
 )
+
+
+def hides_purchase(msg: str | None, reason: PurchaseRefusal) -> bool:
+    """May a purchase have happened despite this refusal? ``projectId already exists``
+    (an earlier request with the id may have gone through), and any reason snipe does not
+    recognise (including none at all)."""
+    text = " ".join((msg or "").lower().split())
+    return reason is PurchaseRefusal.OTHER or bool(_PROJECT_ID_USED.search(text))
 
 
 def classify_refusal(msg: str | None, new_price: float | int | None = None) -> PurchaseRefusal:
@@ -315,4 +352,8 @@ def classify_refusal(msg: str | None, new_price: float | int | None = None) -> P
         return PurchaseRefusal.INSUFFICIENT_BALANCE
     if _ITEM_SOLD.search(text):
         return PurchaseRefusal.ITEM_SOLD
+    if _PROJECT_ID_USED.search(text):
+        return PurchaseRefusal.OTHER
+    if _TRADE_LINK.search(text):
+        return PurchaseRefusal.INVALID_TRADE_LINK
     return PurchaseRefusal.OTHER

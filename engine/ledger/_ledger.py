@@ -97,6 +97,8 @@ _BUDGET_SQL = ", ".join(f"'{s.value}'" for s in sorted(BUDGET_STATES))
 _UNRESOLVED_SQL = ", ".join(f"'{s.value}'" for s in sorted(IN_FLIGHT_STATES))
 _OPEN_TRADE_SQL = ", ".join(f"'{s.value}'" for s in (PurchaseState.BOUGHT, PurchaseState.RESERVED))
 _RELEASED_SQL = f"'{PurchaseState.RELEASED.value}'"
+# A purchase in these states no longer holds its item: it may be bought again.
+_FREE_SQL = f"'{PurchaseState.FAILED.value}', {_RELEASED_SQL}"
 
 
 def _purchase(row: Row) -> Purchase:
@@ -362,8 +364,9 @@ class Ledger(OrderBook):
         """Write ``intent`` as an ``INTENT`` purchase, before it is sent.
 
         In the same transaction it checks that no purchase has this ``project_id``, that
-        no purchase of this ``item_id`` is live (anything but ``FAILED``), and that every
-        cap in ``caps`` still holds with this intent added, counting in-flight purchases.
+        no purchase of this ``item_id`` is live (anything but ``FAILED`` or ``RELEASED``),
+        and that every cap in ``caps`` still holds with this intent added, counting
+        in-flight purchases.
         Otherwise it raises :class:`IntentRefused` and writes nothing. Returns the
         purchase as written: once this returns, the intent survives any crash.
         """
@@ -402,7 +405,8 @@ class Ledger(OrderBook):
         fails."""
         conditions = [
             "NOT EXISTS (SELECT 1 FROM purchases WHERE project_id = ?)",
-            "NOT EXISTS (SELECT 1 FROM purchases WHERE item_id = ? AND state <> 'FAILED')",
+            "NOT EXISTS (SELECT 1 FROM purchases"
+            f" WHERE item_id = ? AND state NOT IN ({_FREE_SQL}))",
         ]
         params: list[Any] = []
         for cap in caps:
@@ -450,7 +454,8 @@ class Ledger(OrderBook):
         for intent in intents:
             rows = await self._exec(
                 "SELECT (SELECT 1 FROM purchases WHERE project_id = ?),"
-                " (SELECT project_id FROM purchases WHERE item_id = ? AND state <> 'FAILED')",
+                " (SELECT project_id FROM purchases"
+                f" WHERE item_id = ? AND state NOT IN ({_FREE_SQL}))",
                 (intent.project_id, intent.item_id),
             )
             known_id, live_purchase = rows[0]
@@ -581,7 +586,7 @@ class Ledger(OrderBook):
         grace: float = DEFAULT_GRACE,
         gap: float = DEFAULT_ABSENCE_GAP,
     ) -> Purchase | None:
-        """RELEASED (budget released, item still blocked) when ``absence`` proves the
+        """RELEASED (budget and item released) when ``absence`` proves the
         purchase did not happen (:func:`release`); ``None`` when it does not yet."""
         return await self._move(
             project_id, lambda purchase, _now: release(purchase, absence, grace=grace, gap=gap)

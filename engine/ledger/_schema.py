@@ -142,8 +142,8 @@ CREATE TABLE buy_orders (
 """
 
 # -- purchases: the RELEASED state (issue 14, purchase half) -----------------------------
-# A purchase the service showed no trace of is RELEASED (budget released, item still
-# blocked, watched for a day), no longer FAILED for ever. SQLite cannot change a CHECK
+# A purchase the service showed no trace of is RELEASED (budget and item released, watched
+# for a day), no longer FAILED for ever. SQLite cannot change a CHECK
 # constraint in place, so ``purchases`` and ``events`` are rebuilt with every row kept
 # (``events`` first refers to the new table, and follows it through the rename), then the
 # indexes and triggers of version 1 are made again. ``budget_days`` is untouched: RELEASED
@@ -182,9 +182,11 @@ DROP TABLE purchases;
 ALTER TABLE purchases_v3 RENAME TO purchases;
 ALTER TABLE events_v3 RENAME TO events;
 
--- A listing is bought at most once: only a FAILED purchase frees its item_id (a RELEASED
--- one keeps it while it is watched).
-CREATE UNIQUE INDEX purchases_live_item ON purchases (item_id) WHERE state <> 'FAILED';
+-- A listing is bought at most once: a FAILED or RELEASED purchase frees its item_id. (A
+-- released one that turns up while its item has a new live purchase cannot be written: the
+-- reconciler halts for a person to look.)
+CREATE UNIQUE INDEX purchases_live_item ON purchases (item_id)
+WHERE state NOT IN ('FAILED', 'RELEASED');
 CREATE INDEX purchases_state ON purchases (state);
 CREATE INDEX purchases_rule_created ON purchases (rule, created_at);
 CREATE INDEX purchases_created ON purchases (created_at);

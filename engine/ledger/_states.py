@@ -17,7 +17,7 @@ second purchase and never the local clock alone.
 
 ``RELEASED`` is "not bought" as far as the service can tell (absent from
 check-many-project-id twice, minutes apart, and no matching row in my-history): its budget
-is released but its item stays blocked, and it is watched for a day. If it turns up it
+and its item are released, and it is watched for a day. If it turns up it
 moves on like any found purchase and takes its budget back; the late moves out of
 ``RELEASED`` are the only moves out of a "not bought" verdict. ``FAILED`` (a refusal the
 service stated, a request that never left, or a release never seen in its watch day),
@@ -55,8 +55,8 @@ class PurchaseState(enum.StrEnum):
     for the whole watch period. Final; releases its budget and its item."""
     RELEASED = "RELEASED"
     """Not bought as far as the service can tell: absent from check-many-project-id at
-    least twice, minutes apart, and no matching row in my-history. Releases its budget,
-    keeps its item blocked, and is watched (batched) for a day: if the service shows it
+    least twice, minutes apart, and no matching row in my-history. Releases its budget and
+    its item, and is watched (batched) for a day: if the service shows it
     after all, it moves to BOUGHT (or further) and its budget counts again."""
     BOUGHT = "BOUGHT"
     """Accepted and charged; the trade is in progress."""

@@ -10,8 +10,8 @@ buying again:
   COMPLETED, or REFUNDED with the reason);
 - absent: nothing by itself. Once it has been absent ``absence_gap`` seconds apart (both
   past ``absent_after`` seconds after the request), my-history is read over its time: a
-  matching row says it happened; none says it did not, and it is RELEASED (its budget
-  freed, its item still blocked);
+  matching row says it happened; none says it did not, and it is RELEASED (its budget and
+  its item freed);
 - an answer ``{"success": true}`` without ``trades`` says nothing about any id.
 
 A released purchase is watched for ``watch`` seconds (batched, every ``watch_every``): if the
@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .._clock import Clock
-from .._errors import APIError
+from .._errors import APIError, LedgerError
 from ..client import MarketClient
 from ..ledger import (
     BUDGET_STATES,
@@ -158,8 +158,7 @@ class Reconciler:
         due = [
             p
             for p in watched
-            if now - self._last_watched.get(p.project_id, p.updated_at)
-            >= self.settings.watch_every
+            if now - self._last_watched.get(p.project_id, p.updated_at) >= self.settings.watch_every
         ]
         for batch in _batches(due):
             trades = await self._lookup(batch)
@@ -253,7 +252,20 @@ class Reconciler:
     # -- applying the answers --------------------------------------------------------------
 
     async def _apply(self, purchase: Purchase, trade: ProjectTrade | None) -> None:
-        moved = await self._ledger.resolve(purchase.project_id, trade, watch=self.settings.watch)
+        try:
+            moved = await self._ledger.resolve(
+                purchase.project_id, trade, watch=self.settings.watch
+            )
+        except LedgerError as exc:
+            if purchase.state is not PurchaseState.RELEASED:
+                raise
+            # It turned up while its item has a new live purchase: the ledger cannot hold
+            # both, and money may be uncounted. A person must look.
+            self._status.halt(
+                f"a purchase released as not bought ({purchase.project_id}, {purchase.name})"
+                f" turned up on the service but cannot be recorded: {exc}"
+            )
+            return
         if moved is not None:
             self._log_move(purchase, moved, "check-many-project-id")
             await self._after_move(purchase, moved)

@@ -198,7 +198,7 @@ def test_overdue_is_shown_from_the_clock_but_moves_nothing() -> None:
     assert resolve(bought, _trade(4), now=T0 + 5_000) is None
 
 
-async def test_a_released_purchase_frees_its_budget_keeps_its_item_and_takes_it_back_late(
+async def test_a_released_purchase_frees_its_budget_and_item_and_takes_them_back_late(
     ledger: Ledger, clock: VirtualClock
 ) -> None:
     await ledger.record_intent(intent(1, price=5_000))
@@ -213,19 +213,23 @@ async def test_a_released_purchase_frees_its_budget_keeps_its_item_and_takes_it_
     assert [p.project_id for p in await ledger.released(since=clock.now() - 86_400)] == [
         "snp-test-0001"
     ]
-    with pytest.raises(IntentRefused, match="already has a live purchase"):
-        await ledger.record_intent(intent(2, item="item-1"))  # its item stays blocked
+    await ledger.record_intent(intent(2, item="item-1"))  # its item is free: a new decision
     clock.advance(1_200)
     late = ProjectTrade.model_validate(
         {"id": 8, "project_id": "snp-test-0001", "price": 4_700, "status": 4}
     )
+    with pytest.raises(LedgerError):  # both live on one listing: the ledger refuses
+        await ledger.resolve("snp-test-0001", late)
+    await ledger.transition("snp-test-0002", S.FAILED, reason="refused: Item sold")
     bought = await ledger.resolve("snp-test-0001", late)
     assert bought is not None and bought.state is S.BOUGHT
     assert await ledger.committed() == 4_700
+    with pytest.raises(IntentRefused, match="already has a live purchase"):
+        await ledger.record_intent(intent(3, item="item-1"))
     assert (await ledger.events("snp-test-0001"))[-1].details["late"] is True
 
 
-async def test_a_release_never_seen_in_its_watch_day_fails_and_frees_its_item(
+async def test_a_release_never_seen_in_its_watch_day_fails(
     ledger: Ledger, clock: VirtualClock
 ) -> None:
     await ledger.record_intent(intent(1, price=5_000))
@@ -237,4 +241,4 @@ async def test_a_release_never_seen_in_its_watch_day_fails_and_frees_its_item(
     clock.advance(2)
     failed = await ledger.resolve("snp-test-0001", None)
     assert failed is not None and failed.state is S.FAILED
-    await ledger.record_intent(intent(2, item="item-1"))  # free again
+    assert "not seen" in (failed.reason or "")
