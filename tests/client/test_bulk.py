@@ -8,7 +8,7 @@ import httpx
 import pytest
 from client_support import Recorder
 
-from engine import OutcomeUnknown, PurchaseRefusal, PurchaseRefused
+from engine import OutcomeUnknown, PurchaseRefusal
 from engine.client import BulkItem, BulkPurchase, BulkStatus, MarketClient
 
 ITEMS = [BulkItem("1", 100, "p-1"), BulkItem("2", 200, "p-2"), BulkItem("3", 300, "p-3")]

@@ -338,7 +338,8 @@ async def test_a_success_is_a_success_with_or_without_price(
 ) -> None:
     recorder.json(body)
     result = await buy_one(client)
-    assert result.success and result.id == 1
+    assert result.success
+    assert result.id == 1
     assert result.price == charged
 
 

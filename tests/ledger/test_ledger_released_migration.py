@@ -11,7 +11,7 @@ from conftest import intent
 from engine import IntentRefused, LedgerError, VirtualClock
 from engine.ledger import Absence, Ledger, PurchaseState
 from engine.ledger import _ledger as ledger_module
-from engine.ledger._schema import MIGRATIONS, _RELEASED_MIGRATION
+from engine.ledger._schema import _RELEASED_MIGRATION, MIGRATIONS
 
 S = PurchaseState
 
@@ -42,7 +42,8 @@ async def test_a_ledger_from_before_released_is_migrated_with_every_row(
         released = await ledger.release(
             "snp-test-0001", Absence(clock.now() + 400, clock.now() + 700, history_clear=True)
         )
-        assert released is not None and released.state is S.RELEASED
+        assert released is not None
+        assert released.state is S.RELEASED
         assert await ledger.committed() == 2_900
         with pytest.raises(IntentRefused):  # the live-item guard came back with the index
             await ledger.record_intent(intent(3, item="item-2"))

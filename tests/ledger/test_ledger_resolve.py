@@ -157,8 +157,10 @@ def test_release_needs_two_absences_minutes_apart_and_a_clear_history(
     if expected is None:
         assert move is None
     else:
-        assert move is not None and move.state is expected
-        assert move.reason is not None and "not in my-history" in move.reason
+        assert move is not None
+        assert move.state is expected
+        assert move.reason is not None
+        assert "not in my-history" in move.reason
 
 
 def _row(**fields: Any) -> HistoryTrade:
@@ -208,7 +210,8 @@ async def test_a_released_purchase_frees_its_budget_and_item_and_takes_them_back
     assert await ledger.committed() == 5_000
     now = clock.now()
     released = await ledger.release("snp-test-0001", Absence(now, now + 200, history_clear=True))
-    assert released is not None and released.state is S.RELEASED
+    assert released is not None
+    assert released.state is S.RELEASED
     assert await ledger.committed() == 0
     assert [p.project_id for p in await ledger.released(since=clock.now() - 86_400)] == [
         "snp-test-0001"
@@ -222,7 +225,8 @@ async def test_a_released_purchase_frees_its_budget_and_item_and_takes_them_back
         await ledger.resolve("snp-test-0001", late)
     await ledger.transition("snp-test-0002", S.FAILED, reason="refused: Item sold")
     bought = await ledger.resolve("snp-test-0001", late)
-    assert bought is not None and bought.state is S.BOUGHT
+    assert bought is not None
+    assert bought.state is S.BOUGHT
     assert await ledger.committed() == 4_700
     with pytest.raises(IntentRefused, match="already has a live purchase"):
         await ledger.record_intent(intent(3, item="item-1"))
@@ -240,5 +244,6 @@ async def test_a_release_never_seen_in_its_watch_day_fails(
     assert await ledger.released_before(clock.now() - 86_400) == []
     clock.advance(2)
     failed = await ledger.resolve("snp-test-0001", None)
-    assert failed is not None and failed.state is S.FAILED
+    assert failed is not None
+    assert failed.state is S.FAILED
     assert "not seen" in (failed.reason or "")
