@@ -319,6 +319,7 @@ def refusal_error(
 
 _PROJECT_ID_USED = re.compile(r"project[ _-]?id.*(?:already|exists|used|duplicate)")
 _TRADE_LINK = re.compile(r"trade[ _-]?link")
+_BATCH_FAILED = re.compile(r"all[ -]or[ -]nothing")
 _GAME_DISABLED = re.compile(r"^buy_[a-z0-9]+$|disabled")
 _TRADE_LOCKED = re.compile(r"allow_trade_locked|trade[ _-]?lock|on hold")
 _ITEM_SOLD = re.compile(r"\bsold\b|no longer available|not found|not available")
@@ -356,4 +357,6 @@ def classify_refusal(msg: str | None, new_price: float | int | None = None) -> P
         return PurchaseRefusal.OTHER
     if _TRADE_LINK.search(text):
         return PurchaseRefusal.INVALID_TRADE_LINK
+    if _BATCH_FAILED.search(text):
+        return PurchaseRefusal.BATCH_FAILED
     return PurchaseRefusal.OTHER
