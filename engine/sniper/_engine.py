@@ -518,6 +518,7 @@ class Engine:
             f"{format_usd(self.ruleset.budgets.total)} | searches {used}/{limit} in window | "
             f"{len(self.schedule.watched)} names, median age {_age(median)}, oldest {_age(worst)}"
             f" | candidates {self.status.candidates} | {states or 'no purchases'}"
+            + (f" | overdue {self.reconciler.overdue}" if self.reconciler.overdue else "")
         )
 
 

@@ -98,8 +98,10 @@ class Reconciler:
         self._last_followed: dict[str, float] = {}
         self._last_watched: dict[str, float] = {}
         self._absences: dict[str, tuple[float, float]] = {}
+        self._past_deadline: set[str] = set()
         self.overdue = 0
-        """Open trades past ``send_until`` that the service still calls open (last pass)."""
+        """Open trades past ``send_until`` that the service still calls open (last pass):
+        shown in the status line, ``snipe status`` and metrics; never refunded for it."""
         self.on_refund: Callable[[Purchase], None] | None = None
         """Told about each purchase moved to REFUNDED (``snipe run`` passes it on to the
         ``snipe_refund`` hook); one that raises is logged and ignored."""
@@ -147,8 +149,18 @@ class Reconciler:
                 self._last_followed[purchase.project_id] = now
                 trade = trades.get(purchase.project_id)
                 if trade is not None:
+                    self._note_deadline(purchase.project_id, trade, now)
                     await self._apply(purchase, trade)
-        self.overdue = len(await self._ledger.overdue(now))
+        still_open = {p.project_id for p in await self._ledger.open_trades()}
+        known_late = {p.project_id for p in await self._ledger.overdue(now)}
+        self._past_deadline &= still_open
+        self.overdue = len(self._past_deadline | known_late)
+
+    def _note_deadline(self, project_id: str, trade: ProjectTrade, now: float) -> None:
+        if trade.send_until is not None and now > trade.send_until and not trade.final:
+            self._past_deadline.add(project_id)
+        else:
+            self._past_deadline.discard(project_id)
 
     async def watch(self) -> None:
         """Check released purchases for a late appearance (due ones, batched); end the
