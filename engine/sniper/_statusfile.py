@@ -58,6 +58,7 @@ def status_document(
         "candidates": status.candidates,
         "outcomes": {o.value: n for o, n in status.outcomes.items()},
         "errors": list(status.errors)[-10:],
+        "overdue": engine.reconciler.overdue,
         **(extra or {}),
     }
 

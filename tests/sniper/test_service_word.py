@@ -14,8 +14,11 @@ from pathlib import Path
 import pytest
 
 from engine import VirtualClock
+from engine.cli._status import build_report, render
 from engine.ledger import MEMORY, Ledger, PurchaseState
+from engine.metrics import EngineMetrics
 from engine.sniper import Outcome
+from engine.sniper._statusfile import status_document
 
 from .books import assert_books_balance, assert_sent_once, scenario_sandbox, truth_committed
 from .harness import pick_item, plant, purchases_of, rig, rules_text
@@ -147,8 +150,16 @@ faults:
             (trade,) = sandbox.ground_truth()["trades"]
             assert trade["status"] == 4  # the service still calls it open
             assert open_trade.state is S.BOUGHT  # past send_until, and not refunded
+            # shown as overdue everywhere a user looks
             assert r.engine.reconciler.overdue == 1
             assert "overdue 1" in await r.engine.status_line()
+            document = status_document(r.engine, every=5.0)
+            assert document["overdue"] == 1
+            report = build_report(await ledger.purchases(), document, clock.now())
+            assert "overdue     1 trade(s) past send_until" in render("x", report, clock.now())
+            metrics = EngineMetrics(r.engine)
+            await metrics.refresh()
+            assert 'snipe_reconcile_queue{kind="overdue"} 1.0' in metrics.render().decode()
         async with rig(clock, sandbox, rules_text(item.name), ledger=ledger) as r:
             async with clock.autojump():
                 await r.engine.run(duration=1_200)
