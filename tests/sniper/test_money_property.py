@@ -42,7 +42,7 @@ _PURCHASE_FAULTS: list[dict[str, Any]] = [
     {"kind": "drop_connection", "commit": False},
     {"kind": "html_200", "commit": True},
     {"kind": "system_busy"},
-    {"kind": "refuse_after_commit", "portion": 0.5},
+    {"kind": "refuse_after_commit", "portion": 0.5},  # a refusal that hides a purchase
     {"kind": "hidden_commit", "seconds": 1_200.0},
     {"kind": "late_accept", "seconds": 300.0},
 ]
@@ -62,6 +62,10 @@ def faults(draw: st.DrawFn, bulk: bool) -> list[dict[str, Any]]:
         if draw(st.booleans()):
             fault = dict(draw(st.sampled_from(_PURCHASE_FAULTS)))
             fault["endpoint"] = BULK if bulk else BUY
+            if fault["kind"] == "refuse_after_commit":
+                # a bulk request refused as a whole after buying some; a single purchase
+                # answered as if its project_id had been used before (it went through)
+                fault["msg"] = "System busy" if bulk else "projectId already exists"
         else:
             endpoint, shape = draw(st.sampled_from(_LOOKUP_FAULTS))
             fault = {**shape, "endpoint": endpoint}
