@@ -11,7 +11,9 @@ from engine.backtest import BacktestOptions, build_report, read_records, run_bac
 
 from .support import T0, backtest, listing, market, rules, sandbox_rules, write
 
-GOLDEN = "25291c20015304f9ef12335d2c007ef1d8e0362352a1e63262ca22dcfd86d439"
+# Changed by issue 14: a purchase's BOUGHT event now says where its charge came from
+# ("charged_from": "answer"); the decisions are the same as before.
+GOLDEN = "c779f63f8cd758fc133b46f8633c2c5539af7fc2dff59878456e1d27a7a3f941"
 
 
 @pytest.mark.slow
