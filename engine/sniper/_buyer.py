@@ -10,8 +10,8 @@ For every accepted decision, in this order and never another:
    tolerance accepted that listing; the price sent is the listing's, which the rules
    guarantee is within the rule's maximum;
 4. the answer moves the ledger on: BOUGHT or RESERVED (charged the answer's ``price``, or,
-   when the answer has none, the request's price until the trade says otherwise; the
-   event says which), FAILED for a refusal that proves nothing was bought (or a request
+   when the answer has none, the request's price until the trade's price is known; the
+   events say which), FAILED for a refusal that proves nothing was bought (or a request
    that certainly never left), UNKNOWN for anything else: a lost or unreadable answer, a
    refusal that may hide a purchase, a bulk request refused as a whole.
 
@@ -295,8 +295,8 @@ class Buyer:
     ) -> None:
         state = PurchaseState.RESERVED if reserved else PurchaseState.BOUGHT
         # A success without ``price`` (the documented example has none): the request's
-        # price is the most it can have charged; the trade's price replaces it once the
-        # service shows the trade.
+        # price is the most it can have charged; the trade's price (check-many) replaces
+        # it with the trade's next move, whose event says "charged_from": "trade".
         charged_from = "answer" if charged is not None else "request price"
         await self._ledger.transition(
             pid,
