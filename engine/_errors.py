@@ -169,7 +169,12 @@ class PurchaseRefusal(enum.Enum):
     ITEM_SOLD = "item_sold"
     PRICE_CHANGED = "price_changed"
     INSUFFICIENT_BALANCE = "insufficient_balance"
+    INVALID_TRADE_LINK = "invalid_trade_link"
+    BATCH_FAILED = "batch_failed"
+    """An item of an all-or-nothing bulk purchase, not bought because another failed."""
     OTHER = "other"
+    """Not a reason snipe knows. On a purchase this is never taken as certain: the client
+    raises :class:`OutcomeUnknown` instead (see ``engine.client.refusal_error``)."""
 
 
 class PurchaseRefused(Refused):

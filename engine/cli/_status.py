@@ -22,7 +22,7 @@ import anyio
 from .._clock import SystemClock
 from .._errors import ConfigError, LedgerError
 from .._money import format_usd
-from ..ledger import BuyOrderRecord, Ledger, Purchase, summarize, utc_day_start
+from ..ledger import BuyOrderRecord, Ledger, Purchase, is_overdue, summarize, utc_day_start
 from ..sniper._statusfile import read_status_file, status_path_for
 
 __all__ = ["register"]
@@ -126,7 +126,16 @@ def build_report(
         "errors": list(doc.get("errors") or [])[-5:],
         "set_aside": [x for x in doc.get("set_aside") or [] if isinstance(x, dict)],
         "stopped_by": doc.get("stopped_by"),
+        "overdue": _overdue(purchases, doc, now),
     }
+
+
+def _overdue(purchases: list[Purchase], doc: dict[str, Any], now: float) -> int:
+    """Open trades past ``send_until`` that the service still calls open: what the running
+    engine last saw, or what the ledger knows when it is not running."""
+    seen = doc.get("overdue")
+    known = sum(1 for p in purchases if is_overdue(p, now))
+    return max(known, seen if isinstance(seen, int) else 0)
 
 
 def render(ledger: str, report: dict[str, Any], now: float) -> str:
@@ -149,6 +158,11 @@ def render(ledger: str, report: dict[str, Any], now: float) -> str:
         f"            in flight {format_usd(report['in_flight'])}, "
         f"refunded {format_usd(report['refunded'])}, {held}"
     )
+    if report.get("overdue"):
+        lines.append(
+            f"overdue     {report['overdue']} trade(s) past send_until that the service still"
+            " calls open (counted as spent, not refunded until the service says so)"
+        )
     by_state = report["purchases_today"]
     listing = ", ".join(f"{k.lower()} {v}" for k, v in by_state.items()) or "none"
     lines.append(f"purchases   today: {listing} | all time {report['purchases_total']}")

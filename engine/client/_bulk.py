@@ -15,7 +15,7 @@ from typing import Any
 from .._errors import PurchaseRefusal
 from ..models import BulkBuyItemResult, BulkBuyResponse
 from ._params import MAX_PROJECT_ID, Query
-from ._responses import classify_refusal
+from ._responses import classify_refusal, hides_purchase
 
 __all__ = ["BulkItem", "BulkItemResult", "BulkPurchase", "BulkStatus"]
 
@@ -63,7 +63,10 @@ class BulkItemResult:
 
     @property
     def msg(self) -> str | None:
-        return self.answer.msg if self.answer is not None else None
+        """The item's reason: ``msg``, or ``error_msg`` when ``msg`` is empty."""
+        if self.answer is None:
+            return None
+        return self.answer.msg or self.answer.error_msg
 
     @property
     def charged(self) -> int | None:
@@ -159,6 +162,11 @@ def bulk_results(requested: Sequence[BulkItem], answer: BulkBuyResponse) -> Bulk
         elif entry.success:
             results.append(BulkItemResult(item, BulkStatus.BOUGHT, entry))
         else:
-            reason = classify_refusal(entry.msg, entry.new_price)
-            results.append(BulkItemResult(item, BulkStatus.REFUSED, entry, reason))
+            said = entry.msg or entry.error_msg
+            reason = classify_refusal(said, entry.new_price)
+            if hides_purchase(said, reason):
+                # "projectId already exists" or a reason snipe does not know: maybe bought
+                results.append(BulkItemResult(item, BulkStatus.UNKNOWN, entry))
+            else:
+                results.append(BulkItemResult(item, BulkStatus.REFUSED, entry, reason))
     return BulkPurchase(results=tuple(results), msg=answer.msg)

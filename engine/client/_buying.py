@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from .._errors import OutcomeUnknown
 from .._limiter import Lane
 from ..models import (
     BulkBuyResponse,
@@ -39,7 +40,7 @@ from ._params import (
     Sort,
     check_secret,
 )
-from ._responses import decode, parse_envelope, refusal_error
+from ._responses import decode
 from ._secret import Secret
 
 __all__ = ["BuyingAPI"]
@@ -127,9 +128,10 @@ class BuyingAPI(ClientCore):
         ``all_or_none``). Returns a result per item: BOUGHT, REFUSED, or UNKNOWN when the
         answer does not mention it.
 
-        Raises :class:`~engine.PurchaseRefused` when the whole request was refused with no
-        per-item answer, :class:`~engine.OutcomeUnknown` (every ``project_id``) when the
-        answer was lost or unreadable.
+        Raises :class:`~engine.OutcomeUnknown` (every ``project_id``) when the answer was
+        lost or unreadable, and when the whole request was refused with no per-item answer:
+        with ``all: false`` some items may have been bought before the refusal, so only an
+        answer that refuses each item proves none was.
         """
         q = Query(ep.BULK_BUY.label)
         checked = check_items(q, items)
@@ -148,9 +150,14 @@ class BuyingAPI(ClientCore):
         response = await self._send(ep.BULK_BUY, json_body=body, project_ids=pids)
         answer = self._decode(ep.BULK_BUY, BulkBuyResponse, response, pids)
         if not answer.success and not answer.items:
-            envelope = parse_envelope(response.content)
-            new_price = envelope.new_price if envelope is not None else None
-            raise refusal_error(ep.BULK_BUY, answer.msg, new_price)
+            said = answer.msg or answer.error_msg or "no reason given"
+            raise OutcomeUnknown(
+                f"the bulk purchase was refused as a whole ({said!r}) without a word per item;"
+                " some may have been bought: resolve each by project_id",
+                endpoint=ep.BULK_BUY.label,
+                project_ids=pids,
+                status_code=response.status_code,
+            )
         return bulk_results(checked, answer)
 
     async def check_many_project_id(

@@ -9,8 +9,13 @@ Sans-I/O: every function here takes what arrived and decides. The rules, in orde
 * any other non-2xx, a body that is not JSON, or JSON of the wrong shape is ``Unavailable``
   (``MalformedResponse`` for the shape), and on a purchase ``OutcomeUnknown``;
 * ``success: false`` (``status`` other than success/ok on merchant endpoints) is
-  ``Refused``, on a purchase ``PurchaseRefused`` with a typed reason; a refusal's ``info``
-  (the reason a person can act on, such as a trade ban) is kept in its message.
+  ``Refused``; on a purchase ``PurchaseRefused`` with a typed reason only when the reason
+  is one that says no purchase was made (sold, price changed, busy, ...). A reason that may
+  hide a purchase (``projectId already exists``: an earlier request with this id may have
+  gone through) or one snipe does not recognise is ``OutcomeUnknown``, resolved by
+  ``project_id``. The reason is ``msg``, or ``error_msg`` when ``msg`` is empty. A
+  non-purchase refusal's ``info`` (the reason a person can act on, such as a trade ban) is
+  kept in its message.
 
 Answers with many items are decoded item by item (:func:`engine.models.decode_per_item`):
 an unreadable listing or trade is set aside on the answer, and only a broken envelope is
@@ -46,6 +51,7 @@ __all__ = [
     "DEFAULT_RETRY_AFTER",
     "classify_refusal",
     "decode",
+    "hides_purchase",
     "http_error",
     "parse_envelope",
     "refusal_error",
@@ -79,10 +85,16 @@ class _Envelope(pydantic.BaseModel):
     status: str | None = None
     msg: str | None = None
     info: str | None = None
-    new_price: int | None = None
+    error_msg: str | None = None
+    new_price: float | None = None
     msBeforeNext: float | None = None  # the wire's name
 
-    @pydantic.field_validator("msg", "status", "info", mode="before")
+    @property
+    def reason(self) -> str | None:
+        """``msg``, or ``error_msg`` when ``msg`` is empty."""
+        return self.msg or self.error_msg
+
+    @pydantic.field_validator("msg", "error_msg", "status", "info", mode="before")
     @classmethod
     def _any_text(cls, value: Any) -> Any:
         if value is None or isinstance(value, str | int | float):
@@ -215,7 +227,12 @@ def _undecodable(
         # The shape is wrong, but it may still be a plain refusal with odd extra fields.
         envelope = parse_envelope(content)
         if envelope is not None and _refused(endpoint, envelope.success, envelope.status):
-            refusal = refusal_error(endpoint, envelope.msg or envelope.status, envelope.new_price)
+            refusal = refusal_error(
+                endpoint,
+                envelope.reason or envelope.status,
+                envelope.new_price,
+                project_ids=project_ids,
+            )
             return _with_info(endpoint, refusal, envelope.info)
     if endpoint.purchase:
         what = "a body that is not JSON" if not_json else f"JSON with a bad field {path}"
@@ -261,19 +278,25 @@ def _refusal_or_missing_flag(
     status = getattr(parsed, "status", None)
     if not check_refusal or not _refused(endpoint, success, status):
         return None
-    msg = getattr(parsed, "msg", None)
+    msg = getattr(parsed, "msg", None) or getattr(parsed, "error_msg", None)
     if endpoint.merchant and not msg:
         msg = status
     new_price = getattr(parsed, "new_price", None)
     return _with_info(
-        endpoint, refusal_error(endpoint, msg, new_price), getattr(parsed, "info", None)
+        endpoint,
+        refusal_error(endpoint, msg, new_price, project_ids=project_ids),
+        getattr(parsed, "info", None),
     )
 
 
-def _with_info(endpoint: Endpoint, refusal: Refused, info: object) -> Refused:
+def _with_info(
+    endpoint: Endpoint, refusal: Refused | OutcomeUnknown, info: object
+) -> Refused | OutcomeUnknown:
     """A non-purchase refusal with the answer's ``info`` added to its message (the check
     of a trade link puts the actionable reason there: "Inventory is private", a ban)."""
-    if endpoint.purchase or not isinstance(info, str) or not info.strip():
+    if endpoint.purchase or not isinstance(refusal, Refused):
+        return refusal
+    if not isinstance(info, str) or not info.strip():
         return refusal
     info = info.strip()
     if refusal.msg and info in refusal.msg:
@@ -294,13 +317,24 @@ def refusal_error(
     new_price: float | int | None = None,
     *,
     item_id: str | None = None,
-) -> Refused:
-    """``Refused`` for ``success: false``; on a purchase a typed ``PurchaseRefused``."""
+    project_ids: tuple[str, ...] = (),
+) -> Refused | OutcomeUnknown:
+    """``Refused`` for ``success: false``; on a purchase a typed ``PurchaseRefused`` when
+    the reason proves nothing was bought, else ``OutcomeUnknown`` (:func:`hides_purchase`).
+    """
     shown = msg if msg else "no reason given"
     if not endpoint.purchase:
         return Refused(f"refused: {shown}", endpoint=endpoint.label, msg=msg)
     reason = classify_refusal(msg, new_price)
-    price = int(new_price) if new_price is not None else None
+    if hides_purchase(msg, reason):
+        return OutcomeUnknown(
+            f"the answer {shown!r} does not say the purchase was not made; resolve it by"
+            " project_id",
+            endpoint=endpoint.label,
+            project_ids=project_ids,
+            status_code=200,
+        )
+    price = math.ceil(new_price) if new_price is not None else None
     return PurchaseRefused(
         f"purchase refused ({reason.value}): {shown}",
         endpoint=endpoint.label,
@@ -311,6 +345,9 @@ def refusal_error(
     )
 
 
+_PROJECT_ID_USED = re.compile(r"project[ _-]?id.*(?:already|exists|used|duplicate)")
+_TRADE_LINK = re.compile(r"trade[ _-]?link")
+_BATCH_FAILED = re.compile(r"all[ -]or[ -]nothing")
 _GAME_DISABLED = re.compile(r"^buy_[a-z0-9]+$|disabled")
 _TRADE_LOCKED = re.compile(r"allow_trade_locked|trade[ _-]?lock|on hold")
 _ITEM_SOLD = re.compile(r"\bsold\b|no longer available|not found|not available")
@@ -318,6 +355,14 @@ _PRICE_CHANGED = re.compile(r"price (?:has )?changed|price (?:has )?increased|ne
 _NO_BALANCE = re.compile(
     r"insufficient|not enough (?:money|balance|funds)|(?:low|no) balance|balance is too low"
 )
+
+
+def hides_purchase(msg: str | None, reason: PurchaseRefusal) -> bool:
+    """May a purchase have happened despite this refusal? ``projectId already exists``
+    (an earlier request with the id may have gone through), and any reason snipe does not
+    recognise (including none at all)."""
+    text = " ".join((msg or "").lower().split())
+    return reason is PurchaseRefusal.OTHER or bool(_PROJECT_ID_USED.search(text))
 
 
 def classify_refusal(msg: str | None, new_price: float | int | None = None) -> PurchaseRefusal:
@@ -336,4 +381,10 @@ def classify_refusal(msg: str | None, new_price: float | int | None = None) -> P
         return PurchaseRefusal.INSUFFICIENT_BALANCE
     if _ITEM_SOLD.search(text):
         return PurchaseRefusal.ITEM_SOLD
+    if _PROJECT_ID_USED.search(text):
+        return PurchaseRefusal.OTHER
+    if _TRADE_LINK.search(text):
+        return PurchaseRefusal.INVALID_TRADE_LINK
+    if _BATCH_FAILED.search(text):
+        return PurchaseRefusal.BATCH_FAILED
     return PurchaseRefusal.OTHER

@@ -31,12 +31,24 @@ from ._records import (
     summarize,
     utc_day_start,
 )
-from ._resolve import DEFAULT_GRACE, Resolution, resolve
+from ._resolve import (
+    DEFAULT_ABSENCE_GAP,
+    DEFAULT_GRACE,
+    DEFAULT_WATCH,
+    Absence,
+    Resolution,
+    history_match,
+    is_overdue,
+    release,
+    resolve,
+    resolve_history,
+)
 from ._schema import SCHEMA_VERSION
 from ._states import (
     BUDGET_STATES,
     FINAL_STATES,
     IN_FLIGHT_STATES,
+    LATE_STATES,
     SPENT_STATES,
     TRANSITIONS,
     PurchaseState,
@@ -44,17 +56,21 @@ from ._states import (
 
 __all__ = [
     "BUDGET_STATES",
+    "DEFAULT_ABSENCE_GAP",
     "DEFAULT_GRACE",
+    "DEFAULT_WATCH",
     "DETAIL_FIELDS",
     "FILL_PREFIX",
     "FINAL_STATES",
     "IN_FLIGHT_STATES",
+    "LATE_STATES",
     "LIVE_ORDER_STATES",
     "MEMORY",
     "PROJECT_ID_MAX",
     "SCHEMA_VERSION",
     "SPENT_STATES",
     "TRANSITIONS",
+    "Absence",
     "BuyOrderRecord",
     "Cap",
     "Committed",
@@ -70,8 +86,12 @@ __all__ = [
     "Resolution",
     "RuleTotals",
     "Totals",
+    "history_match",
+    "is_overdue",
     "new_project_id",
+    "release",
     "resolve",
+    "resolve_history",
     "summarize",
     "utc_day_start",
 ]

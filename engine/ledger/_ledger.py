@@ -56,11 +56,21 @@ import anyio
 from .._clock import Clock
 from .._errors import IntentRefusal, IntentRefused, LedgerError
 from .._money import Money, format_usd
-from ..models import ProjectTrade
+from ..models import HistoryTrade, ProjectTrade
 from ._connection import AsyncConnection, Driver, Row, connect
 from ._orders import OrderBook, exposure_sql
 from ._records import Cap, Committed, Event, Intent, Purchase, Totals, encode_details, summarize
-from ._resolve import DEFAULT_GRACE, Resolution, resolve
+from ._resolve import (
+    DEFAULT_ABSENCE_GAP,
+    DEFAULT_GRACE,
+    DEFAULT_WATCH,
+    Absence,
+    Resolution,
+    history_match,
+    release,
+    resolve,
+    resolve_history,
+)
 from ._schema import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -86,6 +96,9 @@ _COLUMNS = (
 _BUDGET_SQL = ", ".join(f"'{s.value}'" for s in sorted(BUDGET_STATES))
 _UNRESOLVED_SQL = ", ".join(f"'{s.value}'" for s in sorted(IN_FLIGHT_STATES))
 _OPEN_TRADE_SQL = ", ".join(f"'{s.value}'" for s in (PurchaseState.BOUGHT, PurchaseState.RESERVED))
+_RELEASED_SQL = f"'{PurchaseState.RELEASED.value}'"
+# A purchase in these states no longer holds its item: it may be bought again.
+_FREE_SQL = f"'{PurchaseState.FAILED.value}', {_RELEASED_SQL}"
 
 
 def _purchase(row: Row) -> Purchase:
@@ -361,8 +374,9 @@ class Ledger(OrderBook):
         """Write ``intent`` as an ``INTENT`` purchase, before it is sent.
 
         In the same transaction it checks that no purchase has this ``project_id``, that
-        no purchase of this ``item_id`` is live (anything but ``FAILED``), and that every
-        cap in ``caps`` still holds with this intent added, counting in-flight purchases.
+        no purchase of this ``item_id`` is live (anything but ``FAILED`` or ``RELEASED``),
+        and that every cap in ``caps`` still holds with this intent added, counting
+        in-flight purchases.
         Otherwise it raises :class:`IntentRefused` and writes nothing. Returns the
         purchase as written: once this returns, the intent survives any crash.
         """
@@ -401,7 +415,8 @@ class Ledger(OrderBook):
         fails."""
         conditions = [
             "NOT EXISTS (SELECT 1 FROM purchases WHERE project_id = ?)",
-            "NOT EXISTS (SELECT 1 FROM purchases WHERE item_id = ? AND state <> 'FAILED')",
+            "NOT EXISTS (SELECT 1 FROM purchases"
+            f" WHERE item_id = ? AND state NOT IN ({_FREE_SQL}))",
         ]
         params: list[Any] = []
         for cap in caps:
@@ -449,7 +464,8 @@ class Ledger(OrderBook):
         for intent in intents:
             rows = await self._exec(
                 "SELECT (SELECT 1 FROM purchases WHERE project_id = ?),"
-                " (SELECT project_id FROM purchases WHERE item_id = ? AND state <> 'FAILED')",
+                " (SELECT project_id FROM purchases"
+                f" WHERE item_id = ? AND state NOT IN ({_FREE_SQL}))",
                 (intent.project_id, intent.item_id),
             )
             known_id, live_purchase = rows[0]
@@ -574,18 +590,44 @@ class Ledger(OrderBook):
         project_id: str,
         trade: ProjectTrade | None,
         *,
-        grace: float = DEFAULT_GRACE,
+        watch: float = DEFAULT_WATCH,
     ) -> Purchase | None:
-        """Apply the service's answer about ``project_id`` (``None``: it was absent).
+        """Apply check-many-project-id's answer about ``project_id`` (``None``: absent).
 
         Reads, decides (:func:`resolve`) and writes in one transaction, so a concurrent
         move cannot slip in between. Returns the purchase after the move, or ``None``
-        when the answer calls for none (absent but still within ``grace``, or nothing
-        new).
+        when the answer calls for none (an absence, which alone proves nothing, or nothing
+        new). A released purchase absent ``watch`` seconds after its release is FAILED.
         """
         return await self._move(
-            project_id, lambda purchase, now: resolve(purchase, trade, now=now, grace=grace)
+            project_id, lambda purchase, now: resolve(purchase, trade, now=now, watch=watch)
         )
+
+    async def release(
+        self,
+        project_id: str,
+        absence: Absence,
+        *,
+        grace: float = DEFAULT_GRACE,
+        gap: float = DEFAULT_ABSENCE_GAP,
+    ) -> Purchase | None:
+        """RELEASED (budget and item released) when ``absence`` proves the
+        purchase did not happen (:func:`release`); ``None`` when it does not yet."""
+        return await self._move(
+            project_id, lambda purchase, _now: release(purchase, absence, grace=grace, gap=gap)
+        )
+
+    async def resolve_history(
+        self, project_id: str, rows: Sequence[HistoryTrade]
+    ) -> Purchase | None:
+        """Apply my-history: the row that matches the purchase (:func:`history_match`), if
+        any, says it happened. Returns the purchase after the move, or ``None``."""
+
+        def decide(purchase: Purchase, _now: float) -> Resolution | None:
+            row = history_match(purchase, rows)
+            return resolve_history(purchase, row) if row is not None else None
+
+        return await self._move(project_id, decide)
 
     async def _move(
         self, project_id: str, decide: Callable[[Purchase, float], Resolution | None]
@@ -677,6 +719,35 @@ class Ledger(OrderBook):
         rows = await self._read(
             f"SELECT {_COLUMNS} FROM purchases WHERE state IN ({_OPEN_TRADE_SQL})"
             " ORDER BY created_at, project_id"
+        )
+        return [_purchase(r) for r in rows]
+
+    async def released(self, *, since: float) -> list[Purchase]:
+        """``RELEASED`` purchases released at or after ``since``, oldest first: those still
+        watched for a late appearance."""
+        rows = await self._read(
+            f"SELECT {_COLUMNS} FROM purchases WHERE state = {_RELEASED_SQL}"
+            " AND updated_at >= ? ORDER BY updated_at, project_id",
+            (since,),
+        )
+        return [_purchase(r) for r in rows]
+
+    async def released_before(self, until: float) -> list[Purchase]:
+        """``RELEASED`` purchases released before ``until``: their watch is over."""
+        rows = await self._read(
+            f"SELECT {_COLUMNS} FROM purchases WHERE state = {_RELEASED_SQL}"
+            " AND updated_at < ? ORDER BY updated_at, project_id",
+            (until,),
+        )
+        return [_purchase(r) for r in rows]
+
+    async def overdue(self, now: float) -> list[Purchase]:
+        """Open trades (BOUGHT, RESERVED) past their ``send_until``: the service still
+        calls them open, so they are shown as overdue, never refunded by the clock."""
+        rows = await self._read(
+            f"SELECT {_COLUMNS} FROM purchases WHERE state IN ({_OPEN_TRADE_SQL})"
+            " AND send_until IS NOT NULL AND send_until < ? ORDER BY created_at, project_id",
+            (now,),
         )
         return [_purchase(r) for r in rows]
 

@@ -72,9 +72,11 @@ def utc_day_start(now: float) -> float:
 DETAIL_FIELDS: frozenset[str] = frozenset(
     {
         "attempt",
+        "charged_from",
         "charged_price",
         "endpoint",
         "http_status",
+        "late",
         "marketplace_id",
         "msg",
         "new_price",

@@ -27,6 +27,8 @@ APPLICATION_ID = 0x736E7065
 MIN_SQLITE = (3, 37, 0)
 """STRICT tables (money columns that refuse a float) need SQLite 3.37."""
 
+# The states as version 1 shipped them: a migration's text never changes once shipped.
+_V1_STATES = "'INTENT', 'UNKNOWN', 'FAILED', 'BOUGHT', 'RESERVED', 'COMPLETED', 'REFUNDED'"
 _STATES = ", ".join(f"'{state.value}'" for state in PurchaseState)
 _BUDGET = ", ".join(f"'{state.value}'" for state in sorted(BUDGET_STATES))
 
@@ -48,7 +50,7 @@ CREATE TABLE purchases (
     price              INTEGER NOT NULL CHECK (price >= 0),
     charged_price      INTEGER CHECK (charged_price >= 0),
     rule               TEXT    NOT NULL,
-    state              TEXT    NOT NULL CHECK (state IN ({_STATES})),
+    state              TEXT    NOT NULL CHECK (state IN ({_V1_STATES})),
     batch_id           TEXT,
     allow_trade_locked INTEGER NOT NULL CHECK (allow_trade_locked IN (0, 1)),
     created_at         REAL    NOT NULL,
@@ -140,7 +142,92 @@ CREATE TABLE buy_orders (
 ) STRICT;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, ORDERS_V3)
+# -- version 4, purchases: the RELEASED state --------------------------------------------
+# A purchase the service showed no trace of is RELEASED (budget and item released, watched
+# for a day), no longer FAILED for ever. SQLite cannot change a CHECK
+# constraint in place, so ``purchases`` and ``events`` are rebuilt with every row kept
+# (``events`` first refers to the new table, and follows it through the rename), then the
+# indexes and triggers of version 1 are made again. ``budget_days`` is untouched: RELEASED
+# does not count against a budget, and no row is RELEASED yet.
+_RELEASED_MIGRATION = f"""
+CREATE TABLE purchases_v3 (
+    project_id         TEXT    PRIMARY KEY CHECK (length(project_id) BETWEEN 1 AND 50),
+    item_id            TEXT    NOT NULL CHECK (item_id <> ''),
+    name               TEXT    NOT NULL,
+    game               TEXT,
+    price              INTEGER NOT NULL CHECK (price >= 0),
+    charged_price      INTEGER CHECK (charged_price >= 0),
+    rule               TEXT    NOT NULL,
+    state              TEXT    NOT NULL CHECK (state IN ({_STATES})),
+    batch_id           TEXT,
+    allow_trade_locked INTEGER NOT NULL CHECK (allow_trade_locked IN (0, 1)),
+    created_at         REAL    NOT NULL,
+    updated_at         REAL    NOT NULL,
+    unlock_at          INTEGER,
+    send_until         INTEGER,
+    marketplace_id     INTEGER,
+    reason             TEXT
+) STRICT;
+INSERT INTO purchases_v3 SELECT * FROM purchases;
+CREATE TABLE events_v3 (
+    id          INTEGER PRIMARY KEY,
+    project_id  TEXT    NOT NULL REFERENCES purchases_v3 (project_id),
+    at          REAL    NOT NULL,
+    from_state  TEXT,
+    to_state    TEXT    NOT NULL,
+    details     TEXT
+) STRICT;
+INSERT INTO events_v3 SELECT * FROM events;
+DROP TABLE events;
+DROP TABLE purchases;
+ALTER TABLE purchases_v3 RENAME TO purchases;
+ALTER TABLE events_v3 RENAME TO events;
+
+-- A listing is bought at most once: a FAILED or RELEASED purchase frees its item_id. (A
+-- released one that turns up while its item has a new live purchase cannot be written: the
+-- reconciler halts for a person to look.)
+CREATE UNIQUE INDEX purchases_live_item ON purchases (item_id)
+WHERE state NOT IN ('FAILED', 'RELEASED');
+CREATE INDEX purchases_state ON purchases (state);
+CREATE INDEX purchases_rule_created ON purchases (rule, created_at);
+CREATE INDEX purchases_created ON purchases (created_at);
+CREATE INDEX events_project ON events (project_id, id);
+
+CREATE TRIGGER purchases_intent_event AFTER INSERT ON purchases
+BEGIN
+    INSERT INTO events (project_id, at, from_state, to_state, details)
+    VALUES (NEW.project_id, NEW.created_at, NULL, NEW.state, NULL);
+END;
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'ledger events are append-only'); END;
+CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'ledger events are append-only'); END;
+CREATE TRIGGER purchases_no_delete BEFORE DELETE ON purchases
+BEGIN SELECT RAISE(ABORT, 'ledger purchases are never deleted'); END;
+
+CREATE TRIGGER budget_on_insert AFTER INSERT ON purchases
+WHEN NEW.state IN ({_BUDGET})
+BEGIN
+    INSERT INTO budget_days (rule, day, amount, count)
+    VALUES (NEW.rule, {_day("NEW")}, coalesce(NEW.charged_price, NEW.price), 1)
+    ON CONFLICT (rule, day) DO UPDATE
+    SET amount = amount + excluded.amount, count = count + 1;
+END;
+
+CREATE TRIGGER budget_on_update AFTER UPDATE OF state, charged_price ON purchases
+BEGIN
+    UPDATE budget_days
+    SET amount = amount - coalesce(OLD.charged_price, OLD.price), count = count - 1
+    WHERE OLD.state IN ({_BUDGET}) AND rule = OLD.rule AND day = {_day("OLD")};
+    INSERT INTO budget_days (rule, day, amount, count)
+    SELECT NEW.rule, {_day("NEW")}, coalesce(NEW.charged_price, NEW.price), 1
+    WHERE NEW.state IN ({_BUDGET})
+    ON CONFLICT (rule, day) DO UPDATE
+    SET amount = amount + excluded.amount, count = count + 1;
+END;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, ORDERS_V3, _RELEASED_MIGRATION)
 """``MIGRATIONS[n - 1]`` takes version ``n - 1`` to ``n``. Append only; never edit one that
 has shipped."""
 

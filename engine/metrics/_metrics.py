@@ -56,6 +56,8 @@ class _State:
     order_exposure: int = 0
     unresolved: int = 0
     open_trades: int = 0
+    overdue: int = 0
+    released: int = 0
     search_used: int = 0
     search_limit: int | None = None
     now: float = 0.0
@@ -158,6 +160,10 @@ class EngineMetrics:
             order_exposure=(await engine.ledger.order_exposure()).total,
             unresolved=len(await engine.ledger.unresolved()),
             open_trades=len(await engine.ledger.open_trades()),
+            overdue=engine.reconciler.overdue,
+            released=len(
+                await engine.ledger.released(since=now - engine.reconciler.settings.watch)
+            ),
             search_used=used,
             search_limit=limit,
             now=now,
@@ -226,12 +232,16 @@ class _StateCollector(Collector):
             )
         queue = GaugeMetricFamily(
             "snipe_reconcile_queue",
-            "Purchases waiting for reconciliation: unresolved (answer lost or never sent) "
-            "and open trades (bought or reserved, followed until completed or refunded).",
+            "Purchases waiting for reconciliation: unresolved (answer lost or never sent), "
+            "open trades (bought or reserved, followed until completed or refunded), overdue "
+            "(open trades past send_until the service still calls open; never refunded by "
+            "the clock) and released (not bought on the service's word, watched for a day).",
             labels=["kind"],
         )
         queue.add_metric(["unresolved"], state.unresolved)
         queue.add_metric(["open_trades"], state.open_trades)
+        queue.add_metric(["overdue"], state.overdue)
+        queue.add_metric(["released"], state.released)
         yield queue
         mode = GaugeMetricFamily(
             "snipe_engine_mode", "1 for the engine's current mode.", labels=["mode"]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
+from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from ._per_item import INDEX, PerItem
 from ._types import Charged, Epoch, ImageURL, Lenient, OptionalText, Price, WireModel
@@ -44,15 +46,39 @@ class TradeStatus:
     FINAL = frozenset({COMPLETED, REFUNDED})
 
 
+def _asked_price(value: Any) -> int | None:
+    """The price a refusal says is now asked: a number or a numeric string, possibly
+    fractional (``"12.5"``), rounded up to whole units; anything else is "not said" (it is
+    information about a refusal, never money snipe holds)."""
+    if value is None or isinstance(value, bool) or value == "":
+        return None
+    try:
+        number = Decimal(str(value).strip())
+    except InvalidOperation:
+        return None
+    if not number.is_finite() or number < 0:
+        return None
+    return math.ceil(number)
+
+
+AskedPrice = Annotated[int | None, BeforeValidator(_asked_price)]
+"""``new_price`` of a "Price changed" refusal (wire-notes.md: sometimes a fractional
+string)."""
+
+
 class BuyResult(WireModel):
     """``GET /v1/buy-one-p2p`` and ``/v1/buy-one-p2p-name`` (2.7). ``price`` is what was
-    charged. A trade-locked purchase has ``purchase_status == "reserved"`` and its times."""
+    charged; a success may come without it (the documented example), then the charge is
+    taken from the request's price or the trade. A refusal's reason is ``msg``, or
+    ``error_msg`` when ``msg`` is empty. A trade-locked purchase has
+    ``purchase_status == "reserved"`` and its times."""
 
     success: bool = False
     msg: str | None = None
+    error_msg: str | None = None
     id: int | None = None
     price: int | None = None
-    new_price: int | None = None
+    new_price: AskedPrice = None
     item_id: str | None = None
     purchase_status: OptionalText = None
     unlock_at: Epoch = None
@@ -66,9 +92,10 @@ class BulkBuyItemResult(WireModel):
     success: bool = False
     id: int | None = None
     price: int | None = None
-    new_price: int | None = None
+    new_price: AskedPrice = None
     project_id: str | None = None
     msg: str | None = None
+    error_msg: str | None = None
     purchase_status: OptionalText = None
     unlock_at: Epoch = None
     send_until: Epoch = None
@@ -77,6 +104,7 @@ class BulkBuyItemResult(WireModel):
 class BulkBuyResponse(WireModel):
     success: bool = False
     msg: str | None = None
+    error_msg: str | None = None
     items: tuple[BulkBuyItemResult, ...] = ()
 
 

@@ -274,7 +274,7 @@ async def daily_summary(engine: Engine, day_start: float) -> DailySummary:
         spent=sum(p.amount for p in bought),
         refunds=len(refunds),
         refunded=sum(p.amount for p in refunds),
-        failed=sum(1 for p in written if p.state is PurchaseState.FAILED),
+        failed=sum(1 for p in written if p.state in (PurchaseState.FAILED, PurchaseState.RELEASED)),
         unresolved=len(await ledger.unresolved()),
         spent_total=totals.committed,
         cap_per_day=budgets.per_day,

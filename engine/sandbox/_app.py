@@ -9,6 +9,7 @@ time and a dropped connection really breaks the response half-way.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from http import HTTPStatus
@@ -74,6 +75,8 @@ class SandboxApp:
             self._count(request, status)
             await _send_response(send, response)
             return
+        if found.purchase:
+            self.sandbox.record_purchase_request(request)
         fault = self.sandbox.faults.draw(request.method, request.path)
         if fault is not None:
             self.sandbox.faults_fired.append(
@@ -101,11 +104,13 @@ class SandboxApp:
                 self._count(request, 0)
                 await self._drop(send)
                 return
-        response = self._handle(found, request)
+        response = self._carry_out(found, request, fault)
         self._count(request, response.status)
-        if fault is None or fault.kind == "latency":
+        if fault is None or fault.kind in ("latency", "late_accept"):
             await _send_response(send, response)
-        elif fault.kind == "timeout_after_commit":
+        elif fault.kind == "refuse_after_commit":
+            await _send_response(send, json_response({"success": False, "msg": fault.msg}))
+        elif fault.kind in ("timeout_after_commit", "hidden_commit"):
             if not self.wire_faults:
                 raise httpx.ReadTimeout("sandbox: the answer was never sent (timeout_after_commit)")
             await clock.sleep(fault.delay)
@@ -127,6 +132,17 @@ class SandboxApp:
         )
         await send({"type": "http.response.body", "body": b'{"success":tr', "more_body": True})
         raise DroppedConnection("sandbox: connection dropped on purpose (fault injection)")
+
+    def _carry_out(self, found: Route, request: Request, fault: Fault | None) -> Response:
+        """Handle the request, shaped by a fault that changes what the work does."""
+        if fault is None:
+            return self._handle(found, request)
+        if fault.kind == "refuse_after_commit" and fault.portion < 1.0:
+            request = _first_items(request, fault.portion)
+        hidden = fault.delay if fault.kind == "hidden_commit" else None
+        late = fault.delay if fault.kind == "late_accept" else None
+        with self.sandbox.trading.shaping(hidden_for=hidden, accept_late_by=late):
+            return self._handle(found, request)
 
     def _handle(self, found: Route, request: Request) -> Response:
         sandbox = self.sandbox
@@ -165,7 +181,23 @@ def _failure_response(fault: Fault, request: Request) -> Response | None:
         return response
     if fault.kind == "system_busy":
         return json_response({"success": False, "msg": "System busy"})
+    if fault.kind == "empty_success":
+        return json_response({"success": True})
     return None
+
+
+def _first_items(request: Request, portion: float) -> Request:
+    """``request`` with only the first ``portion`` of its bulk ``items`` (at least one)."""
+    try:
+        body = request.json()
+    except BadRequest:
+        return request
+    items = body.get("items")
+    if not isinstance(items, list) or not items:
+        return request
+    keep = max(1, math.floor(len(items) * portion))
+    trimmed = json.dumps({**body, "items": items[:keep]}).encode()
+    return Request(request.method, request.path, request.query, trimmed)
 
 
 async def _read_body(receive: Receive) -> bytes:

@@ -22,6 +22,22 @@ Kinds:
     answer 429 as the search limit does (``msBeforeNext``), a "429 storm" with ``count``.
 ``system_busy``
     answer 200 ``{"success": false, "msg": "System busy"}``.
+``hidden_commit``
+    (purchases) do the work, lose the answer like ``timeout_after_commit``, and keep the
+    trade out of check-many-project-id *and* my-history for ``seconds`` of market time: a
+    purchase that turns up long after a client has released it as not bought.
+``late_accept``
+    (purchases) do the work and answer; the trade then stays at status 4 ("sent") until
+    ``seconds`` after its ``send_until``, and completes: an acceptance after the deadline.
+``refuse_after_commit``
+    do the work (for a bulk purchase only the first ``portion`` of its items), then answer
+    200 ``{"success": false, "msg": msg}`` as if nothing had been done.
+``empty_success``
+    answer 200 ``{"success": true}`` with nothing else (check-many-project-id without
+    ``trades``: it says nothing about any id).
+
+A scenario may also set ``project_id_delay`` (seconds before a purchase shows in
+check-many-project-id: a lagging service) and ``history_delay`` (the same for my-history).
 
 ``commit`` (``http_error``, ``html_200``, ``drop_connection``) decides whether the request
 is carried out before the failure is shown. ``timeout_after_commit`` always commits.
@@ -51,7 +67,13 @@ FaultKind = Literal[
     "html_200",
     "rate_limit",
     "system_busy",
+    "hidden_commit",
+    "late_accept",
+    "refuse_after_commit",
+    "empty_success",
 ]
+
+_ALWAYS_COMMIT = frozenset({"timeout_after_commit", "hidden_commit", "late_accept"})
 
 
 class Fault(BaseModel):
@@ -71,6 +93,10 @@ class Fault(BaseModel):
     status: int = Field(default=503, ge=500, le=599)
     retry_ms: int = Field(default=5000, ge=0, description="msBeforeNext of a rate_limit fault")
     commit: bool | None = None
+    msg: str = Field(default="System busy", description="msg of a refuse_after_commit answer")
+    portion: float = Field(
+        default=1.0, gt=0.0, le=1.0, description="share of a bulk purchase carried out"
+    )
 
     @model_validator(mode="after")
     def _exactly_one_trigger(self) -> Fault:
@@ -93,14 +119,14 @@ class Fault(BaseModel):
         """Market seconds to wait: a latency (default 2 s) or a timeout's hang (1 h)."""
         if self.seconds is not None:
             return self.seconds
-        return 3600.0 if self.kind == "timeout_after_commit" else 2.0
+        return 3600.0 if self.kind in ("timeout_after_commit", "hidden_commit") else 2.0
 
     def commits(self, purchase: bool) -> bool:
         """Is the request carried out before the failure shows? A dropped connection on a
         purchase endpoint commits unless told otherwise; an error page does not."""
-        if self.kind == "timeout_after_commit":
+        if self.kind in _ALWAYS_COMMIT or self.kind == "refuse_after_commit":
             return True
-        if self.kind in ("rate_limit", "system_busy", "latency"):
+        if self.kind in ("rate_limit", "system_busy", "latency", "empty_success"):
             return False
         if self.commit is not None:
             return self.commit
@@ -114,6 +140,8 @@ class Scenario(BaseModel):
 
     faults: list[Fault] = Field(default_factory=list)
     busy_probability: float = Field(default=0.0, ge=0.0, le=1.0)
+    project_id_delay: float | None = Field(default=None, ge=0.0)
+    history_delay: float | None = Field(default=None, ge=0.0)
 
 
 @dataclass

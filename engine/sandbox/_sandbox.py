@@ -12,6 +12,7 @@ from typing import Any
 
 from .._clock import Clock, VirtualClock
 from ._faults import Fault, FaultPlan, load_scenario
+from ._http import BadRequest, Request
 from ._limits import LimitConfig, RateLimits
 from ._market import Market, MarketConfig
 from ._merchant import MerchantDesk
@@ -66,6 +67,9 @@ class Sandbox:
             fault_list += loaded.faults
             if loaded.busy_probability:
                 trading_config = _with_busy(trading_config, loaded.busy_probability)
+            trading_config = _with_delays(
+                trading_config, loaded.project_id_delay, loaded.history_delay
+            )
         start = self.clock.now()
         self.market = Market(seed=self.config.seed, start=start, config=self.config.market)
         self.trading = Trading(self.market, seed=self.config.seed, config=trading_config)
@@ -74,6 +78,10 @@ class Sandbox:
         self.merchants = MerchantDesk(seed=self.config.seed, items=self.market.items, start=start)
         self.requests: Counter[str] = Counter()
         self.faults_fired: list[dict[str, Any]] = []
+        self.purchase_requests: list[dict[str, Any]] = []
+        """Every purchase request that arrived (before any fault): endpoint, time, and the
+        ``project_id`` and ``item_id`` of each item, so tests can assert exactly-once on
+        what was *sent*, not only on what was bought."""
         self._own: dict[str, list[dict[str, Any]]] = {}
         self._snapshot: Snapshot | None = None
         self._snapshot_slot: float | None = None
@@ -151,6 +159,32 @@ class Sandbox:
             )
         return rows
 
+    def record_purchase_request(self, request: Request) -> None:
+        """Note a purchase request as it arrives (see :attr:`purchase_requests`)."""
+        items: list[tuple[str | None, str | None]]
+        if request.method == "POST":
+            try:
+                raw = request.json().get("items")
+            except BadRequest:
+                raw = None
+            entries = raw if isinstance(raw, list) else []
+            items = [
+                (_text(e.get("project_id")), _text(e.get("item_id")))
+                for e in entries
+                if isinstance(e, dict)
+            ]
+        else:
+            items = [(request.arg("project_id"), request.arg("item_id") or request.arg("name"))]
+        for project_id, item_id in items:
+            self.purchase_requests.append(
+                {
+                    "endpoint": request.endpoint,
+                    "at": self.clock.now(),
+                    "project_id": project_id,
+                    "item_id": item_id,
+                }
+            )
+
     def inject(self, endpoint: str, kind: str, **fields: Any) -> Fault:
         """Arm a fault: ``sandbox.inject("GET /v1/buy-one-p2p", "timeout_after_commit",
         count=1)``."""
@@ -211,6 +245,7 @@ class Sandbox:
                 for t in self.trading.trades.values()
             ],
             "requests": dict(self.requests),
+            "purchase_requests": [dict(r) for r in self.purchase_requests],
             "faults_fired": list(self.faults_fired),
             "market": {
                 "listings": len(self.market.listings),
@@ -224,3 +259,19 @@ def _with_busy(config: TradingConfig, probability: float) -> TradingConfig:
     from dataclasses import replace
 
     return replace(config, busy_probability=probability)
+
+
+def _with_delays(
+    config: TradingConfig, project_id_delay: float | None, history_delay: float | None
+) -> TradingConfig:
+    from dataclasses import replace
+
+    if project_id_delay is not None:
+        config = replace(config, project_id_delay=project_id_delay)
+    if history_delay is not None:
+        config = replace(config, history_delay=history_delay)
+    return config
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None or value == "" else str(value)

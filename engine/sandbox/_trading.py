@@ -9,10 +9,12 @@ trades whatever the order of requests.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
 import itertools
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +57,9 @@ class TradingConfig:
     trade_failure_rate: float = 0.08
     hold_failure_rate: float = 0.1
     project_id_delay: float = 3.0
+    """Seconds before a purchase shows in check-many-project-id (a lagging service)."""
+    history_delay: float = 0.0
+    """Seconds before a purchase shows in my-history."""
     busy_probability: float = 0.0
     disabled_games: frozenset[str] = frozenset()
 
@@ -117,6 +122,10 @@ class Trade:
     counter: int = 0
     refunded: bool = False
     force_checked_at: float | None = None
+    hidden_until: float = 0.0
+    """Out of check-many-project-id and my-history until then (fault ``hidden_commit``)."""
+    accept_late_by: float | None = None
+    """Completes this long after ``send_until``, status 4 until then (``late_accept``)."""
 
     @property
     def hold(self) -> bool:
@@ -172,6 +181,7 @@ class Trading:
         self._account_ids = itertools.count(76561198_100_000_001)
         self._steps: list[tuple[float, int, int]] = []  # (when, trade id, step index)
         self._busy_rng = random.Random(f"busy:{seed}")
+        self._shape: dict[str, float] = {}
         market.on_arrival = self._fill_orders_with
 
     # -- time -------------------------------------------------------------------------
@@ -253,6 +263,19 @@ class Trading:
             return Refusal(MSG_NO_BALANCE)
         return None
 
+    @contextlib.contextmanager
+    def shaping(
+        self, *, hidden_for: float | None = None, accept_late_by: float | None = None
+    ) -> Iterator[None]:
+        """Trades committed inside are hidden for ``hidden_for`` seconds, or accepted
+        ``accept_late_by`` seconds after their ``send_until`` (fault injection)."""
+        shape = {"hidden_for": hidden_for, "accept_late_by": accept_late_by}
+        self._shape = {k: v for k, v in shape.items() if v is not None}
+        try:
+            yield
+        finally:
+            self._shape = {}
+
     def commit(
         self,
         account: Account,
@@ -286,6 +309,8 @@ class Trading:
             send_until=float(send_until),
             timeline=[],
             last_updated=now,
+            hidden_until=now + self._shape.get("hidden_for", 0.0),
+            accept_late_by=self._shape.get("accept_late_by"),
         )
         trade.timeline = self._timeline(trade)
         self._apply_step(trade, 0)
@@ -317,6 +342,10 @@ class Trading:
     def _timeline(self, trade: Trade) -> list[Step]:
         rng = random.Random(f"trade:{self.seed}:{trade.id}")
         t = trade.created
+        if trade.accept_late_by is not None:
+            sent = min(t + 60.0, trade.send_until - 1.0)
+            steps = [Step(t, 0, 1, None), Step(sent, 4, 4, None)]
+            return [*steps, Step(trade.send_until + trade.accept_late_by, 5, 5, None)]
         if trade.unlock_at is not None:
             steps = [Step(t, 0, 11, "awaiting_unlock")]
             t = trade.unlock_at + rng.uniform(5.0, 120.0)
@@ -390,6 +419,7 @@ class Trading:
             if trade.account_id == account.account_id
             and trade.project_id in project_ids
             and trade.created <= visible_before
+            and trade.hidden_until <= self.now
         ]
 
     # -- buy orders -------------------------------------------------------------------
@@ -462,8 +492,15 @@ class Trading:
     # -- reports ----------------------------------------------------------------------
 
     def history(self, account: Account) -> list[Trade]:
+        visible_before = self.now - self.config.history_delay
         return sorted(
-            (t for t in self.trades.values() if t.account_id == account.account_id),
+            (
+                t
+                for t in self.trades.values()
+                if t.account_id == account.account_id
+                and t.created <= visible_before
+                and t.hidden_until <= self.now
+            ),
             key=lambda t: t.id,
         )
 

@@ -9,8 +9,14 @@ For every accepted decision, in this order and never another:
    decisions whose rule allows bulk; ``allow_trade_locked`` only where the rule's hold
    tolerance accepted that listing; the price sent is the listing's, which the rules
    guarantee is within the rule's maximum;
-4. the answer moves the ledger on: BOUGHT or RESERVED, FAILED for a refusal the service
-   stated (or a request that certainly never left), UNKNOWN for anything else.
+4. the answer moves the ledger on: BOUGHT or RESERVED (charged the answer's ``price``, or,
+   when the answer has none, the request's price until the trade's price is known; the
+   events say which), FAILED for a refusal that proves nothing was bought (or a request
+   that certainly never left), UNKNOWN for anything else: a lost or unreadable answer, a
+   refusal that may hide a purchase, a bulk request refused as a whole.
+
+A bulk batch whose intent the ledger refuses because one item already has a live purchase
+goes out without that item; the rest are bought.
 
 Steps 2 to 4 are shielded from cancellation: a stop request (SIGTERM) lets a purchase in
 flight finish and be recorded.
@@ -194,13 +200,39 @@ class Buyer:
         elif item.status is BulkStatus.REFUSED:
             why = item.msg or (item.refusal.value if item.refusal else "refused")
             await self._refused(decision, pid, why, item.new_price)
-        else:
+        elif item.answer is None:
             await self._unknown(decision, pid, "the bulk answer does not mention this item")
+        else:
+            said = item.msg or "no verdict"
+            await self._unknown(
+                decision, pid, f"the bulk answer for this item ({said!r}) may hide a purchase"
+            )
 
     # -- ledger steps --------------------------------------------------------------------
 
     async def _write_intents(self, decisions: Sequence[Decision]) -> list[tuple[str, Decision]]:
-        """Write the intents (all or none); returns (project_id, decision) for each written."""
+        """Write the intents (all or none); returns (project_id, decision) for each written.
+
+        An item of a batch that already has a live purchase (the ledger refuses it) is
+        dropped and the rest written; any other refusal refuses the batch."""
+        remaining = list(decisions)
+        while remaining:
+            try:
+                return await self._try_write_intents(remaining)
+            except IntentRefused as exc:
+                dropped = [d for d in remaining if d.item_id == exc.item_id]
+                if (
+                    exc.reason is not IntentRefusal.DUPLICATE_ITEM
+                    or len(remaining) == 1
+                    or not dropped
+                ):
+                    self._intent_refused(remaining, exc)
+                    return []
+                self._intent_refused(dropped, exc)
+                remaining = [d for d in remaining if d.item_id != exc.item_id]
+        return []
+
+    async def _try_write_intents(self, decisions: Sequence[Decision]) -> list[tuple[str, Decision]]:
         now = self._clock.now()
         batch = f"bulk-{self._new_id(now)[4:]}" if len(decisions) > 1 else None
         intents = [
@@ -223,11 +255,7 @@ class Buyer:
         caps = tuple(
             dict.fromkeys(c for r in sorted(rules) for c in caps_for_rule(self._ruleset, r, now))
         )
-        try:
-            await self._ledger.record_intents(intents, caps=caps)
-        except IntentRefused as exc:
-            self._intent_refused(decisions, exc)
-            return []
+        await self._ledger.record_intents(intents, caps=caps)
         return [(i.project_id, d) for i, d in zip(intents, decisions, strict=True)]
 
     def _new_id(self, now: float) -> str:
@@ -262,14 +290,21 @@ class Buyer:
         send_until: int | None,
     ) -> None:
         state = PurchaseState.RESERVED if reserved else PurchaseState.BOUGHT
+        # A success without ``price`` (the documented example has none): the request's
+        # price is the most it can have charged; the trade's price (check-many) replaces
+        # it with the trade's next move, whose event says "charged_from": "trade".
+        charged_from = "answer" if charged is not None else "request price"
         await self._ledger.transition(
             pid,
             state,
-            charged_price=charged,
+            charged_price=charged if charged is not None else decision.price,
             marketplace_id=marketplace_id,
             unlock_at=unlock_at,
             send_until=send_until,
-            details={"endpoint": _BUY_ONE if decision.action != "bulk" else _BULK},
+            details={
+                "endpoint": _BUY_ONE if decision.action != "bulk" else _BULK,
+                "charged_from": charged_from,
+            },
         )
         self._status.consecutive_failures = 0
         outcome = Outcome.RESERVED if reserved else Outcome.BOUGHT

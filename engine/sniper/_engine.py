@@ -42,7 +42,7 @@ from ..models import Listing
 from ..reference import ReferenceHub
 from ..rules import Decision, EvalContext, RuleSet, evaluate
 from ..snapshot import SnapshotTracker
-from ._budget import budget_state, budget_words
+from ._budget import budget_state, budget_words, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
 from ._orders import OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
@@ -139,6 +139,7 @@ class Engine:
             clock=clock,
             status=self.status,
             settings=settings.reconciler,
+            caps_for=lambda rule, at: caps_for_rule(ruleset, rule, at),
         )
         self.include_hold = any("hold" in r.criteria for r in ruleset.rules)
         self.balance: int | None = None
@@ -181,7 +182,8 @@ class Engine:
 
     async def _resolve_leftovers(self) -> None:
         settings = self.reconciler.settings
-        deadline = self.clock.now() + settings.absent_after + settings.grace
+        # Two absences absence_gap apart, past absent_after, settle "not bought".
+        deadline = self.clock.now() + settings.absent_after + settings.absence_gap + settings.grace
         while True:
             try:
                 remaining = await self.reconciler.resolve(final_probe=True)
@@ -569,6 +571,7 @@ class Engine:
             f"{format_usd(self.ruleset.budgets.total)} | searches {used}/{limit} in window | "
             f"{len(self.schedule.watched)} names, {ages}"
             f" | candidates {self.status.candidates} | {states or 'no purchases'}"
+            + (f" | overdue {self.reconciler.overdue}" if self.reconciler.overdue else "")
         )
 
 

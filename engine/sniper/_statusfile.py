@@ -69,6 +69,7 @@ def status_document(
             }
             for (endpoint, field), count in sorted(status.set_aside.items())
         ],
+        "overdue": engine.reconciler.overdue,
         **(extra or {}),
     }
 

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from client_support import Recorder
 
-from engine import OutcomeUnknown, PurchaseRefusal, PurchaseRefused
+from engine import OutcomeUnknown, PurchaseRefusal
 from engine.client import BulkItem, BulkPurchase, BulkStatus, MarketClient
 
 ITEMS = [BulkItem("1", 100, "p-1"), BulkItem("2", 200, "p-2"), BulkItem("3", 300, "p-3")]
@@ -66,6 +66,30 @@ async def test_matched_by_project_id_first(client: MarketClient, recorder: Recor
     assert result.refused[0].refusal is PurchaseRefusal.PRICE_CHANGED
 
 
+async def test_an_item_refusal_that_may_hide_a_purchase_is_unknown(
+    client: MarketClient, recorder: Recorder
+) -> None:
+    recorder.json(
+        {
+            "success": True,
+            "items": [
+                {"item_id": "1", "success": False, "msg": "projectId already exists"},
+                {"item_id": "2", "success": False, "msg": "", "error_msg": "Item sold"},
+                {"item_id": "3", "success": False, "msg": "Price changed", "new_price": "12.5"},
+            ],
+        }
+    )
+    result = await buy(client)
+    assert [r.status for r in result.results] == [
+        BulkStatus.UNKNOWN,
+        BulkStatus.REFUSED,
+        BulkStatus.REFUSED,
+    ]
+    assert result.results[1].refusal is PurchaseRefusal.ITEM_SOLD
+    assert result.results[1].msg == "Item sold"
+    assert result.results[2].new_price == 13
+
+
 async def test_entry_without_verdict_is_unknown(client: MarketClient, recorder: Recorder) -> None:
     recorder.json({"success": True, "items": [{"item_id": "1", "id": 7}]})
     result = await buy(client)
@@ -73,12 +97,25 @@ async def test_entry_without_verdict_is_unknown(client: MarketClient, recorder: 
     assert result.results[0].answer is not None
 
 
-async def test_all_or_none_refused_as_a_whole(client: MarketClient, recorder: Recorder) -> None:
-    recorder.json({"success": False, "msg": "Insufficient balance"})
-    with pytest.raises(PurchaseRefused) as info:
-        await buy(client, all_or_none=True)
-    assert info.value.reason is PurchaseRefusal.INSUFFICIENT_BALANCE
-    assert recorder.body()["all"] is True
+@pytest.mark.parametrize("all_or_none", [False, True])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"success": False, "msg": "Insufficient balance"},
+        {"success": False, "msg": "System busy"},
+        {"success": False, "msg": "", "error_msg": "Item sold"},
+        {"success": False},
+    ],
+)
+async def test_a_refusal_as_a_whole_is_unknown_for_every_item(
+    client: MarketClient, recorder: Recorder, body: dict[str, Any], all_or_none: bool
+) -> None:
+    # Without a word per item, some may have been bought before the refusal.
+    recorder.json(body)
+    with pytest.raises(OutcomeUnknown) as info:
+        await buy(client, all_or_none=all_or_none)
+    assert set(info.value.project_ids) == {"p-1", "p-2", "p-3"}
+    assert recorder.body()["all"] is all_or_none
 
 
 async def test_top_level_failure_with_items_reports_items(

@@ -266,13 +266,28 @@ REFUSALS = [
     ({"msg": "Insufficient balance"}, PurchaseRefusal.INSUFFICIENT_BALANCE, None),
     ({"msg": "Not enough funds"}, PurchaseRefusal.INSUFFICIENT_BALANCE, None),
     ({"msg": "insufficient FUNDS on account"}, PurchaseRefusal.INSUFFICIENT_BALANCE, None),
-    ({"msg": "Something new"}, PurchaseRefusal.OTHER, None),
-    ({}, PurchaseRefusal.OTHER, None),
+    ({"msg": "Invalid trade link"}, PurchaseRefusal.INVALID_TRADE_LINK, None),
+    # issue 10 point 4: the reason in error_msg; a fractional new_price keeps it clear
+    ({"msg": "", "error_msg": "Item sold"}, PurchaseRefusal.ITEM_SOLD, None),
+    ({"msg": None, "error_msg": "Item sold"}, PurchaseRefusal.ITEM_SOLD, None),
+    ({"msg": "Price changed", "new_price": "12.5"}, PurchaseRefusal.PRICE_CHANGED, 13),
+    ({"msg": "Price changed", "new_price": 5100.0}, PurchaseRefusal.PRICE_CHANGED, 5100),
+    ({"msg": "Price changed", "new_price": "n/a"}, PurchaseRefusal.PRICE_CHANGED, None),
+]
+
+# Refusals that may hide a purchase: never certain, resolved by project_id.
+MAYBE_BOUGHT = [
+    {"msg": "projectId already exists"},
+    {"msg": "project_id already used"},
+    {"msg": "Something new"},
+    {"msg": ""},
+    {"msg": "", "error_msg": "Internal error, code 17"},
+    {},
 ]
 
 
 @pytest.mark.parametrize(("body", "reason", "new_price"), REFUSALS)
-@pytest.mark.parametrize("call", [buy_one, buy_by_name, bulk])
+@pytest.mark.parametrize("call", [buy_one, buy_by_name])
 async def test_purchase_refusal_reasons(
     body: dict[str, Any],
     reason: PurchaseRefusal,
@@ -286,7 +301,45 @@ async def test_purchase_refusal_reasons(
         await call(client)
     assert info.value.reason is reason
     assert info.value.new_price == new_price
-    assert info.value.msg == body.get("msg")
+    assert info.value.msg == (body.get("msg") or body.get("error_msg"))
+
+
+@pytest.mark.parametrize("body", MAYBE_BOUGHT)
+@pytest.mark.parametrize("call", PURCHASES)
+async def test_a_refusal_that_may_hide_a_purchase_is_unknown(
+    body: dict[str, Any], call: Call, client: MarketClient, recorder: Recorder
+) -> None:
+    recorder.json({"success": False, **body})
+    with pytest.raises(OutcomeUnknown) as info:
+        await call(client)
+    assert info.value.project_ids == ("p-1",)
+    assert "resolve" in str(info.value)
+
+
+@pytest.mark.parametrize("body", [body for body, _, _ in REFUSALS])
+async def test_a_bulk_refusal_as_a_whole_is_unknown_whatever_it_says(
+    body: dict[str, Any], client: MarketClient, recorder: Recorder
+) -> None:
+    recorder.json({"success": False, **body})
+    with pytest.raises(OutcomeUnknown):
+        await bulk(client)
+
+
+@pytest.mark.parametrize(
+    ("body", "charged"),
+    [
+        ({"success": True, "id": 1, "price": 4_900}, 4_900),
+        ({"success": True, "id": 1, "msg": "buy_csgo"}, None),  # the documented example
+    ],
+)
+async def test_a_success_is_a_success_with_or_without_price(
+    body: dict[str, Any], charged: int | None, client: MarketClient, recorder: Recorder
+) -> None:
+    recorder.json(body)
+    result = await buy_one(client)
+    assert result.success
+    assert result.id == 1
+    assert result.price == charged
 
 
 # --- the transport --------------------------------------------------------------------------

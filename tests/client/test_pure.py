@@ -35,6 +35,8 @@ from engine.client._responses import retry_after_seconds
         ("Insufficient balance", None, PurchaseRefusal.INSUFFICIENT_BALANCE),
         ("not enough money", None, PurchaseRefusal.INSUFFICIENT_BALANCE),
         ("Your balance is too low", None, PurchaseRefusal.INSUFFICIENT_BALANCE),
+        ("Invalid trade link: partner must be digits", None, PurchaseRefusal.INVALID_TRADE_LINK),
+        ("projectId already exists", None, PurchaseRefusal.OTHER),
         ("Unexpected", None, PurchaseRefusal.OTHER),
         (None, None, PurchaseRefusal.OTHER),
     ],

@@ -9,7 +9,7 @@ from typing import cast
 import pytest
 
 from engine import VirtualClock
-from engine.ledger import Driver, Intent, Ledger
+from engine.ledger import Driver, Ledger
 
 
 @pytest.fixture(params=["auto", "thread"])
@@ -28,15 +28,3 @@ def ledger_path(tmp_path: Path) -> Path:
 async def ledger(ledger_path: Path, clock: VirtualClock, driver: Driver) -> AsyncIterator[Ledger]:
     async with await Ledger.open(ledger_path, clock=clock, driver=driver) as opened:
         yield opened
-
-
-def intent(n: int, *, price: int = 1_000, rule: str = "r1", item: str | None = None) -> Intent:
-    """The ``n``-th test intent: its own project id and item unless told otherwise."""
-    return Intent(
-        project_id=f"snp-test-{n:04d}",
-        item_id=item if item is not None else f"item-{n}",
-        name=f"AK-47 | Redline (Field-Tested) #{n}",
-        price=price,
-        rule=rule,
-        game="csgo",
-    )

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import intent
 
 from engine import VirtualClock
 from engine.cli import main
 from engine.ledger import SCHEMA_VERSION, Ledger, PurchaseState
+
+from .support import intent
 
 S = PurchaseState
 

@@ -9,11 +9,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import intent
 
 from engine import LedgerError, VirtualClock
 from engine.ledger import SCHEMA_VERSION, Ledger, PurchaseState
 from engine.ledger._schema import APPLICATION_ID
+
+from .support import intent
 
 S = PurchaseState
 

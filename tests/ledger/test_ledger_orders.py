@@ -7,7 +7,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import intent
 
 from engine import VirtualClock
 from engine._errors import IntentRefused
@@ -21,6 +20,8 @@ from engine.ledger import (
     PurchaseState,
 )
 from engine.ledger._schema import MIGRATIONS, split_statements
+
+from .support import intent
 
 
 async def _order(ledger: Ledger, *, price: int = 1_000, amount: int = 5, caps: list[Cap]) -> None:
@@ -116,7 +117,7 @@ async def test_a_version_2_ledger_is_migrated(
     )
     raw.close()
     async with await Ledger.open(ledger_path, clock=clock, driver=driver) as ledger:
-        assert ledger.schema_version == SCHEMA_VERSION == 3
+        assert ledger.schema_version == SCHEMA_VERSION == 4
         orders = {o.name: o for o in await ledger.orders(live_only=False)}
         assert (orders["Open Case"].state, orders["Open Case"].fill_key) == (
             OrderState.OPEN,

@@ -21,16 +21,25 @@ ALLOWED = {
     (S.INTENT, S.RESERVED),
     (S.INTENT, S.COMPLETED),
     (S.INTENT, S.REFUNDED),
+    (S.INTENT, S.RELEASED),
     (S.UNKNOWN, S.BOUGHT),
     (S.UNKNOWN, S.RESERVED),
     (S.UNKNOWN, S.COMPLETED),
     (S.UNKNOWN, S.REFUNDED),
     (S.UNKNOWN, S.FAILED),
+    (S.UNKNOWN, S.RELEASED),
     (S.BOUGHT, S.COMPLETED),
     (S.BOUGHT, S.REFUNDED),
     (S.RESERVED, S.BOUGHT),
     (S.RESERVED, S.COMPLETED),
     (S.RESERVED, S.REFUNDED),
+    # the late moves: a purchase released as not bought that the service shows after all,
+    # or never shows in its watch period
+    (S.RELEASED, S.BOUGHT),
+    (S.RELEASED, S.RESERVED),
+    (S.RELEASED, S.COMPLETED),
+    (S.RELEASED, S.REFUNDED),
+    (S.RELEASED, S.FAILED),
 }
 
 
@@ -52,7 +61,13 @@ def test_nothing_leaves_a_final_state(final: S) -> None:
 
 @pytest.mark.parametrize(
     ("current", "target"),
-    [(S.INTENT, S.FAILED), (S.UNKNOWN, S.FAILED), (S.BOUGHT, S.REFUNDED)],
+    [
+        (S.INTENT, S.FAILED),
+        (S.UNKNOWN, S.FAILED),
+        (S.BOUGHT, S.REFUNDED),
+        (S.UNKNOWN, S.RELEASED),
+        (S.RELEASED, S.FAILED),
+    ],
 )
 def test_failed_and_refunded_need_a_reason(current: S, target: S) -> None:
     with pytest.raises(LedgerError, match="needs a reason"):
@@ -70,6 +85,7 @@ def test_failed_and_refunded_need_a_reason(current: S, target: S) -> None:
         (S.RESERVED, True),
         (S.COMPLETED, True),
         (S.FAILED, False),
+        (S.RELEASED, False),
         (S.REFUNDED, False),
     ],
 )

@@ -10,7 +10,6 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import intent
 
 from engine import IntentRefusal, IntentRefused, LedgerError, VirtualClock
 from engine.ledger import (
@@ -24,6 +23,8 @@ from engine.ledger import (
     PurchaseState,
     utc_day_start,
 )
+
+from .support import intent
 
 S = PurchaseState
 

@@ -57,13 +57,42 @@ def trade(pid: str | None, status: Any) -> dict[str, Any]:
     return entry
 
 
+def answering(check_many: dict[str, Any], history_rows: list[Any]) -> httpx.MockTransport:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v2/my-history":
+            return json_answer({"success": True, "data": {"trades": history_rows}})
+        return json_answer(check_many)
+
+    return httpx.MockTransport(answer)
+
+
+async def resolve_twice(
+    clock: VirtualClock, transport: httpx.MockTransport, ids: list[str]
+) -> dict[str, str]:
+    """Two reconciler passes far enough apart that an id absent from both may be released
+    (when my-history, also read, is clear of it)."""
+    async with (
+        await Ledger.open(MEMORY, clock=clock) as ledger,
+        MarketClient("k" * 16, base_url="https://market.test", transport=transport) as client,
+    ):
+        for pid in ids:
+            await ledger.record_intent(Intent(pid, f"item-{pid}", "AK-47", 5000, "deals"))
+        clock.advance(3600)  # long past any grace
+        reconciler = Reconciler(client=client, ledger=ledger, clock=clock, status=EngineStatus())
+        await reconciler.resolve()
+        clock.advance(reconciler.settings.absence_gap + 1)
+        await reconciler.resolve()
+        found = {pid: await ledger.get(pid) for pid in ids}
+    return {pid: p.state.name if p else "missing" for pid, p in found.items()}
+
+
 @pytest.mark.parametrize(
     ("unreadable", "expected"),
     [
-        # a trade without its project_id could be anyone's: no absent id fails
+        # a trade without its project_id could be anyone's: no absent id is released
         (trade(None, 5), {"p-1": "COMPLETED", "p-2": "INTENT", "p-3": "INTENT"}),
         # an unreadable trade that names p-2: p-2 is not learned, p-3 is truly absent
-        (trade("p-2", "sent"), {"p-1": "COMPLETED", "p-2": "INTENT", "p-3": "FAILED"}),
+        (trade("p-2", "sent"), {"p-1": "COMPLETED", "p-2": "INTENT", "p-3": "RELEASED"}),
     ],
     ids=["no-project-id", "bad-status"],
 )
@@ -71,19 +100,35 @@ async def test_a_set_aside_trade_is_not_learned_never_absent(
     clock: VirtualClock, unreadable: dict[str, Any], expected: dict[str, str]
 ) -> None:
     answer = {"success": True, "msg": None, "trades": [trade("p-1", 5), unreadable]}
-    transport = httpx.MockTransport(lambda request: json_answer(answer))
-    async with (
-        await Ledger.open(MEMORY, clock=clock) as ledger,
-        MarketClient("k" * 16, base_url="https://market.test", transport=transport) as client,
-    ):
-        for pid in expected:
-            await ledger.record_intent(Intent(pid, f"item-{pid}", "AK-47", 5000, "deals"))
-        clock.advance(3600)  # long past any grace: absence would be final
-        reconciler = Reconciler(client=client, ledger=ledger, clock=clock, status=EngineStatus())
-        await reconciler.resolve()
-        found = {pid: await ledger.get(pid) for pid in expected}
-    states = {pid: p.state.name if p else "missing" for pid, p in found.items()}
+    states = await resolve_twice(clock, answering(answer, []), list(expected))
     assert states == expected
+
+
+def history_row(pid: str | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"id": "not a number", "item_id": "x", "price": 5000, "status": 5}
+    if pid is not None:
+        row["project_id"] = pid
+    return row
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        ([], "RELEASED"),
+        # an unreadable history row that names another purchase proves nothing of p-3
+        ([history_row("p-9")], "RELEASED"),
+        # one that names p-3, or names no one (it may be anyone's): p-3 keeps its budget
+        ([history_row("p-3")], "INTENT"),
+        ([history_row(None)], "INTENT"),
+    ],
+    ids=["clear", "other-id", "its-id", "no-id"],
+)
+async def test_an_unreadable_history_row_never_proves_a_purchase_absent(
+    clock: VirtualClock, rows: list[Any], expected: str
+) -> None:
+    answer = {"success": True, "msg": None, "trades": []}
+    states = await resolve_twice(clock, answering(answer, rows), ["p-3"])
+    assert states == {"p-3": expected}
 
 
 # -- the start-up gate ----------------------------------------------------------------------

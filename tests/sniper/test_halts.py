@@ -1,0 +1,133 @@
+"""Every HALT reason the README lists, each by a test that fails if that HALT is removed:
+a rejected key (wherever the service says so), repeated failures (test_exactly_once.py),
+a cap breach attempt refused by the ledger, the kill file, and a released purchase that
+turns up and breaches a cap (test_service_word.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from engine import VirtualClock
+from engine.ledger import Cap, Intent, Ledger, Purchase, new_project_id
+from engine.sniper import EngineSettings, Outcome
+
+from .books import truth_committed
+from .harness import pick_item, plant, purchases_of, quiet_sandbox, rig, rules_text
+
+
+class RejectKeyOn(httpx.AsyncBaseTransport):
+    """The service rejects the key (403) on one path, after ``after`` calls to it."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, path: str, after: int = 0) -> None:
+        self.inner, self.path, self.after = inner, path, after
+        self.rejected = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path == self.path:
+            if self.after <= 0:
+                self.rejected += 1
+                return httpx.Response(403, json={"success": False, "msg": "Wrong API key"})
+            self.after -= 1
+        return await self.inner.handle_async_request(request)
+
+
+@pytest.mark.parametrize(
+    ("path", "after"),
+    [("/v2/search-items-by-name", 0), ("/v1/buy-one-p2p", 0), ("/v1/user", 1)],
+    ids=["search", "purchase", "balance"],
+)
+async def test_a_rejected_key_halts(clock: VirtualClock, path: str, after: int) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    plant(sandbox, item, price=item.reference // 2)
+    transport = RejectKeyOn(httpx.ASGITransport(app=sandbox.app), path, after)
+    async with (
+        rig(clock, sandbox, rules_text(item.name), transport=transport) as r,
+        clock.autojump(),
+    ):
+        status = await r.engine.run(duration=120)
+    assert status.halted
+    assert (status.halt_reason or "").startswith("the API key was rejected")
+    if path != "/v1/user":  # (the balance is refreshed after the first purchase)
+        assert purchases_of(sandbox) == []
+    if path != "/v1/user":  # (reconciling, which refreshes the balance, goes on)
+        assert transport.rejected == 1  # halted at the first rejection
+
+
+class RacedLedger(Ledger):
+    """The engine's ledger, while another engine on the same file writes a purchase between
+    this one's decision and its intent (the race the ledger's atomic cap check is for)."""
+
+    rival: Ledger | None = None
+    rival_intent: Intent | None = None
+
+    async def record_intents(
+        self, intents: Sequence[Intent], *, caps: Sequence[Cap] = ()
+    ) -> list[Purchase]:
+        if self.rival is not None and self.rival_intent is not None:
+            intent, self.rival_intent = self.rival_intent, None
+            await self.rival.record_intent(intent)
+        return await super().record_intents(intents, caps=caps)
+
+
+async def test_a_cap_the_ledger_enforces_against_a_race_halts(
+    clock: VirtualClock, tmp_path: Path
+) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    price = item.reference // 2
+    plant(sandbox, item, price=price)
+    per_day = price + price // 2  # room for one purchase, not two
+    rules = rules_text(item.name, budgets=f'{{per_day: "{per_day / 1000:.3f}", total: "1000.00"}}')
+    path = tmp_path / "ledger.sqlite"
+    async with (
+        await RacedLedger.open(path, clock=clock) as ledger,
+        await Ledger.open(path, clock=clock) as other_engine,
+    ):
+        ledger.rival = other_engine
+        # the other engine's purchase of another listing of the same rule, same day
+        ledger.rival_intent = Intent(
+            new_project_id(clock.now()), "rival-1", item.name, price, "deals"
+        )
+        async with rig(clock, sandbox, rules, ledger=ledger) as r, clock.autojump():
+            status = await r.engine.run(duration=120)
+        committed = await ledger.committed()
+    # The rules saw room for it; the ledger's cap check in the intent's transaction did not:
+    # nothing was sent, and buying stopped for a person to look.
+    assert sandbox.purchase_requests == []
+    assert truth_committed(sandbox) == 0
+    assert committed == price <= per_day
+    assert status.outcomes[Outcome.CAPPED] >= 1
+    assert status.halted
+    assert "caps breach attempt refused by the ledger" in (status.halt_reason or "")
+    assert "daily budget" in (status.halt_reason or "")
+
+
+async def test_the_kill_file_halts_buying(clock: VirtualClock, tmp_path: Path) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    kill = tmp_path / "stop"
+    rules = rules_text(item.name)
+    settings = EngineSettings(kill_file=str(kill))
+
+    async def operator() -> None:
+        await clock.sleep(60)
+        kill.touch()
+        await clock.sleep(5)
+        plant(sandbox, item, price=item.reference // 2)  # a deal, after the stop
+
+    async with (
+        rig(clock, sandbox, rules, settings=settings) as r,
+        clock.autojump(),
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(operator)
+        status = await r.engine.run(duration=300)
+    assert status.halted
+    assert status.halt_reason == f"kill file {kill} exists"
+    assert sandbox.purchase_requests == []
