@@ -19,6 +19,7 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/snipe demo
 
+# the whole suite, slow tests included (CI runs this; `-m "not slow"` is for quick local runs)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 

@@ -12,13 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections import Counter
 from typing import Any
 
 import anyio
 
-from .._clock import SystemClock
+from .._clock import Clock, SystemClock
 from .._money import format_usd
 from ..ledger import Ledger, Purchase, summarize, utc_day_start
 from ..sniper._statusfile import read_status_file, status_path_for
@@ -49,10 +48,12 @@ async def _load(path: str) -> list[Purchase]:
         return await ledger.purchases()
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, *, clock: Clock | None = None) -> int:
+    """``clock`` decides what "today" is and whether the status file is stale (the
+    system clock unless a test injects one)."""
     purchases = anyio.run(_load, args.ledger)
     document = read_status_file(status_path_for(args.ledger))
-    now = time.time()
+    now = (clock or SystemClock()).now()
     report = build_report(purchases, document, now)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
