@@ -109,6 +109,8 @@ def build_report(
         "metrics_port": doc.get("metrics_port"),
         "errors": list(doc.get("errors") or [])[-5:],
         "stopped_by": doc.get("stopped_by"),
+        "waiting": doc.get("waiting"),
+        "start_attempts": doc.get("start_attempts"),
     }
 
 
@@ -163,6 +165,8 @@ def _state_line(report: dict[str, Any], now: float) -> str:
         text += f": {report['halt_reason']}"
     if state == "stopped":
         return f"{text} ({_ago(now - (updated or 0))} ago){why}"
+    if state == "starting" and report.get("waiting"):
+        text += f", waiting (attempt {report.get('start_attempts')}): {report['waiting']}"
     if started is not None:
         text += f", up {_ago(now - started)}"
     return f"{text} (pid {report.get('pid')})"

@@ -181,13 +181,16 @@ class Operations:
         return Response(404, b"not found: try /metrics or /healthz\n")
 
     def health(self) -> Response:
-        """200 while the engine runs and buys; 503 when starting, HALTED or stopped."""
+        """200 while the engine runs and buys; 503 when starting (with what the start-up
+        gate waits for), HALTED (with the reason) or stopped."""
         status = self.engine.status
         if status.mode is EngineMode.RUNNING:
             return Response(200, b"ok: running\n")
         text = status.mode.value
         if status.mode is EngineMode.HALTED:
             text += f": {status.halt_reason}"
+        elif status.waiting is not None:
+            text += f": waiting (attempt {status.start_attempts}): {status.waiting}"
         return Response(503, f"unhealthy: {text}\n".encode())
 
 
@@ -223,7 +226,7 @@ async def operations(
                 tasks.append(("metrics server", partial(serve_listener, listener, ops._handle)))
                 log.info("metrics on http://%s:%d/metrics", settings.metrics_host, ops.port)
             for name, task in tasks:
-                tg.start_soon(_guarded, name, task)
+                tg.start_soon(_guarded, ops, name, task)
             await ops._write_status()  # tell `snipe status` (and the metrics port) now
             try:
                 yield ops
@@ -244,13 +247,19 @@ async def operations(
         raise error
 
 
-async def _guarded(name: str, task: Callable[[], Awaitable[None]]) -> None:
-    """Run an operations task; if it fails, say so and let the engine go on: nothing here
-    may stop buying."""
-    try:
-        await task()
-    except Exception:
-        log.exception("%s failed and has stopped; the engine goes on", name)
+async def _guarded(
+    ops: Operations, name: str, task: Callable[[], Awaitable[None]], *, most: float = 60.0
+) -> None:
+    """Run an operations task; if it fails, log it (traceback once), count it and start it
+    again after a backoff: nothing here may stop buying, and nothing here may stay dead."""
+    engine = ops.engine
+    while True:
+        try:
+            await task()
+            return
+        except Exception as exc:
+            wait = engine.guard.failed(f"ops: {name}", exc)
+            await engine.clock.sleep(min(most, wait))
 
 
 async def daily_summary(engine: Engine, day_start: float) -> DailySummary:

@@ -68,6 +68,14 @@ class EngineStatus:
     skip_reasons: Counter[str] = field(default_factory=Counter)
     purchases: list[PurchaseRecord] = field(default_factory=list)
     errors: deque[str] = field(default_factory=lambda: deque(maxlen=20))
+    waiting: str | None = None
+    """While the start-up gate waits out a transient failure: what it waits for."""
+    start_attempts: int = 0
+    """Attempts of the start-up gate's account check so far."""
+    buying_since: float | None = None
+    """When the start-up gate let buying begin (engine clock)."""
+    unexpected: Counter[str] = field(default_factory=Counter)
+    """Errors outside snipe's own types, by the loop they happened in."""
 
     @property
     def halted(self) -> bool:

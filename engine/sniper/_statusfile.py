@@ -58,6 +58,10 @@ def status_document(
         "candidates": status.candidates,
         "outcomes": {o.value: n for o, n in status.outcomes.items()},
         "errors": list(status.errors)[-10:],
+        "waiting": status.waiting,
+        "start_attempts": status.start_attempts,
+        "buying_since": status.buying_since,
+        "unexpected_errors": dict(status.unexpected),
         **(extra or {}),
     }
 

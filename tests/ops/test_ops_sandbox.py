@@ -13,7 +13,16 @@ import anyio
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from sniper.harness import Rig, pick_item, plant, purchases_of, quiet_sandbox, rig, rules_text
+from sniper.harness import (
+    TRADE_LINK,
+    Rig,
+    pick_item,
+    plant,
+    purchases_of,
+    quiet_sandbox,
+    rig,
+    rules_text,
+)
 
 from engine import RateLimited, VirtualClock
 from engine.client import MarketClient
@@ -239,9 +248,13 @@ async def test_a_refusal_to_trade_is_told_and_left_in_the_status_file(
 ) -> None:
     sandbox = quiet_sandbox(clock)
     item = pick_item(sandbox)
-    sandbox.inject("POST /v1/check-tradelink", "system_busy", count=1)
+    # the sandbox says "Inventory is private" for partners that are 13 modulo 97
+    link = TRADE_LINK.replace("partner=123456789", f"partner={97 * 1000 + 13}")
     status_file = tmp_path / "l.sqlite.status.json"
-    async with receiver() as hook, rig(clock, sandbox, notify_rules(item.name, hook.url)) as r:
+    async with (
+        receiver() as hook,
+        rig(clock, sandbox, notify_rules(item.name, hook.url), trade_link=link) as r,
+    ):
         with pytest.raises(TradingRefused, match="trade link"):
             async with clock.autojump(), ops_for(r, status_file=status_file):
                 await r.engine.run(duration=60)
