@@ -363,11 +363,14 @@ class Engine:
             return []
         game = self.game_of(batch[0])
         lane = Lane.BUY if self.schedule.hot_count else Lane.BACKGROUND
+        # paced from when it was sent: waiting for the answer is not spacing (the rate
+        # limiter holds the slot until the answer has arrived, which keeps the limit exact)
+        sent_at = self.clock.now()
         answer = await self.client.search_items_by_name(
             batch, game=game, include_hold=self.include_hold, lane=lane
         )
         now = self.clock.now()
-        self.pacer.sent(now, background=lane is Lane.BACKGROUND)
+        self.pacer.sent(sent_at, background=lane is Lane.BACKGROUND)
         self.schedule.searched(batch, at=now)
         self.status.searches += 1
         listings: list[Listing] = [x for found in answer.items.values() for x in found]
@@ -409,6 +412,7 @@ class Engine:
         a detailed search (catalogue listings carry no stickers)."""
         game_text = self._catalogue_games[self._catalogue_game]
         game = cast("Game | None", game_text or None)
+        sent_at = self.clock.now()
         page = await self.client.get_items_list(
             game=game,
             order_by="discount",
@@ -418,7 +422,7 @@ class Engine:
             include_hold=self.include_hold,
         )
         self._catalogue_page += 1
-        self.pacer.sent(self.clock.now(), background=True)
+        self.pacer.sent(sent_at, background=True)
         restart = not page.has_more or self._catalogue_page >= self.settings.catalogue_pages
         self._catalogue_cursor = None if restart else page.next_cursor
         if restart:  # next walk: the next game, from the deepest discount again
