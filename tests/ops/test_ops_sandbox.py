@@ -187,6 +187,21 @@ async def test_metrics_after_a_sandbox_run(clock: VirtualClock) -> None:
     assert got[("snipe_detection_latency_seconds_count", ())] == 1
     assert ("snipe_reconcile_queue", (("kind", "unresolved"),)) in got
     assert got[("snipe_engine_mode", (("mode", "stopped"),))] == 1
+    assert got[("snipe_start_waiting", ())] == 0
+
+
+async def test_unexpected_errors_are_counted_by_loop(clock: VirtualClock) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    async with rig(clock, sandbox, rules_text(item.name)) as r:
+        r.engine.guard.failed("reconcile", RuntimeError("x"))
+        r.engine.guard.failed("reconcile", RuntimeError("x"))
+        r.engine.guard.failed("ops: status watch", KeyError("y"))
+        metrics = EngineMetrics(r.engine)
+        await metrics.refresh()
+        got = _samples(metrics.render().decode())
+    assert got[("snipe_unexpected_errors_total", (("loop", "reconcile"),))] == 2
+    assert got[("snipe_unexpected_errors_total", (("loop", "ops: status watch"),))] == 1
 
 
 async def test_429s_are_counted(clock: VirtualClock) -> None:

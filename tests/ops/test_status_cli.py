@@ -103,6 +103,11 @@ async def test_status_shows_state_uptime_spend_and_errors(
             5,
             "ago; refused to trade: bad link",
         ),
+        (
+            {"mode": "starting", "waiting": "no trade link check: 503", "start_attempts": 3},
+            5,
+            "starting, waiting (attempt 3): no trade link check: 503",
+        ),
     ],
 )
 async def test_status_exit_codes_follow_the_engine_state(

@@ -140,3 +140,25 @@ def test_api_errors_are_what_the_gate_classifies() -> None:
     # every client error is either waited out or final: nothing falls through
     for error in (APIError("x", endpoint=_EP), Unavailable("x", endpoint=_EP)):
         assert isinstance(start_failure(error), str)
+
+
+async def test_an_unexpected_error_at_start_is_retried_and_counted(clock: VirtualClock) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    plant(sandbox, item, price=item.reference // 2)
+    async with rig(clock, sandbox, rules_text(item.name)) as r:
+        real = r.client.check_tradelink
+        calls = {"n": 0}
+
+        async def flaky(link: str) -> Any:
+            calls["n"] += 1
+            if calls["n"] <= 2:
+                raise RuntimeError("a bug")
+            return await real(link)
+
+        r.client.check_tradelink = flaky  # type: ignore[method-assign]
+        async with clock.autojump():
+            status = await r.engine.run(duration=300)
+    assert status.unexpected["start-up gate"] == 2
+    assert status.mode is EngineMode.STOPPED
+    assert len(purchases_of(sandbox)) == 1
