@@ -16,6 +16,7 @@ Nothing here is on the buying path: every hook only queues, and every task runs 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -167,10 +168,14 @@ class Operations:
                 },
             },
         )
+        mark = getattr(self.engine.clock, "busy", None)  # a virtual clock waits for the thread
         try:
-            await anyio.to_thread.run_sync(write_status_file, Path(path), document)
+            with mark() if mark is not None else contextlib.nullcontext():
+                await anyio.to_thread.run_sync(write_status_file, Path(path), document)
         except OSError as exc:
             self.engine.status.error(f"status file {path}: {exc.strerror}")
+        except Exception as exc:  # also when stopping: never an exception group
+            self.engine.guard.failed("ops: status file", exc, may_halt=False)
 
     async def _handle(self, path: str) -> Response:
         if path == "/metrics":
@@ -258,7 +263,7 @@ async def _guarded(
             await task()
             return
         except Exception as exc:
-            wait = engine.guard.failed(f"ops: {name}", exc)
+            wait = engine.guard.failed(f"ops: {name}", exc, may_halt=False)
             await engine.clock.sleep(min(most, wait))
 
 

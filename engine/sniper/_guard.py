@@ -57,9 +57,12 @@ class LoopGuard:
         self._in_a_row: Counter[str] = Counter()
         self._told: set[tuple[str, str]] = set()
 
-    def failed(self, loop: str, exc: BaseException, *, halt: bool = False) -> float:
-        """Record ``exc`` in ``loop``; HALT if ``halt`` or too many in a row. Returns the
-        seconds to wait before the loop's next step."""
+    def failed(
+        self, loop: str, exc: BaseException, *, halt: bool = False, may_halt: bool = True
+    ) -> float:
+        """Record ``exc`` in ``loop``; HALT if ``halt``, or after too many in a row unless
+        ``may_halt`` is false (a task beside the engine, which must never stop buying).
+        Returns the seconds to wait before the loop's next step."""
         self._status.unexpected[loop] += 1
         self._in_a_row[loop] += 1
         in_a_row = self._in_a_row[loop]
@@ -73,7 +76,7 @@ class LoopGuard:
         self._status.errors.append(text)
         if halt:
             self._status.halt(f"{text}; purchases in flight are resolved by project_id")
-        elif in_a_row >= self.max_in_a_row:
+        elif may_halt and in_a_row >= self.max_in_a_row:
             self._status.halt(f"{text} ({in_a_row} times in a row)")
         return min(self._max_backoff, self._first_backoff * 2.0 ** (in_a_row - 1))
 
