@@ -23,7 +23,6 @@ from typing import Protocol, runtime_checkable
 import anyio
 import anyio.abc
 import anyio.lowlevel
-import sniffio
 
 __all__ = ["Clock", "ScaledClock", "SystemClock", "VirtualClock"]
 
@@ -206,7 +205,9 @@ async def _settle() -> None:
     machine's load; here each task's waiter (and the loop's ready queue) is looked at after
     every loop iteration instead.
     """
-    if sniffio.current_async_library() == "trio":
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio: trio (the only other backend snipe runs on)
         import trio.testing
 
         await trio.testing.wait_all_tasks_blocked()
