@@ -200,6 +200,10 @@ class Engine:
         if self.status.mode is EngineMode.STARTING:
             self.status.mode = EngineMode.RUNNING
             self.status.buying_since = self.clock.now()
+            log.info(
+                "buying allowed %.1f s after start",
+                self.status.buying_since - self.status.started_at,
+            )
         try:
             async with anyio.create_task_group() as tg:
                 if self.settings.use_snapshot:
