@@ -84,6 +84,7 @@ class Operations:
         self.stopped_by: str | None = None
         """Why the run ended with an error, if it did (shown by ``snipe status``)."""
         self._plugin_names: list[str] = []
+        self._status_lock = anyio.Lock()
 
     def _attach(self) -> None:
         engine = self.engine
@@ -170,8 +171,10 @@ class Operations:
         )
         mark = getattr(self.engine.clock, "busy", None)  # a virtual clock waits for the thread
         try:
-            with mark() if mark is not None else contextlib.nullcontext():
-                await anyio.to_thread.run_sync(write_status_file, Path(path), document)
+            # one write at a time: the periodic write and the last one share a temporary file
+            async with self._status_lock:
+                with mark() if mark is not None else contextlib.nullcontext():
+                    await anyio.to_thread.run_sync(write_status_file, Path(path), document)
         except OSError as exc:
             self.engine.status.error(f"status file {path}: {exc.strerror}")
         except Exception as exc:  # also when stopping: never an exception group
