@@ -30,6 +30,7 @@ install: $(DEV_STAMP)
 demo: $(DEMO_STAMP)
 	$(BIN)/snipe demo
 
+# the whole suite, slow tests included (CI runs this; `-m "not slow"` is for quick local runs)
 test: $(DEV_STAMP)
 	$(BIN)/python -m pytest
 

@@ -11,6 +11,7 @@ Time is epoch seconds as a float, the unit of ``time.time()``.
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import itertools
 import math
@@ -103,6 +104,7 @@ class VirtualClock:
         self._idle: anyio.Event | None = None
         self._sleepers: list[tuple[float, int, anyio.Event]] = []
         self._order = itertools.count()
+        self._sleeper_added: anyio.Event | None = None
 
     def now(self) -> float:
         return self._now
@@ -117,6 +119,9 @@ class VirtualClock:
         event = anyio.Event()
         entry = (deadline, next(self._order), event)
         heapq.heappush(self._sleepers, entry)
+        if self._sleeper_added is not None:
+            self._sleeper_added.set()
+            self._sleeper_added = None
         try:
             await event.wait()
         finally:
@@ -175,15 +180,16 @@ class VirtualClock:
 
     async def _autojump_loop(self) -> None:
         while True:
-            await _wait_all_tasks_blocked()
+            await _settle()
             if self._busy:
                 self._idle = self._idle or anyio.Event()
                 await self._idle.wait()
                 continue
             deadline = self.next_deadline()
             if deadline is None:
-                # Nothing to jump to: yield briefly so new sleepers can register.
-                await anyio.sleep(0.0005)
+                # Nothing to jump to: wait until someone sleeps (woken by a thread or I/O).
+                self._sleeper_added = self._sleeper_added or anyio.Event()
+                await self._sleeper_added.wait()
                 continue
             self.jump_to(deadline)
 
@@ -191,14 +197,35 @@ class VirtualClock:
         return f"VirtualClock(now={self._now})"
 
 
-async def _wait_all_tasks_blocked() -> None:
-    # anyio's asyncio backend re-checks only every 0.1 s of real time while some task is
-    # still runnable, so a woken task that yields twice would cost a tenth of a second per
-    # jump. Letting runnable tasks take a few steps first, then retrying under a 1 ms
-    # real-time cap, keeps each check short on both backends.
+async def _settle() -> None:
+    """Return once every other task is blocked: deterministic, no real time involved.
+
+    trio's scheduler knows exactly. anyio's asyncio version sleeps 0.1 s of real time
+    while any task is runnable, and a real-time cap around it made settling depend on the
+    machine's load; here each task's waiter (and the loop's ready queue) is looked at after
+    every loop iteration instead.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio: trio (the only other backend snipe runs on)
+        import trio.testing
+
+        await trio.testing.wait_all_tasks_blocked()
+        return
+    await _settle_asyncio()
+
+
+async def _settle_asyncio() -> None:
+    this = asyncio.current_task()
+    loop = asyncio.get_running_loop()
     while True:
-        for _ in range(4):
-            await anyio.lowlevel.checkpoint()
-        with anyio.move_on_after(0.001):
-            await anyio.wait_all_tasks_blocked()
+        await asyncio.sleep(0)  # one turn of the loop for everything that can run
+        if getattr(loop, "_ready", None):
+            continue  # callbacks are queued: something is still running
+        if all(t is this or _blocked(t) for t in asyncio.all_tasks(loop)):
             return
+
+
+def _blocked(task: asyncio.Task[object]) -> bool:
+    waiter = getattr(task, "_fut_waiter", None)
+    return waiter is not None and not waiter.done()

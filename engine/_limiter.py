@@ -7,9 +7,16 @@ it never gets there, and honours a 429's wait when it does.
 
 Design:
 
-- One :class:`_Bucket` per budget holds the times of the calls still inside the window,
-  a pause (the end of a 429's wait) and the callers waiting, queued by :class:`Lane` and
-  first-come first-served within a lane.
+- One :class:`_Bucket` per budget holds the calls still inside the window, a pause (the
+  end of a 429's wait) and the callers waiting, queued by :class:`Lane` and first-come
+  first-served within a lane.
+- **Exact under any network timing** (:meth:`RateLimiter.hold`): the service counts a call
+  when it *arrives*, some time between our sending it and its answer arriving. So a call
+  holds its slot from the moment it is sent until its answer arrived *plus* the window:
+  whatever the delays each way, the call has left the service's window before its slot is
+  given to another, and the service can never count one call too many. The price is the
+  round trip per call, no more. (:meth:`RateLimiter.acquire` starts the window when the
+  slot is granted, for callers that cannot tell when an answer arrived.)
 - Only the caller at the head of the queue ever waits on the clock, and only until the
   computed instant a slot frees (the oldest call in the window leaves it, or the pause
   ends). It then checks and records its call in one synchronous step, so no other task can
@@ -23,10 +30,12 @@ limiter runs on asyncio and trio alike.
 
 from __future__ import annotations
 
+import bisect
 import enum
 import math
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -95,7 +104,9 @@ class _Bucket:
 
     def __init__(self, limit: Limit | None) -> None:
         self.limit = limit
-        self.calls: deque[float] = deque()  # times of the calls still in the window, oldest first
+        # when each finished call's window started (its answer arrived), oldest first
+        self.calls: list[float] = []
+        self.in_flight = 0  # calls sent whose answer has not arrived: their window is open
         self.paused_until = -math.inf
         self.lanes: tuple[deque[_Waiter], ...] = tuple(deque() for _ in Lane)
 
@@ -105,17 +116,29 @@ class _Bucket:
         period = self.limit.period
         # A call at ``c`` occupies the window until ``c + period``; every comparison uses
         # that same sum so float rounding cannot disagree with the computed wake-up time.
-        while self.calls and self.calls[0] + period <= now:
-            self.calls.popleft()
+        expired = 0
+        while expired < len(self.calls) and self.calls[expired] + period <= now:
+            expired += 1
+        del self.calls[:expired]
 
-    def next_free(self, now: float) -> float:
-        """The earliest instant a call may go out, ignoring who is queued."""
+    def next_free(self, now: float, *, in_flight_ends_now: bool = False) -> float:
+        """The earliest instant a call may go out, ignoring who is queued; ``math.inf``
+        while only an answer still to come can free a slot (unless ``in_flight_ends_now``:
+        an estimate that takes every call in flight as answered now)."""
         self.forget_expired(now)
         earliest = max(now, self.paused_until)
-        if self.limit is not None and len(self.calls) >= self.limit.calls:
-            oldest_blocking = self.calls[len(self.calls) - self.limit.calls]
-            earliest = max(earliest, oldest_blocking + self.limit.period)
-        return earliest
+        if self.limit is None:
+            return earliest
+        occupied = len(self.calls) + self.in_flight
+        if occupied < self.limit.calls:
+            return earliest
+        # this many of the finished calls must leave the window first (oldest first)
+        must_leave = occupied - self.limit.calls + 1
+        if must_leave <= len(self.calls):
+            return max(earliest, self.calls[must_leave - 1] + self.limit.period)
+        if in_flight_ends_now:
+            return max(earliest, now + self.limit.period)
+        return math.inf
 
     def head(self) -> _Waiter | None:
         for queue in self.lanes:
@@ -134,8 +157,19 @@ class _Bucket:
             head.wakeup.set()
 
     def record(self, now: float) -> None:
+        """A call whose window starts at ``now``."""
         if self.limit is not None:
-            self.calls.append(now)
+            bisect.insort(self.calls, now)
+
+    def finished(self, now: float) -> None:
+        """A call in flight got its answer at ``now``: its window starts now."""
+        if self.limit is None:
+            return  # unlimited: nothing was counted
+        self.in_flight -= 1
+        self.record(now)
+        head = self.head()
+        if head is not None:  # it may have been waiting for an answer, not for the clock
+            head.wakeup.set()
 
 
 class RateLimiter:
@@ -158,20 +192,35 @@ class RateLimiter:
             raise ValueError(f"unknown rate-limit bucket {name!r} (known: {known})") from None
 
     async def acquire(self, bucket: str, lane: Lane = Lane.BACKGROUND) -> None:
-        """Wait until a call in ``bucket`` is allowed, and count it.
+        """Wait until a call in ``bucket`` is allowed, and count it from now.
 
         Returns exactly when the window (or a pause) lets the call out; the call is
         recorded in the same step, so concurrent callers can never exceed the limit.
         When callers queue, a lower :class:`Lane` goes first, then first come first
         served. A caller cancelled while waiting takes no slot and holds nobody up.
+        Prefer :meth:`hold` around a request: it is exact under network jitter.
         """
+        await self._take(self._bucket(bucket), Lane(lane), in_flight=False)
+
+    @asynccontextmanager
+    async def hold(self, bucket: str, lane: Lane = Lane.BACKGROUND) -> AsyncIterator[None]:
+        """Wait for a slot in ``bucket`` as :meth:`acquire` does, and hold it while inside
+        (send the request and read its answer there): the call's window starts when the
+        block is left, so it covers the service's arrival time whatever the network did.
+        Leaving by an error or a cancellation starts the window then, too."""
         state = self._bucket(bucket)
-        lane = Lane(lane)
+        await self._take(state, Lane(lane), in_flight=True)
+        try:
+            yield
+        finally:
+            state.finished(self._clock.now())
+
+    async def _take(self, state: _Bucket, lane: Lane, *, in_flight: bool) -> None:
         await anyio.lowlevel.checkpoint_if_cancelled()
         waiter = _Waiter(lane)
         state.enqueue(waiter)
         try:
-            await self._wait_for_turn(state, waiter)
+            await self._wait_for_turn(state, waiter, in_flight)
         except BaseException:
             state.leave(waiter)
             raise
@@ -179,20 +228,26 @@ class RateLimiter:
         # giving a cancellation the chance to waste the slot just taken.
         await anyio.lowlevel.cancel_shielded_checkpoint()
 
-    async def _wait_for_turn(self, state: _Bucket, waiter: _Waiter) -> None:
+    async def _wait_for_turn(self, state: _Bucket, waiter: _Waiter, in_flight: bool) -> None:
         clock = self._clock
         while True:
             if state.head() is waiter:
                 now = clock.now()
                 when = state.next_free(now)
                 if when <= now:
-                    state.record(now)
+                    if not in_flight:
+                        state.record(now)
+                    elif state.limit is not None:
+                        state.in_flight += 1
                     state.leave(waiter)
                     return
-                await clock.sleep_until(when)
-            else:
-                await waiter.wakeup.wait()
-                waiter.wakeup = anyio.Event()
+                if math.isfinite(when):
+                    # An answer arriving meanwhile never makes ``when`` earlier (its window
+                    # starts after every other), so the clock alone can be waited for.
+                    await clock.sleep_until(when)
+                    continue
+            await waiter.wakeup.wait()
+            waiter.wakeup = anyio.Event()
 
     def pause(self, bucket: str, seconds: float) -> None:
         """Stop every call in ``bucket`` until ``seconds`` from now: the service answered
@@ -204,16 +259,18 @@ class RateLimiter:
         state.paused_until = max(state.paused_until, self._clock.now() + seconds)
 
     def usage(self, bucket: str) -> tuple[int, int | None]:
-        """``(calls in the current window, limit)``; the limit is ``None`` for an unlimited
-        bucket, whose calls are not counted."""
+        """``(calls in the current window or in flight, limit)``; the limit is ``None`` for
+        an unlimited bucket, whose calls are not counted."""
         state = self._bucket(bucket)
         state.forget_expired(self._clock.now())
-        return len(state.calls), state.limit.calls if state.limit is not None else None
+        used = len(state.calls) + state.in_flight
+        return used, state.limit.calls if state.limit is not None else None
 
     def next_free(self, bucket: str) -> float:
         """The earliest time (epoch seconds) a call could go out, counting the window and
-        any pause but not the callers already queued."""
-        return self._bucket(bucket).next_free(self._clock.now())
+        any pause but not the callers already queued; a call still in flight is taken as
+        answered now (an estimate: the wait in :meth:`hold` is exact)."""
+        return self._bucket(bucket).next_free(self._clock.now(), in_flight_ends_now=True)
 
     def __repr__(self) -> str:
         return f"RateLimiter(buckets={sorted(self._buckets)!r})"

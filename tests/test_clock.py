@@ -192,6 +192,48 @@ async def test_autojump_waits_for_events_without_jumping(clock: VirtualClock) ->
     assert clock.now() == START + 5.0
 
 
+def _hold_the_cpu(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+async def test_time_stays_still_however_long_a_runnable_task_takes_in_real_time(
+    clock: VirtualClock,
+) -> None:
+    # Settling is decided by the scheduler, not by a real-time cap: a task that holds the
+    # CPU for milliseconds between its steps (a loaded machine) never sees time move.
+    seen: list[float] = []
+
+    async def slow_steps() -> None:
+        for _ in range(10):
+            seen.append(clock.now())
+            _hold_the_cpu(0.003)  # real time passes, no await: the task is still runnable
+            await anyio.lowlevel.checkpoint()
+
+    wakeups = Wakeups(clock)
+    with anyio.fail_after(HANG_GUARD):
+        async with clock.autojump(), anyio.create_task_group() as tg:
+            tg.start_soon(wakeups.sleep, "sleeper", 1.0)
+            tg.start_soon(slow_steps)
+    assert set(seen) == {START}
+    assert wakeups.log == [("sleeper", START + 1.0)]
+
+
+async def test_autojump_picks_up_a_sleeper_that_comes_after_a_quiet_spell(
+    clock: VirtualClock,
+) -> None:
+    # Nothing to jump to while a worker thread runs (not marked busy): autojump waits for
+    # the next sleeper instead of polling, then jumps to it.
+    with anyio.fail_after(HANG_GUARD):
+        async with clock.autojump():
+            await anyio.to_thread.run_sync(time.sleep, 0.01)
+            await clock.sleep(5.0)
+            await anyio.to_thread.run_sync(time.sleep, 0.01)
+            await clock.sleep(5.0)
+    assert clock.now() == START + 10.0
+
+
 async def test_an_error_inside_autojump_comes_out_as_itself(clock: VirtualClock) -> None:
     async def fail_after_a_second() -> None:
         async with clock.autojump():

@@ -442,3 +442,72 @@ async def test_any_pattern_of_callers_respects_the_limit_the_lanes_and_loses_no_
             assert ended is not None
             if y.arrived < x.sent < ended:
                 assert (x.lane, x.arrived) <= (y.lane, y.arrived)
+
+
+# -- holding a slot until the answer arrived (exact under jitter) --------------------------
+
+
+async def test_a_held_slot_frees_a_window_after_its_answer(clock: VirtualClock) -> None:
+    limiter = limiter_with(clock, b=Limit(2, 60.0))
+    start = clock.now()
+    sent: list[float] = []
+
+    async def call(round_trip: float) -> None:
+        async with limiter.hold("b"):
+            sent.append(clock.now() - start)
+            await clock.sleep(round_trip)
+
+    with anyio.fail_after(HANG_GUARD):
+        async with clock.autojump(), anyio.create_task_group() as tg:
+            tg.start_soon(call, 5.0)  # answered at 5: its slot is back at 65
+            tg.start_soon(call, 1.0)  # answered at 1: back at 61
+            await clock.sleep(0.5)
+            assert limiter.usage("b") == (2, 2)  # both in flight count
+            tg.start_soon(call, 0.0)
+            tg.start_soon(call, 0.0)
+    assert sent == [0.0, 0.0, 61.0, 65.0]
+
+
+async def test_only_an_answer_frees_a_slot_held_in_flight(clock: VirtualClock) -> None:
+    limiter = limiter_with(clock, b=Limit(1, 60.0))
+    answered = anyio.Event()
+    second_at: list[float] = []
+
+    async def slow() -> None:
+        async with limiter.hold("b"):
+            await answered.wait()
+
+    async def next_call() -> None:
+        async with limiter.hold("b"):
+            second_at.append(clock.now())
+
+    start = clock.now()
+    with anyio.fail_after(HANG_GUARD):
+        async with clock.autojump(), anyio.create_task_group() as tg:
+            tg.start_soon(slow)
+            await clock.sleep(1.0)
+            tg.start_soon(next_call)
+            # the estimate takes the call in flight as answered now; the wait is exact
+            assert limiter.next_free("b") == clock.now() + 60.0
+            await clock.sleep(200.0)  # no answer yet: nobody may go, however long
+            assert second_at == []
+            answered.set()
+    assert second_at == [start + 201.0 + 60.0]
+
+
+async def test_a_cancelled_call_starts_its_window_when_abandoned(clock: VirtualClock) -> None:
+    limiter = limiter_with(clock, b=Limit(1, 60.0), free=None)
+    start = clock.now()
+    with anyio.fail_after(HANG_GUARD):
+        async with clock.autojump():
+            with anyio.move_on_after(HANG_GUARD):
+                with anyio.CancelScope() as scope:
+                    async with limiter.hold("b"):
+                        await clock.sleep(10.0)
+                        scope.cancel()
+                        await clock.sleep(100.0)
+            async with limiter.hold("free"):  # an unlimited bucket is never counted
+                pass
+            assert limiter.usage("free") == (0, None)
+            async with limiter.hold("b"):
+                assert clock.now() == start + 10.0 + 60.0

@@ -19,12 +19,15 @@ first, then by name).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import itertools
 import logging
 import multiprocessing
 import os
+import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,7 +163,8 @@ def run_sweep(
     With ``ray_address`` (``"local"`` for a Ray instance started here, else the address of
     a running cluster) the variants run as Ray tasks instead: the optional extra
     ``pip install 'snipe[ray]'``; the recording directory must be readable at the same
-    path on every node."""
+    path on every node. A local instance listens on 127.0.0.1 only and sends no usage
+    statistics (:data:`LOCAL_RAY_ENVIRONMENT`; set those variables yourself to differ)."""
     try:
         base = sweep.rules_path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -184,7 +188,45 @@ def run_sweep(
     return results
 
 
+LOCAL_RAY_ENVIRONMENT = (
+    # no usage statistics sent to the Ray project
+    ("RAY_USAGE_STATS_ENABLED", "0"),
+    # the head node on the loopback address: Ray otherwise finds "its" address by opening a
+    # UDP socket towards 8.8.8.8 and binds its services to the public interface
+    ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0"),
+)
+"""What ``--ray local`` sets in the environment (before Ray is imported, and inherited by
+Ray's own processes) unless the user has set it already."""
+
+
+@contextlib.contextmanager
+def _quiet_home() -> Iterator[None]:
+    """Ray's processes started meanwhile see a home directory holding a cluster file.
+
+    Ray (2.x) always starts a usage-statistics process, which, even with the statistics
+    off, asks the cloud metadata address (169.254.169.254) which cloud it runs on unless
+    ``~/ray_bootstrap_config.yaml`` names a provider. A local instance has none to ask about.
+    """
+    if os.environ.get("RAY_USAGE_STATS_ENABLED") != "0":
+        yield  # the user asked for statistics: leave Ray as it is
+        return
+    saved = os.environ.get("HOME")
+    with tempfile.TemporaryDirectory(prefix="snipe-ray-") as home:
+        Path(home, "ray_bootstrap_config.yaml").write_text("provider: {type: local}\n")
+        os.environ["HOME"] = home
+        try:
+            yield
+        finally:
+            if saved is None:
+                os.environ.pop("HOME", None)
+            else:
+                os.environ["HOME"] = saved
+
+
 def _on_ray(jobs: list[tuple[str, str, str, int, float]], address: str) -> list[dict[str, Any]]:
+    if address == "local":
+        for name, value in LOCAL_RAY_ENVIRONMENT:
+            os.environ.setdefault(name, value)
     try:
         ray: Any = importlib.import_module("ray")  # optional: no stubs needed
     except ImportError:
@@ -194,7 +236,9 @@ def _on_ray(jobs: list[tuple[str, str, str, int, float]], address: str) -> list[
     started = not ray.is_initialized()
     if started:
         if address == "local":
-            ray.init(include_dashboard=False, log_to_driver=False)
+            with _quiet_home():
+                # a private instance on this machine only: bound to 127.0.0.1, no dashboard
+                ray.init(include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
         else:
             ray.init(address=address, log_to_driver=False)
     try:

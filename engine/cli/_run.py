@@ -1,8 +1,15 @@
 """``snipe run RULES.yaml``: the sniping bot.
 
-Exit status: 0 after a clean stop (``--for`` elapsed, SIGINT or SIGTERM), 2 for a rules
-file or argument that cannot be used, 3 when the engine refuses to trade (start-up gate),
-4 when it stopped HALTED.
+Exit status (``docs/snipe.service`` restarts exactly those a restart can fix):
+
+- 0 after a clean stop (``--for`` elapsed, SIGINT or SIGTERM): not restarted;
+- 1 a crash: an unexpected error outside the engine's loops (one line here, the
+  traceback in the log): restarted;
+- 2 a rules file, argument or secret that cannot be used: not restarted;
+- 3 refused to trade: the API key was rejected or the trade link is invalid (transient
+  failures at start are waited out, never exit 3): not restarted;
+- 4 stopped while HALTED (a loop's unexpected errors included): not restarted, a person
+  looks first.
 """
 
 from __future__ import annotations
@@ -24,13 +31,14 @@ from ..ops import OpsSettings, operations
 from ..rules import RuleSet, load_rules
 from ..rules._values import format_duration
 from ..sniper import Engine, EngineMode, EngineSettings, TradingRefused
+from ..sniper._guard import describe
 from ..sniper._session import SessionOptions, open_engine
 from ..sniper._statusfile import status_path_for
 from ._args import duration
 
 __all__ = ["register"]
 
-EXIT_OK, EXIT_CONFIG, EXIT_REFUSED, EXIT_HALTED = 0, 2, 3, 4
+EXIT_OK, EXIT_CRASH, EXIT_CONFIG, EXIT_REFUSED, EXIT_HALTED = 0, 1, 2, 3, 4
 
 
 def register(subparsers: Any) -> None:
@@ -168,6 +176,20 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:  # the metrics port cannot be bound
         print(f"snipe run: cannot serve metrics: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_CONFIG
+    except Exception as exc:
+        # not an exception group on the terminal: one line here, the traceback in the log
+        error = _unwrap(exc)
+        logging.getLogger("snipe").error(
+            "stopped by an unexpected error", exc_info=(type(error), error, error.__traceback__)
+        )
+        print(f"snipe run: stopped by an unexpected error: {describe(error)}", file=sys.stderr)
+        return EXIT_CRASH
+
+
+def _unwrap(exc: Exception) -> Exception:
+    while isinstance(exc, ExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def banner(ruleset: RuleSet, args: argparse.Namespace) -> str:

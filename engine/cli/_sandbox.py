@@ -38,6 +38,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--balance", default="1000", help="its balance in dollars (1000)")
     parser.add_argument("--size", type=int, default=3000, help="listings on the market (3000)")
     parser.add_argument(
+        "--jitter-ms",
+        metavar="LOW-HIGH",
+        help="network delay of every request, each way, drawn from LOW-HIGH market "
+        "milliseconds (seeded); limits are counted when a request arrives (none)",
+    )
+    parser.add_argument(
         "--partner",
         action="store_true",
         help="partner account: no search rate limit (regular accounts: 20 per 60 s)",
@@ -56,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
         balance = parse_usd(args.balance)
     except ValueError as exc:
         raise ConfigError(str(exc), location="--balance") from None
+    jitter = _jitter(args.jitter_ms) if args.jitter_ms else (0.0, 0.0)
     config = SandboxConfig(
+        jitter=jitter,
         seed=args.seed,
         market=MarketConfig(size=args.size),
         api_key=args.api_key,
@@ -88,6 +96,21 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("snipe sandbox: stopped", file=sys.stderr)
     return 0
+
+
+def _jitter(text: str) -> tuple[float, float]:
+    low, sep, high = text.replace(",", "-").partition("-")
+    try:
+        values = (float(low), float(high if sep else low))
+    except ValueError:
+        raise ConfigError(
+            f"expected LOW-HIGH milliseconds, got {text!r}", location="--jitter-ms"
+        ) from None
+    if not 0 <= values[0] <= values[1] < float("inf"):
+        raise ConfigError(
+            f"expected 0 <= LOW <= HIGH milliseconds, got {text!r}", location="--jitter-ms"
+        )
+    return values[0] / 1000, values[1] / 1000
 
 
 async def _serve(sandbox: Any, host: str, port: int, announce: Any) -> None:

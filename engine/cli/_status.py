@@ -12,14 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import anyio
 
-from .._clock import SystemClock
+from .._clock import Clock, SystemClock
 from .._errors import ConfigError, LedgerError
 from .._money import format_usd
 from ..ledger import BuyOrderRecord, Ledger, Purchase, is_overdue, summarize, utc_day_start
@@ -55,10 +54,12 @@ async def _load(path: str) -> tuple[list[Purchase], list[BuyOrderRecord]]:
         raise ConfigError(str(exc)) from None
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, *, clock: Clock | None = None) -> int:
+    """``clock`` decides what "today" is and whether the status file is stale (the
+    system clock unless a test injects one)."""
     purchases, orders = anyio.run(_load, args.ledger)
     document = read_status_file(status_path_for(args.ledger))
-    now = time.time()
+    now = (clock or SystemClock()).now()
     report = build_report(purchases, document, now, orders=orders)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
@@ -127,6 +128,8 @@ def build_report(
         "set_aside": [x for x in doc.get("set_aside") or [] if isinstance(x, dict)],
         "stopped_by": doc.get("stopped_by"),
         "overdue": _overdue(purchases, doc, now),
+        "waiting": doc.get("waiting"),
+        "start_attempts": doc.get("start_attempts"),
     }
 
 
@@ -216,6 +219,8 @@ def _state_line(report: dict[str, Any], now: float) -> str:
         text += f": {report['halt_reason']}"
     if state == "stopped":
         return f"{text} ({_ago(now - (updated or 0))} ago){why}"
+    if state == "starting" and report.get("waiting"):
+        text += f", waiting (attempt {report.get('start_attempts')}): {report['waiting']}"
     if started is not None:
         text += f", up {_ago(now - started)}"
     return f"{text} (pid {report.get('pid')})"

@@ -10,7 +10,7 @@ import logging
 import re
 import urllib.parse
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext, suppress
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self, TypeVar
 
@@ -192,14 +192,20 @@ class ClientCore:
     ) -> httpx.Response:
         """The answer of one call with a 2xx status; any failure raised as a snipe error."""
         chosen = endpoint.bucket if isinstance(bucket, _EndpointBucket) else bucket
-        if chosen is not None and self._limiter is not None:
-            await self._limiter.acquire(chosen, lane)
         request = self._build(endpoint, params, json_body, secrets)
         failure: APIError | None = None
-        try:
-            response = await self._send_within_deadline(request)
-        except httpx.HTTPError as exc:
-            failure = transport_error(endpoint, exc, project_ids)
+        # The limit's slot is held from sending until the answer arrived (see _limiter.py):
+        # the service counts the call at its arrival, which lies in between.
+        slot: AbstractAsyncContextManager[None] = (
+            self._limiter.hold(chosen, lane)
+            if chosen is not None and self._limiter is not None
+            else nullcontext()
+        )
+        async with slot:
+            try:
+                response = await self._send_within_deadline(request)
+            except httpx.HTTPError as exc:
+                failure = transport_error(endpoint, exc, project_ids)
         if failure is None:
             failure = http_error(endpoint, response, project_ids, self._clock.now())
         self._observe(endpoint, failure)

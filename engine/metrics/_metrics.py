@@ -274,6 +274,19 @@ class _StateCollector(Collector):
         for (endpoint, field_name), count in sorted(status.set_aside.items()):
             malformed.add_metric([endpoint, field_name], count)
         yield malformed
+        unexpected = CounterMetricFamily(
+            "snipe_unexpected_errors",
+            "Errors outside snipe's own types, by loop (each a retried step or a HALT).",
+            labels=["loop"],
+        )
+        for loop, count in sorted(status.unexpected.items()):
+            unexpected.add_metric([loop], count)
+        yield unexpected
+        yield GaugeMetricFamily(
+            "snipe_start_waiting",
+            "1 while the start-up gate waits out a transient failure.",
+            value=1 if status.waiting is not None else 0,
+        )
         notes = CounterMetricFamily(
             "snipe_notifications",
             "Notifications by channel and result (sent, failed, dropped).",

@@ -16,6 +16,7 @@ Nothing here is on the buying path: every hook only queues, and every task runs 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -83,6 +84,7 @@ class Operations:
         self.stopped_by: str | None = None
         """Why the run ended with an error, if it did (shown by ``snipe status``)."""
         self._plugin_names: list[str] = []
+        self._status_lock = anyio.Lock()
 
     def _attach(self) -> None:
         engine = self.engine
@@ -169,10 +171,16 @@ class Operations:
                 },
             },
         )
+        mark = getattr(self.engine.clock, "busy", None)  # a virtual clock waits for the thread
         try:
-            await anyio.to_thread.run_sync(write_status_file, Path(path), document)
+            # one write at a time: the periodic write and the last one share a temporary file
+            async with self._status_lock:
+                with mark() if mark is not None else contextlib.nullcontext():
+                    await anyio.to_thread.run_sync(write_status_file, Path(path), document)
         except OSError as exc:
             self.engine.status.error(f"status file {path}: {exc.strerror}")
+        except Exception as exc:  # also when stopping: never an exception group
+            self.engine.guard.failed("ops: status file", exc, may_halt=False)
 
     async def _handle(self, path: str) -> Response:
         if path == "/metrics":
@@ -183,13 +191,16 @@ class Operations:
         return Response(404, b"not found: try /metrics or /healthz\n")
 
     def health(self) -> Response:
-        """200 while the engine runs and buys; 503 when starting, HALTED or stopped."""
+        """200 while the engine runs and buys; 503 when starting (with what the start-up
+        gate waits for), HALTED (with the reason) or stopped."""
         status = self.engine.status
         if status.mode is EngineMode.RUNNING:
             return Response(200, b"ok: running\n")
         text = status.mode.value
         if status.mode is EngineMode.HALTED:
             text += f": {status.halt_reason}"
+        elif status.waiting is not None:
+            text += f": waiting (attempt {status.start_attempts}): {status.waiting}"
         return Response(503, f"unhealthy: {text}\n".encode())
 
 
@@ -225,7 +236,7 @@ async def operations(
                 tasks.append(("metrics server", partial(serve_listener, listener, ops._handle)))
                 log.info("metrics on http://%s:%d/metrics", settings.metrics_host, ops.port)
             for name, task in tasks:
-                tg.start_soon(_guarded, name, task)
+                tg.start_soon(_guarded, ops, name, task)
             await ops._write_status()  # tell `snipe status` (and the metrics port) now
             try:
                 yield ops
@@ -246,13 +257,19 @@ async def operations(
         raise error
 
 
-async def _guarded(name: str, task: Callable[[], Awaitable[None]]) -> None:
-    """Run an operations task; if it fails, say so and let the engine go on: nothing here
-    may stop buying."""
-    try:
-        await task()
-    except Exception:
-        log.exception("%s failed and has stopped; the engine goes on", name)
+async def _guarded(
+    ops: Operations, name: str, task: Callable[[], Awaitable[None]], *, most: float = 60.0
+) -> None:
+    """Run an operations task; if it fails, log it (traceback once), count it and start it
+    again after a backoff: nothing here may stop buying, and nothing here may stay dead."""
+    engine = ops.engine
+    while True:
+        try:
+            await task()
+            return
+        except Exception as exc:
+            wait = engine.guard.failed(f"ops: {name}", exc, may_halt=False)
+            await engine.clock.sleep(min(most, wait))
 
 
 async def daily_summary(engine: Engine, day_start: float) -> DailySummary:

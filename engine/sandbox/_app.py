@@ -63,10 +63,16 @@ class SandboxApp:
         if scope["type"] != "http":
             return
         request = Request.from_scope(scope, await _read_body(receive))
-        self.sandbox.advance()
         if request.path.startswith("/_sandbox/"):
+            self.sandbox.advance()
             await _send_response(send, inspect_request(self.sandbox, request))
             return
+        there, back = self.sandbox.network_delays()
+        if there > 0.0:
+            await self.sandbox.clock.sleep(there)  # it arrives (and is counted) only now
+        if back > 0.0:
+            send = _delayed(send, self.sandbox.clock.sleep, back)
+        self.sandbox.advance()
         found = ROUTES.get((request.method, request.path))
         if found is None:
             known_path = any(path == request.path for _, path in ROUTES)
@@ -157,6 +163,17 @@ class SandboxApp:
             return found.handler(sandbox, request, account)
         except BadRequest as exc:
             return json_response({"success": False, "msg": str(exc)})
+
+
+def _delayed(send: Send, sleep: Callable[[float], Awaitable[None]], seconds: float) -> Send:
+    """``send``, with the answer's first message held back ``seconds`` (the way back)."""
+
+    async def delayed_send(message: MutableMapping[str, Any]) -> None:
+        if message.get("type") == "http.response.start":
+            await sleep(seconds)
+        await send(message)
+
+    return delayed_send
 
 
 def _rate_limited(bucket: str, wait: float) -> Response:

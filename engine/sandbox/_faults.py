@@ -142,6 +142,15 @@ class Scenario(BaseModel):
     busy_probability: float = Field(default=0.0, ge=0.0, le=1.0)
     project_id_delay: float | None = Field(default=None, ge=0.0)
     history_delay: float | None = Field(default=None, ge=0.0)
+    jitter_ms: tuple[float, float] | None = Field(
+        default=None, description="network delay each way, [low, high] milliseconds"
+    )
+
+    @model_validator(mode="after")
+    def _ordered_jitter(self) -> Scenario:
+        if self.jitter_ms is not None and not 0 <= self.jitter_ms[0] <= self.jitter_ms[1]:
+            raise ValueError("jitter_ms is [low, high] with 0 <= low <= high")
+        return self
 
 
 @dataclass

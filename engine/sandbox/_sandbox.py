@@ -4,9 +4,10 @@ clock. The HTTP layer (``_app.py``) only translates requests into calls on it.""
 from __future__ import annotations
 
 import math
+import random
 import secrets
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,16 @@ class SandboxConfig:
     snapshot_build_seconds: float = 0.0
     """For this long after each 10-second rebuild, the CSV snapshot answers 503 with
     ``Retry-After: 1`` ("being built"), as the live service does; 0 turns that off."""
+    jitter: tuple[float, float] = (0.0, 0.0)
+    """Network delay of every interface request, each way, drawn uniformly from this range
+    of market seconds (seeded): the request is counted against the limits when it
+    *arrives*, after the first delay, and its answer leaves after the second. ``(0, 0)``:
+    none."""
+
+    def __post_init__(self) -> None:
+        low, high = self.jitter
+        if not (0.0 <= low <= high and math.isfinite(high)):
+            raise ValueError(f"jitter must be (low, high) with 0 <= low <= high, got {self.jitter}")
 
 
 class Sandbox:
@@ -70,12 +81,16 @@ class Sandbox:
             trading_config = _with_delays(
                 trading_config, loaded.project_id_delay, loaded.history_delay
             )
+            if loaded.jitter_ms is not None:
+                low, high = loaded.jitter_ms
+                self.config = replace(self.config, jitter=(low / 1000, high / 1000))
         start = self.clock.now()
         self.market = Market(seed=self.config.seed, start=start, config=self.config.market)
         self.trading = Trading(self.market, seed=self.config.seed, config=trading_config)
         self.limits = RateLimits(self.config.limits)
         self.faults = FaultPlan(fault_list, seed=self.config.seed)
         self.merchants = MerchantDesk(seed=self.config.seed, items=self.market.items, start=start)
+        self._jitter = random.Random(f"jitter:{self.config.seed}")
         self.requests: Counter[str] = Counter()
         self.faults_fired: list[dict[str, Any]] = []
         self.purchase_requests: list[dict[str, Any]] = []
@@ -112,6 +127,14 @@ class Sandbox:
         now = self.clock.now()
         self.trading.advance_to(now)
         return self.trading.now
+
+    def network_delays(self) -> tuple[float, float]:
+        """(to the service, back) for one request, in market seconds (see
+        :attr:`SandboxConfig.jitter`)."""
+        low, high = self.config.jitter
+        if high <= 0.0:
+            return 0.0, 0.0
+        return self._jitter.uniform(low, high), self._jitter.uniform(low, high)
 
     # -- accounts ---------------------------------------------------------------------
 

@@ -15,9 +15,13 @@ One :class:`Engine` runs these tasks in one anyio task group:
   reserved ones are followed until they complete or are refunded; the balance is refreshed.
 - **status**: a periodic status line; a kill file halts buying.
 
-Before the first purchase, :meth:`Engine.start_gate` resolves every purchase a previous run
-left unresolved and checks the trade link; if either cannot be done, the engine refuses to
-trade (:class:`TradingRefused`) and says why.
+Before the first purchase, :meth:`Engine.start_gate` checks the key and the trade link,
+waiting out transient failures; only a rejected key or an invalid link refuses to trade
+(:class:`TradingRefused`). Purchases a previous run left unresolved are resolved by the
+reconcile task beside the running engine (see ``_gate.py`` for why that is safe).
+
+Every loop survives the unexpected: an error outside snipe's own types becomes a retried
+step or a HALT (``_guard.py``), never the end of the process.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import cast
 import anyio
 
 from .._clock import Clock
-from .._errors import APIError, KeyRejected, RateLimited, SnipeError, Unavailable
+from .._errors import APIError, KeyRejected, RateLimited, Unavailable
 from .._limiter import Lane, RateLimiter
 from .._money import format_usd
 from .._plugins import PluginHost
@@ -44,6 +48,8 @@ from ..rules import Decision, EvalContext, RuleSet, evaluate
 from ..snapshot import SnapshotTracker
 from ._budget import budget_state, budget_words, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
+from ._gate import GateSettings, StartGate, TradingRefused
+from ._guard import LoopGuard
 from ._orders import OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
 from ._schedule import SearchPacer, SearchSchedule
@@ -54,11 +60,6 @@ __all__ = ["Engine", "EngineSettings", "TradingRefused"]
 _UNSET = object()
 
 log = logging.getLogger("snipe.engine")
-
-
-class TradingRefused(SnipeError):
-    """The engine will not trade: the start-up gate failed (unresolved purchases that
-    cannot be resolved, an invalid trade link, a rejected key)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,9 @@ class EngineSettings:
     """Pages of one catalogue walk before it starts again from the deepest discount."""
     kill_file: str | None = None
     """While this file exists, the engine is HALTED."""
+    gate: GateSettings = field(default_factory=GateSettings)
+    max_unexpected_in_a_row: int = 5
+    """Unexpected errors in a row in one loop before the engine HALTs (see ``_guard.py``)."""
     buyer: BuyerSettings = field(default_factory=BuyerSettings)
     reconciler: ReconcilerSettings = field(default_factory=ReconcilerSettings)
 
@@ -141,6 +145,19 @@ class Engine:
             settings=settings.reconciler,
             caps_for=lambda rule, at: caps_for_rule(ruleset, rule, at),
         )
+        self.guard = LoopGuard(
+            self.status,
+            max_in_a_row=settings.max_unexpected_in_a_row,
+            first_backoff=settings.error_backoff,
+        )
+        self.gate = StartGate(
+            client=client,
+            clock=clock,
+            status=self.status,
+            guard=self.guard,
+            trade_link_url=trade_link_url,
+            settings=settings.gate,
+        )
         self.include_hold = any("hold" in r.criteria for r in ruleset.rules)
         self.balance: int | None = None
         self._tracker = SnapshotTracker()
@@ -158,60 +175,16 @@ class Engine:
     # -- start-up gate -------------------------------------------------------------------
 
     async def start_gate(self) -> None:
-        """Resolve what a previous run left unresolved and check the account, before any
-        purchase. Raises :class:`TradingRefused` when that cannot be done."""
-        await self._resolve_leftovers()
-        try:
-            check = await self.client.check_tradelink(self._trade_link_url)
-        except KeyRejected as exc:
-            raise TradingRefused(f"the API key was rejected: {exc.message}") from None
-        except APIError as exc:
-            raise TradingRefused(
-                f"cannot check the trade link with {self._where(exc)}: {exc}"
-            ) from None
-        problem = check.problem  # success: true may still say "Inventory is private"
-        if problem is not None:
-            raise TradingRefused(
-                f"the trade link cannot be used, so every purchase would be cancelled: {problem}"
-            )
+        """Check the key and the trade link before any purchase, waiting out transient
+        failures (see ``_gate.py``). Raises :class:`TradingRefused` for a rejected key or
+        an invalid trade link. Unresolved purchases of an earlier run are not waited for:
+        the reconcile task resolves them while the engine runs."""
+        await self.gate.wait_until_open()
         await self._refresh_balance()
         if not self.settings.dry_run:
             # Fills and settling only: nothing is placed before the engine runs (HALTED
             # by a kill file already present: the open orders are withdrawn).
             await self.orders.sync(allow_new=False, withdraw=self.status.halted)
-
-    async def _resolve_leftovers(self) -> None:
-        settings = self.reconciler.settings
-        # Two absences absence_gap apart, past absent_after, settle "not bought".
-        deadline = self.clock.now() + settings.absent_after + settings.absence_gap + settings.grace
-        while True:
-            try:
-                remaining = await self.reconciler.resolve(final_probe=True)
-            except KeyRejected as exc:
-                raise TradingRefused(f"the API key was rejected: {exc.message}") from None
-            except APIError as exc:
-                unresolved = len(await self.ledger.unresolved())
-                raise TradingRefused(
-                    f"{unresolved} purchase(s) from an earlier run are unresolved and the "
-                    f"project_id check with {self._where(exc)} failed: {exc}"
-                ) from None
-            if not remaining:
-                return
-            if self.clock.now() >= deadline:
-                ids = ", ".join(p.project_id for p in remaining[:5])
-                raise TradingRefused(
-                    f"{len(remaining)} purchase(s) from an earlier run are still unresolved "
-                    f"({ids}); refusing to buy until they are"
-                )
-            log.info("waiting to resolve %d purchase(s) from an earlier run", len(remaining))
-            await self.clock.sleep(min(settings.grace, 15.0))
-
-    def _where(self, exc: APIError) -> str:
-        """The service's address, said plainly when nothing answers there."""
-        where = f"the service at {self.client.base_url}"
-        if isinstance(exc, Unavailable) and "ConnectError" in str(exc):
-            where += " (nothing is listening there: is the service, or `snipe sandbox`, up?)"
-        return where
 
     async def _refresh_balance(self) -> None:
         try:
@@ -235,6 +208,11 @@ class Engine:
         await self.start_gate()
         if self.status.mode is EngineMode.STARTING:
             self.status.mode = EngineMode.RUNNING
+            self.status.buying_since = self.clock.now()
+            log.info(
+                "buying allowed %.1f s after start",
+                self.status.buying_since - self.status.started_at,
+            )
         await self._start_orders()
         try:
             async with anyio.create_task_group() as tg:
@@ -247,6 +225,8 @@ class Engine:
                 if duration is not None:
                     await self.clock.sleep(duration)
                     tg.cancel_scope.cancel()
+        except Exception as exc:  # every loop guards its steps: this is a bug of a loop
+            self.guard.failed("engine", _unwrap(exc), halt=True)
         finally:
             if self.status.mode is not EngineMode.HALTED:
                 self.status.mode = EngineMode.STOPPED
@@ -268,6 +248,11 @@ class Engine:
                 await self.poll_snapshot()
             except APIError as exc:
                 self.status.error(f"snapshot: {exc}")
+            except Exception as exc:
+                await self.clock.sleep(self.guard.failed("snapshot", exc))
+                continue
+            else:
+                self.guard.succeeded("snapshot")
             await self.clock.sleep_until(self.next_snapshot_at or self.clock.now())
 
     @property
@@ -362,6 +347,10 @@ class Engine:
             except APIError as exc:
                 self.status.error(f"search: {exc}")
                 await self.clock.sleep(self.settings.error_backoff)
+            except Exception as exc:
+                await self.clock.sleep(self.guard.failed("search", exc))
+            else:
+                self.guard.succeeded("search")
 
     def next_search_at(self) -> float:
         """When the next search should go out: at once (as the rate limiter allows) for
@@ -400,20 +389,33 @@ class Engine:
             return []
         game = self.game_of(batch[0])
         lane = Lane.BUY if self.schedule.hot_count else Lane.BACKGROUND
+        # paced from when it was sent: waiting for the answer is not spacing (the rate
+        # limiter holds the slot until the answer has arrived, which keeps the limit exact)
+        sent_at = self.clock.now()
         answer = await self.client.search_items_by_name(
             batch, game=game, include_hold=self.include_hold, lane=lane
         )
         now = self.clock.now()
-        self.pacer.sent(now, background=lane is Lane.BACKGROUND)
+        self.pacer.sent(sent_at, background=lane is Lane.BACKGROUND)
         self.schedule.searched(batch, at=now)
         self.status.searches += 1
         listings: list[Listing] = [x for found in answer.items.values() for x in found]
         self.status.listings_seen += len(listings)
         self.references.learn_phases(listings)
         decisions, context = await self.decide(listings, now, game=game)
-        if self.status.buying_allowed:
-            await self.buyer.execute(decisions, context)
+        await self._buy(decisions, context)
         return decisions
+
+    async def _buy(self, decisions: list[Decision], context: EvalContext) -> None:
+        """Hand accepted decisions to the buyer while buying is allowed. An unexpected
+        error on the buying path HALTs: the ledger may be behind the service now, and the
+        purchase in flight stays INTENT/UNKNOWN for the reconciler, as after a crash."""
+        if not self.status.buying_allowed:
+            return
+        try:
+            await self.buyer.execute(decisions, context)
+        except Exception as exc:
+            self.guard.failed("buyer", exc, halt=True)
 
     def game_of(self, name: str) -> Game | None:
         """The game to search ``name`` in: the one every rule watching it names, if any."""
@@ -437,6 +439,7 @@ class Engine:
         a detailed search (catalogue listings carry no stickers)."""
         game_text = self._catalogue_games[self._catalogue_game]
         game = cast("Game | None", game_text or None)
+        sent_at = self.clock.now()
         page = await self.client.get_items_list(
             game=game,
             order_by="discount",
@@ -446,7 +449,7 @@ class Engine:
             include_hold=self.include_hold,
         )
         self._catalogue_page += 1
-        self.pacer.sent(self.clock.now(), background=True)
+        self.pacer.sent(sent_at, background=True)
         restart = not page.has_more or self._catalogue_page >= self.settings.catalogue_pages
         self._catalogue_cursor = None if restart else page.next_cursor
         if restart:  # next walk: the next game, from the deepest discount again
@@ -461,8 +464,7 @@ class Engine:
                 self.schedule.watch(self.schedule.watched | {listing.name})
                 self.schedule.flag(listing.name, promise=ceiling - listing.price, at=now)
         decisions, context = await self.decide(listings, now, game=game)
-        if self.status.buying_allowed:
-            await self.buyer.execute(decisions, context)
+        await self._buy(decisions, context)
         return decisions
 
     async def decide(
@@ -518,22 +520,42 @@ class Engine:
         return prices
 
     async def _reconcile_loop(self) -> None:
+        # The first pass at once: purchases an earlier run left unresolved are looked up
+        # as soon as their grace has passed, beside the buying that has already resumed.
+        first = True
         while True:
-            await self.clock.sleep(self.settings.reconcile_every)
-            if not self.settings.dry_run:
-                await self.reconciler.run_once()
-                await self._refresh_balance()
-                await self.orders.sync(
-                    allow_new=self.status.buying_allowed, withdraw=self.status.halted
-                )
+            if not first:
+                await self.clock.sleep(self.settings.reconcile_every)
+            try:
+                await self._reconcile_step(first)
+            except Exception as exc:
+                await self.clock.sleep(self.guard.failed("reconcile", exc))
+            else:
+                self.guard.succeeded("reconcile")
+            first = False
+
+    async def _reconcile_step(self, first: bool) -> None:
+        if self.settings.dry_run:
+            return
+        await self.reconciler.run_once()
+        if not first:  # the start-up gate has just done these
+            await self._refresh_balance()
+            await self.orders.sync(
+                allow_new=self.status.buying_allowed, withdraw=self.status.halted
+            )
 
     async def _status_loop(self) -> None:
         next_line = self.clock.now() + self.settings.status_every
         while True:
-            self._check_kill_file()
-            if self.clock.now() >= next_line:
-                log.info("%s", await self.status_line())
-                next_line += self.settings.status_every
+            try:
+                self._check_kill_file()
+                if self.clock.now() >= next_line:
+                    log.info("%s", await self.status_line())
+                    next_line += self.settings.status_every
+            except Exception as exc:
+                await self.clock.sleep(self.guard.failed("status", exc))
+                continue
+            self.guard.succeeded("status")
             await self.clock.sleep(1.0)
 
     def _check_kill_file(self) -> None:
@@ -573,6 +595,13 @@ class Engine:
             f" | candidates {self.status.candidates} | {states or 'no purchases'}"
             + (f" | overdue {self.reconciler.overdue}" if self.reconciler.overdue else "")
         )
+
+
+def _unwrap(exc: Exception) -> Exception:
+    """The first real error inside (nested) exception groups."""
+    while isinstance(exc, ExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _age(seconds: float) -> str:

@@ -88,6 +88,14 @@ class EngineStatus:
     of a kind, then one line at every power of ten, so a repeated error does not flood it."""
     error_texts: dict[str, str] = field(default_factory=dict)
     """The first full text of each kind of error."""
+    waiting: str | None = None
+    """While the start-up gate waits out a transient failure: what it waits for."""
+    start_attempts: int = 0
+    """Attempts of the start-up gate's account check so far."""
+    buying_since: float | None = None
+    """When the start-up gate let buying begin (engine clock)."""
+    unexpected: Counter[str] = field(default_factory=Counter)
+    """Errors outside snipe's own types, by the loop they happened in."""
 
     @property
     def halted(self) -> bool:

@@ -70,6 +70,10 @@ def status_document(
             for (endpoint, field), count in sorted(status.set_aside.items())
         ],
         "overdue": engine.reconciler.overdue,
+        "waiting": status.waiting,
+        "start_attempts": status.start_attempts,
+        "buying_since": status.buying_since,
+        "unexpected_errors": dict(status.unexpected),
         **(extra or {}),
     }
 

@@ -3,7 +3,8 @@ certainly failed with one whose outcome is unknown."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -426,6 +427,11 @@ class FakeLimiter:
 
     async def acquire(self, bucket: str, lane: Lane = Lane.BACKGROUND) -> None:
         self.acquired.append((bucket, lane))
+
+    @asynccontextmanager
+    async def hold(self, bucket: str, lane: Lane = Lane.BACKGROUND) -> AsyncIterator[None]:
+        await self.acquire(bucket, lane)
+        yield
 
     def pause(self, bucket: str, seconds: float) -> None:
         self.paused.append((bucket, seconds))

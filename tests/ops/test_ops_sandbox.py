@@ -13,7 +13,16 @@ import anyio
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from sniper.harness import Rig, pick_item, plant, purchases_of, quiet_sandbox, rig, rules_text
+from sniper.harness import (
+    TRADE_LINK,
+    Rig,
+    pick_item,
+    plant,
+    purchases_of,
+    quiet_sandbox,
+    rig,
+    rules_text,
+)
 
 from engine import RateLimited, VirtualClock
 from engine.client import MarketClient
@@ -178,6 +187,21 @@ async def test_metrics_after_a_sandbox_run(clock: VirtualClock) -> None:
     assert got[("snipe_detection_latency_seconds_count", ())] == 1
     assert ("snipe_reconcile_queue", (("kind", "unresolved"),)) in got
     assert got[("snipe_engine_mode", (("mode", "stopped"),))] == 1
+    assert got[("snipe_start_waiting", ())] == 0
+
+
+async def test_unexpected_errors_are_counted_by_loop(clock: VirtualClock) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    async with rig(clock, sandbox, rules_text(item.name)) as r:
+        r.engine.guard.failed("reconcile", RuntimeError("x"))
+        r.engine.guard.failed("reconcile", RuntimeError("x"))
+        r.engine.guard.failed("ops: status watch", KeyError("y"))
+        metrics = EngineMetrics(r.engine)
+        await metrics.refresh()
+        got = _samples(metrics.render().decode())
+    assert got[("snipe_unexpected_errors_total", (("loop", "reconcile"),))] == 2
+    assert got[("snipe_unexpected_errors_total", (("loop", "ops: status watch"),))] == 1
 
 
 async def test_429s_are_counted(clock: VirtualClock) -> None:
@@ -239,9 +263,13 @@ async def test_a_refusal_to_trade_is_told_and_left_in_the_status_file(
 ) -> None:
     sandbox = quiet_sandbox(clock)
     item = pick_item(sandbox)
-    sandbox.inject("POST /v1/check-tradelink", "system_busy", count=1)
+    # the sandbox says "Inventory is private" for partners that are 13 modulo 97
+    link = TRADE_LINK.replace("partner=123456789", f"partner={97 * 1000 + 13}")
     status_file = tmp_path / "l.sqlite.status.json"
-    async with receiver() as hook, rig(clock, sandbox, notify_rules(item.name, hook.url)) as r:
+    async with (
+        receiver() as hook,
+        rig(clock, sandbox, notify_rules(item.name, hook.url), trade_link=link) as r,
+    ):
         with pytest.raises(TradingRefused, match="trade link"):
             async with clock.autojump(), ops_for(r, status_file=status_file):
                 await r.engine.run(duration=60)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from engine.sniper._statusfile import (
 )
 
 NOW = 1_767_300_000.0
+MIDNIGHT = 1_767_312_000.0  # 2026-01-02T00:00:00Z
 
 
 @pytest.mark.parametrize(
@@ -52,14 +53,14 @@ async def _ledger_with_purchases(path: Path, now: float) -> None:
         await ledger.transition("snp-1", PurchaseState.FAILED, reason="refused: sold")
 
 
-def _status_file(ledger: Path, **changes: Any) -> None:
+def _status_file(ledger: Path, now: float, **changes: Any) -> None:
     document = {
         "format": 1,
         "pid": 4242,
         "mode": "running",
         "halt_reason": None,
-        "started_at": time.time() - 3 * 3600 - 120,
-        "updated_at": time.time(),
+        "started_at": now - 3 * 3600 - 120,
+        "updated_at": now,
         "write_every": 5.0,
         "caps": {"total": 1_000_000, "per_day": 100_000},
         "search_budget": {"used": 7, "limit": 20},
@@ -76,9 +77,10 @@ async def test_status_shows_state_uptime_spend_and_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ledger = tmp_path / "snipe.sqlite"
-    await _ledger_with_purchases(ledger, time.time())
-    _status_file(ledger)
-    assert await _main(["status", str(ledger)]) == 0
+    now = MIDNIGHT + 120  # the purchases were made a minute after midnight: today
+    await _ledger_with_purchases(ledger, now)
+    _status_file(ledger, now)
+    assert await _status(["status", str(ledger)], now) == 0
     out = capsys.readouterr().out
     assert "running, up 3h 2m (pid 4242)" in out
     assert "today $12.00 of $100.00 (12%)" in out
@@ -101,6 +103,11 @@ async def test_status_shows_state_uptime_spend_and_errors(
             5,
             "ago; refused to trade: bad link",
         ),
+        (
+            {"mode": "starting", "waiting": "no trade link check: 503", "start_attempts": 3},
+            5,
+            "starting, waiting (attempt 3): no trade link check: 503",
+        ),
     ],
 )
 async def test_status_exit_codes_follow_the_engine_state(
@@ -111,9 +118,9 @@ async def test_status_exit_codes_follow_the_engine_state(
     says: str,
 ) -> None:
     ledger = tmp_path / "snipe.sqlite"
-    await _ledger_with_purchases(ledger, time.time())
-    _status_file(ledger, **changes)
-    assert await _main(["status", str(ledger)]) == code
+    await _ledger_with_purchases(ledger, NOW)
+    _status_file(ledger, NOW, **changes)
+    assert await _status(["status", str(ledger)], NOW) == code
     assert says in capsys.readouterr().out
 
 
@@ -121,12 +128,23 @@ async def test_status_without_a_status_file_still_shows_the_ledger(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ledger = tmp_path / "snipe.sqlite"
-    await _ledger_with_purchases(ledger, time.time())
-    assert await _main(["status", str(ledger), "--json"]) == 5
+    await _ledger_with_purchases(ledger, NOW)
+    assert await _status(["status", str(ledger), "--json"], NOW) == 5
     report = json.loads(capsys.readouterr().out)
     assert report["state"] == "unknown"
     assert report["spent_today"] == 12_000
     assert report["purchases_today"] == {"BOUGHT": 1, "FAILED": 1}
+
+
+async def test_purchases_before_utc_midnight_are_not_today(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ledger = tmp_path / "snipe.sqlite"
+    await _ledger_with_purchases(ledger, MIDNIGHT + 30)  # made 30 s before midnight
+    assert await _status(["status", str(ledger), "--json"], MIDNIGHT + 30) == 5
+    report = json.loads(capsys.readouterr().out)
+    assert report["spent_today"] == 0
+    assert report["spent_total"] == 12_000
 
 
 async def test_status_of_a_missing_ledger_is_an_error(
@@ -150,6 +168,17 @@ async def test_the_status_file_round_trips_without_secrets(tmp_path: Path) -> No
     assert document["mode"] == "halted"
     assert sandbox.api_key not in path.read_text()
     assert read_status_file(tmp_path / "missing.json") is None
+
+
+async def _status(argv: list[str], now: float) -> int:
+    """``snipe status`` with its clock fixed at ``now``."""
+    import anyio
+
+    from engine.cli import build_parser
+    from engine.cli._status import run
+
+    args = build_parser().parse_args(argv)
+    return await anyio.to_thread.run_sync(partial(run, args, clock=VirtualClock(now)))
 
 
 async def _main(argv: list[str]) -> int:

@@ -15,7 +15,7 @@ import anyio
 import httpx
 import pytest
 
-from engine import ScaledClock
+from engine import ConfigError, ScaledClock
 from engine.sandbox import MarketConfig, Sandbox, SandboxConfig, serve
 
 
@@ -143,6 +143,34 @@ def test_snipe_sandbox_refuses_a_bad_speed(capsys: pytest.CaptureFixture[str]) -
 
     assert main(["sandbox", "--speed", "0"]) == 2
     assert "--speed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("jitter", ["fast", "500-100", "-5", "1-inf"])
+def test_snipe_sandbox_refuses_a_bad_jitter(
+    jitter: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli import main
+
+    assert main(["sandbox", f"--jitter-ms={jitter}"]) == 2  # bad input, as for every subcommand
+    assert "--jitter-ms" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("0-1500", (0.0, 1.5)), ("200,600", (0.2, 0.6)), ("50", (0.05, 0.05))]
+)
+def test_snipe_sandbox_reads_a_jitter_range(text: str, seconds: tuple[float, float]) -> None:
+    from engine.cli._sandbox import _jitter
+
+    assert _jitter(text) == pytest.approx(seconds)
+
+
+def test_a_scenario_may_set_the_jitter(tmp_path: Path) -> None:
+    scenario = tmp_path / "jitter.yaml"
+    scenario.write_text("jitter_ms: [100, 900]\nfaults: []\n")
+    assert Sandbox(scenario=scenario).config.jitter == pytest.approx((0.1, 0.9))
+    scenario.write_text("jitter_ms: [900, 100]\n")
+    with pytest.raises(ConfigError, match="jitter_ms"):
+        Sandbox(scenario=scenario)
 
 
 def test_snipe_sandbox_names_the_place_of_a_bad_scenario(

@@ -110,6 +110,8 @@ async def rig(
     plugins: Sequence[tuple[str, object]] = (),
     client_timeout: float = 10.0,
     transport: httpx.AsyncBaseTransport | None = None,
+    trade_link: str = TRADE_LINK,
+    api_key: str | None = None,
 ) -> AsyncIterator[Rig]:
     host = make_plugin_host(load_entry_points=False, plugins=plugins)
     ruleset = load_rules_text(rules, host=host)
@@ -126,7 +128,7 @@ async def rig(
     if ledger is None:
         ledger = await Ledger.open(MEMORY, clock=clock)
     client = MarketClient(
-        sandbox.api_key,
+        api_key or sandbox.api_key,
         base_url="http://sandbox",
         transport=transport,
         limiter=limiter,
@@ -140,8 +142,8 @@ async def rig(
         clock=clock,
         limiter=limiter,
         host=host,
-        trade_link=TradeLink.parse(TRADE_LINK),
-        trade_link_url=TRADE_LINK,
+        trade_link=TradeLink.parse(trade_link),
+        trade_link_url=trade_link,
         settings=settings or EngineSettings(),
     )
     try:

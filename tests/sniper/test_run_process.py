@@ -19,7 +19,10 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "rules.example.yaml"
 KEY = "SENTINEL-KEY-e2e-5f1c"
 SNIPE = [sys.executable, "-m", "engine"]
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"),
+    pytest.mark.slow,  # two real processes, about 8 s
+]
 
 
 def _read_until(stream: object, marker: str, lines: list[str]) -> str:
