@@ -243,6 +243,14 @@ class _StateCollector(Collector):
             ("snipe_candidates", status.candidates, "Listings a rule accepted."),
         ):
             yield CounterMetricFamily(name, text, value=value)
+        downloaded = CounterMetricFamily(
+            "snipe_snapshot_bytes",
+            "Bytes of prices snapshot downloaded (gzip, as sent), by game (all: unfiltered).",
+            labels=["game"],
+        )
+        for game, count in sorted(status.snapshot_bytes.items()):
+            downloaded.add_metric([game], count)
+        yield downloaded
         notes = CounterMetricFamily(
             "snipe_notifications",
             "Notifications by channel and result (sent, failed, dropped).",

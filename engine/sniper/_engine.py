@@ -38,10 +38,12 @@ from .._limiter import Lane, RateLimiter
 from .._money import format_usd
 from .._plugins import PluginHost
 from ..client import Game, MarketClient, TradeLink
+from ..client._params import GAMES
 from ..ledger import Ledger
 from ..models import Listing
 from ..rules import Decision, EvalContext, RuleSet, evaluate
-from ..snapshot import SnapshotTracker
+from ..snapshot import SnapshotDiff, SnapshotTracker
+from ._bandwidth import REDISCOVER_EVERY, format_bytes, rule_games
 from ._budget import budget_state
 from ._buyer import Buyer, BuyerSettings
 from ._orders import OrderManager
@@ -69,6 +71,9 @@ class EngineSettings:
     status_every: float = 60.0
     error_backoff: float = 5.0
     use_snapshot: bool = True
+    snapshot_by_game: bool = True
+    """Fetch only the games the rules watch (``game=``, one request per game); false: the
+    whole snapshot in one request (a backtest's recording is the whole market)."""
     search_reserve: int = 1
     """Search slots a background search leaves free for the search right after the next
     snapshot, so names it flags are searched at once (see :class:`SearchPacer`)."""
@@ -141,7 +146,10 @@ class Engine:
         )
         self.include_hold = any("hold" in r.criteria for r in ruleset.rules)
         self.balance: int | None = None
-        self._tracker = SnapshotTracker()
+        self._trackers: dict[str | None, SnapshotTracker] = {}
+        self._rule_games: tuple[str | None, ...] | None = rule_games(ruleset)
+        self._games_found: set[str] = set()
+        self._games_seen_at: float | None = None
         self._catalogue_games = sorted({r.game or "" for r in ruleset.rules if r.patterns})
         self._catalogue_cursor: str | None = None
         self._catalogue_page = 0
@@ -275,14 +283,53 @@ class Engine:
             self._next_snapshot_at = max(next_at, self.clock.now())
             self._search_wake.set()
 
+    def snapshot_games(self) -> tuple[str | None, ...]:
+        """The games the next snapshot poll fetches (``game=``; ``None``: unfiltered).
+        See :mod:`engine.sniper._bandwidth`."""
+        if not self.settings.snapshot_by_game:
+            return (None,)
+        if self._rule_games is not None:
+            return self._rule_games
+        now = self.clock.now()
+        if self._games_seen_at is None or now - self._games_seen_at >= REDISCOVER_EVERY:
+            return tuple(sorted(GAMES))  # look at every game, one request each
+        return tuple(sorted(self._games_found)) or tuple(sorted(GAMES))
+
     async def _poll_snapshot(self) -> None:
-        async with self.client.snapshot_csv(include_hold=self.include_hold) as stream:
-            # Parsed and compared as it streams in; only the rows that changed are parsed.
-            diff = await self._tracker.aupdate_csv(stream)
+        games = self.snapshot_games()
+        discovering = games != (None,) and self._rule_games is None and set(games) == set(GAMES)
+        found: set[str] = set()
+        for game in games:
+            tracker = self._trackers.setdefault(game, SnapshotTracker())
+            names = await self._poll_game(game, tracker)
+            if any(self.ruleset.view(n).rules for n in names) and game is not None:
+                found.add(game)
         self.status.snapshots += 1
+        if discovering:
+            self._games_found = found
+            self._games_seen_at = self.clock.now()
+            for game in set(self._trackers) - set(self.snapshot_games()):
+                del self._trackers[game]  # not fetched again before the next look
+
+    async def _poll_game(self, game: str | None, tracker: SnapshotTracker) -> Iterable[str]:
+        """Fetch and diff one game's snapshot; returns the names of a first snapshot."""
+        label = game or "all"
+        async with self.client.snapshot_csv(
+            game=cast("Game | None", game), include_hold=self.include_hold
+        ) as stream:
+            try:
+                # Parsed and compared as it streams in; only the rows that changed are parsed.
+                diff = await tracker.aupdate_csv(stream)
+            finally:
+                self.status.snapshot_bytes[label] += stream.bytes_downloaded
         if diff.first:  # the first snapshot is always parsed whole
-            self._watch(diff.snapshot.names if diff.snapshot is not None else ())
-            return
+            names = diff.snapshot.names if diff.snapshot is not None else ()
+            self._watch(names)
+            return names
+        self._flag(diff)
+        return ()
+
+    def _flag(self, diff: SnapshotDiff) -> None:
         now = self.clock.now()
         for summary in diff.names_cheapest_first():
             ceiling = self._ceiling(summary.name)
@@ -299,7 +346,7 @@ class Engine:
         return self.ruleset.view(name).base_name
 
     def _watch(self, market_names: Iterable[str]) -> None:
-        names = set(self.ruleset.watched_names)
+        names = set(self.ruleset.watched_names) | set(self.schedule.watched)
         if self.ruleset.watched_patterns:
             names.update(n for n in market_names if self.ruleset.view(n).rules)
         self.schedule.watch(names)
@@ -516,6 +563,7 @@ class Engine:
             f"{format_usd(self.ruleset.budgets.total)} | searches {used}/{limit} in window | "
             f"{len(self.schedule.watched)} names, median age {_age(median)}, oldest {_age(worst)}"
             f" | candidates {self.status.candidates} | {states or 'no purchases'}"
+            f" | snapshots {format_bytes(self.status.snapshot_bytes.total())}"
         )
 
 
