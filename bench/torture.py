@@ -83,8 +83,8 @@ faults:
 busy_probability: 0.03
 """
 
-BUDGET_TOTAL = 450 * CENTS
-BUDGET_DAY = 400 * CENTS
+BUDGET_TOTAL = 600 * CENTS
+BUDGET_DAY = 500 * CENTS
 RULE_CAPS = {"few": {"max_count": 4, "max_spend": 120 * CENTS}}
 
 
@@ -105,8 +105,8 @@ rules:
     priority: 5
   - name: deals
     match: {{patterns: ["*"], game: csgo}}
-    discount: 12
-    max_price: "25.00"
+    discount: 20
+    max_price: "15.00"
 """
 
 
@@ -119,6 +119,8 @@ class Settings:
     seed: int = 7
     speed: float = 10.0
     size: int = 1500
+    balance: str = "1000"
+    """The sandbox account's balance, dollars."""
     in_flight_share: float = 0.6
     random_kill: tuple[float, float] = (0.3, 6.0)
     """Real seconds after start for a kill at random."""
@@ -132,14 +134,18 @@ class Settings:
 
 @contextmanager
 def sandbox_process(
-    workdir: Path, settings: Settings, origin: float
+    workdir: Path, settings: Settings, origin: float, *, scenario: bool = True
 ) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    scenario = workdir / "faults.yaml"
-    scenario.write_text(SCENARIO)
+    """`snipe sandbox` on 127.0.0.1 (a free port), with the torture's faults unless
+    ``scenario`` is false; yields its address."""
     log = (workdir / "sandbox.log").open("w")
     command = [*SNIPE, "sandbox", "--port", "0", "--api-key", KEY, "--seed", str(settings.seed)]
     command += ["--speed", f"{settings.speed:g}", "--origin", repr(origin)]
-    command += ["--size", str(settings.size), "--scenario", str(scenario)]
+    command += ["--size", str(settings.size), "--balance", settings.balance]
+    if scenario:
+        path = workdir / "faults.yaml"
+        path.write_text(SCENARIO)
+        command += ["--scenario", str(path)]
     process = subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
@@ -215,7 +221,9 @@ class Series:
             rules.write_text(rules_yaml(url, self.ledger))
             self.rules = rules
             for index in range(self.settings.crashes):
-                plan = "in_flight" if self.rng.random() < self.settings.in_flight_share else "random"
+                plan = (
+                    "in_flight" if self.rng.random() < self.settings.in_flight_share else "random"
+                )
                 self._life(index, plan)
             http_json(f"{url}/_sandbox/faults", "DELETE")  # the service calms down
             final = self._final()
@@ -243,17 +251,33 @@ class Series:
         self.lives.append(life)
         return life, process
 
-    def _watch_status(self, life: Life, process: subprocess.Popen[bytes]) -> None:
+    def _watch_status(
+        self,
+        life: Life,
+        process: subprocess.Popen[bytes],
+        rows: dict[str, dict[str, Any]] | None = None,
+        known: set[str] | None = None,
+    ) -> None:
+        """Has this life been able to buy yet? Its status file says ``running``, or (the
+        file is written every 5 engine seconds) it has already written a purchase."""
         if life.running_at is not None:
             return
         document = _read_json(self.status_file)
         if document and document.get("pid") == process.pid and document.get("mode") == "running":
             life.running_at = time.time()
             life.running_market = self.market_now()
+        if rows is not None and known is not None:
+            written = [r["created_at"] for p, r in rows.items() if p not in known]
+            if written:
+                first = min(written)
+                life.running_market = min(first, life.running_market or first)
+                life.running_at = life.started + (life.running_market - life.started_market) / (
+                    self.settings.speed
+                )
 
     def _life(self, index: int, plan: str) -> None:
+        known = set(read_ledger(self.ledger))
         life, process = self._spawn(index, plan)
-        known = set(read_ledger(self.ledger)) if self.ledger.exists() else set()
         if plan == "random":
             deadline = time.time() + self.rng.uniform(*self.settings.random_kill)
             target = None
@@ -262,12 +286,11 @@ class Series:
             target = "wait"
         delay = self.rng.uniform(0.0, 0.2)
         while process.poll() is None and time.time() < deadline:
-            self._watch_status(life, process)
-            if target is not None and self.ledger.exists():
+            rows = read_ledger(self.ledger)
+            self._watch_status(life, process, rows, known)
+            if target is not None:
                 fresh = [
-                    p
-                    for p, row in read_ledger(self.ledger).items()
-                    if p not in known and row["state"] == "INTENT"
+                    p for p, row in rows.items() if p not in known and row["state"] == "INTENT"
                 ]
                 if fresh:
                     time.sleep(delay)  # somewhere in the request's flight
@@ -282,7 +305,7 @@ class Series:
                 if row is not None and row["state"] == "INTENT":
                     life.killed_in_flight = str(target)
         life.exit_code = process.wait()
-        self._watch_status(life, process)
+        self._watch_status(life, process, read_ledger(self.ledger), known)
         if life.exit_code not in (0, -signal.SIGKILL):
             life.why = last_error(self.log_path)
         if not self.settings.quiet:
@@ -293,11 +316,12 @@ class Series:
         exits by itself (3: refused, 4: HALTED) is restarted, as in the series."""
         deadline = time.time() + self.settings.final_timeout
         while True:
+            known = set(read_ledger(self.ledger))
             life, process = self._spawn(len(self.lives), "final")
             settled_since: float | None = None
             while process.poll() is None and time.time() < deadline:
-                self._watch_status(life, process)
                 rows = read_ledger(self.ledger)
+                self._watch_status(life, process, rows, known)
                 open_rows = [r for r in rows.values() if r["state"] in ("INTENT", "UNKNOWN")]
                 if life.running_at is not None and not open_rows:
                     settled_since = settled_since or time.time()
@@ -379,7 +403,18 @@ SPENT = {"BOUGHT", "RESERVED", "COMPLETED"}
 UNRESOLVED = {"INTENT", "UNKNOWN"}
 
 
-def check_ledger(truth: dict[str, Any], ledger: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+@dataclass(frozen=True)
+class Caps:
+    """The caps of the rules file, as the comparison checks them (USD x 1000)."""
+
+    total: int = BUDGET_TOTAL
+    per_day: int = BUDGET_DAY
+    rules: dict[str, dict[str, int]] = field(default_factory=lambda: dict(RULE_CAPS))
+
+
+def check_ledger(
+    truth: dict[str, Any], ledger: dict[str, dict[str, Any]], caps: Caps | None = None
+) -> dict[str, list[str]]:
     """Each invariant's failures (an empty list: it holds), with the evidence."""
     account = truth["default_account"]
     bought = [
@@ -422,7 +457,7 @@ def check_ledger(truth: dict[str, Any], ledger: dict[str, dict[str, Any]]) -> di
         if row["state"] in SPENT | {"REFUNDED"} and pid not in by_pid:
             missing.append(f"{pid} is {row['state']} in the ledger, never charged by the service")
 
-    failures["no cap exceeded at any moment"] = cap_breaches(truth, bought, ledger)
+    failures["no cap exceeded at any moment"] = cap_breaches(truth, bought, ledger, caps or Caps())
     failures["nothing unresolved at the end"] = [
         f"{pid} {row['state']} ({row['name']})"
         for pid, row in ledger.items()
@@ -432,7 +467,10 @@ def check_ledger(truth: dict[str, Any], ledger: dict[str, dict[str, Any]]) -> di
 
 
 def cap_breaches(
-    truth: dict[str, Any], bought: list[dict[str, Any]], ledger: dict[str, dict[str, Any]]
+    truth: dict[str, Any],
+    bought: list[dict[str, Any]],
+    ledger: dict[str, dict[str, Any]],
+    limits: Caps,
 ) -> list[str]:
     """Replay the service's charges and refunds in time order against every cap."""
     by_trade = {p["trade_id"]: p for p in bought}
@@ -454,11 +492,11 @@ def cap_breaches(
         rule_spend[rule] += sign * p["price"]
         if sign > 0:
             rule_count[rule] += 1  # a count cap counts every purchase that went through
-        if total > BUDGET_TOTAL:
-            breaches.append(f"at {at:.0f}: total {total} > cap {BUDGET_TOTAL}")
-        if per_day[day] > BUDGET_DAY:
-            breaches.append(f"at {at:.0f}: day {per_day[day]} > cap {BUDGET_DAY}")
-        caps = RULE_CAPS.get(rule, {})
+        if total > limits.total:
+            breaches.append(f"at {at:.0f}: total {total} > cap {limits.total}")
+        if per_day[day] > limits.per_day:
+            breaches.append(f"at {at:.0f}: day {per_day[day]} > cap {limits.per_day}")
+        caps = limits.rules.get(rule, {})
         if "max_spend" in caps and rule_spend[rule] > caps["max_spend"]:
             breaches.append(f"at {at:.0f}: rule {rule} spent {rule_spend[rule]}")
         if "max_count" in caps and rule_count[rule] > caps["max_count"]:
