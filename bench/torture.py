@@ -83,8 +83,8 @@ faults:
 busy_probability: 0.03
 """
 
-BUDGET_TOTAL = 600 * CENTS
-BUDGET_DAY = 500 * CENTS
+BUDGET_TOTAL = 200 * CENTS
+BUDGET_DAY = 160 * CENTS
 RULE_CAPS = {"few": {"max_count": 4, "max_spend": 120 * CENTS}}
 
 
@@ -171,6 +171,8 @@ def sandbox_process(
         if process.poll() is None:
             process.kill()
             process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
         log.close()
 
 
@@ -220,16 +222,21 @@ class Series:
             rules = self.workdir / "rules.yaml"
             rules.write_text(rules_yaml(url, self.ledger))
             self.rules = rules
-            for index in range(self.settings.crashes):
-                plan = (
-                    "in_flight" if self.rng.random() < self.settings.in_flight_share else "random"
-                )
-                self._life(index, plan)
+            # Lives that exit by themselves (3, 4) are not crashes: go on until enough
+            # SIGKILLs landed (with a bound, should every life refuse).
+            index = 0
+            while self._kills() < self.settings.crashes and index < 3 * self.settings.crashes:
+                draw = self.rng.random()
+                self._life(index, "in_flight" if draw < self.settings.in_flight_share else "random")
+                index += 1
             http_json(f"{url}/_sandbox/faults", "DELETE")  # the service calms down
             final = self._final()
             truth = http_json(f"{url}/_sandbox/ground-truth")
         purchases = read_ledger(self.ledger)
         return report(self, truth, purchases, final)
+
+    def _kills(self) -> int:
+        return sum(1 for life in self.lives if life.killed_at is not None)
 
     # -- one life ----------------------------------------------------------------------
 
@@ -241,13 +248,10 @@ class Series:
         with self.log_path.open("a") as log:
             log.write(f"\n===== life {index} ({plan}) =====\n")
         life = Life(index, self.backend, time.time(), self.market_now(), plan)
-        process = subprocess.Popen(
-            command,
-            stdout=subprocess.DEVNULL,
-            stderr=self.log_path.open("ab"),
-            env=env,
-            cwd=ROOT,
-        )
+        with self.log_path.open("ab") as log:  # the child keeps its own descriptor
+            process = subprocess.Popen(
+                command, stdout=subprocess.DEVNULL, stderr=log, env=env, cwd=ROOT
+            )
         self.lives.append(life)
         return life, process
 
@@ -296,7 +300,7 @@ class Series:
                     time.sleep(delay)  # somewhere in the request's flight
                     target = fresh[0]
                     break
-            time.sleep(0.005)
+            time.sleep(0.01)
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
             life.killed_at = time.time()
