@@ -70,9 +70,7 @@ def run(args: argparse.Namespace) -> int:
         balance=balance,
         limits=LimitConfig(search=None) if args.partner else LimitConfig(),
     )
-    clock = ScaledClock.from_origin(
-        time.time() if args.origin is None else args.origin, args.speed
-    )
+    clock = ScaledClock.from_origin(time.time() if args.origin is None else args.origin, args.speed)
     sandbox = Sandbox(config, clock=clock, scenario=args.scenario)
 
     def announce(url: str) -> None:

@@ -298,7 +298,9 @@ class Engine:
     async def _poll_snapshot(self) -> None:
         games = self.snapshot_games()
         discovering = games != (None,) and self._rule_games is None and set(games) == set(GAMES)
-        found: set[str] = set()
+        # A game kept since the last look has a tracker (no first snapshot to read names
+        # from): it stays; the others are looked at afresh.
+        found = {g for g in self._games_found if g in self._trackers}
         for game in games:
             tracker = self._trackers.setdefault(game, SnapshotTracker())
             names = await self._poll_game(game, tracker)

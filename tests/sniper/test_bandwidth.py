@@ -95,6 +95,10 @@ async def test_without_a_game_in_the_rules_the_games_are_learned_then_looked_at_
         clock.advance(REDISCOVER_EVERY)
         await r.engine.poll_snapshot()
         assert len(recording.snapshots) == 7 + 4  # every game again, once an hour
+        clock.advance(10.0)
+        await r.engine.poll_snapshot()
+        assert recording.snapshots[-1][0] == "csgo"  # and still the game it watches
+        assert len(recording.snapshots) == 12
 
 
 async def test_a_backtest_engine_fetches_the_whole_snapshot_in_one_request(
@@ -166,3 +170,21 @@ def test_snipe_check_prints_the_daily_estimate_and_its_assumption(
     assert "~129.6 GB/day of snapshots (csgo, every 30 s" in out
     assert "assumed sizes per game" in out
     assert "delays detection ~15 s on average" in out
+
+
+def test_snipe_status_shows_the_snapshot_bytes_of_the_run() -> None:
+    from engine.cli._status import render
+
+    report = {
+        "state": "running",
+        "spent_today": 0,
+        "spent_total": 0,
+        "in_flight": 0,
+        "refunded": 0,
+        "purchases_today": {},
+        "purchases_total": 0,
+        "errors": [],
+        "snapshot_bytes": {"csgo": 45_000_000, "rust": 5_000_000},
+    }
+    text = render("ledger.sqlite", report, now=0.0)
+    assert "snapshots   50.0 MB this run (csgo 45.0 MB, rust 5.0 MB)" in text
