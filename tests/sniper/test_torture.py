@@ -23,7 +23,8 @@ _BENCH = Path(__file__).resolve().parents[2] / "bench" / "torture.py"
 
 def _torture_module() -> Any:
     spec = importlib.util.spec_from_file_location("snipe_bench_torture", _BENCH)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up by name
     spec.loader.exec_module(module)
