@@ -36,7 +36,30 @@ Run: ``python bench/torture.py [--crashes 30] [--seed 7] [--speed 10] [--backend
 asyncio,trio]`` (about 10 to 30 minutes); ``tests/sniper/test_torture.py`` runs a short
 version.
 
-Last run (this branch, i13-torture; see the README for the figures): filled in below.
+Last run (2026-11-23, branch i13-torture, before the start-up gate fix of issue 13 point 1;
+``--crashes 30 --speed 10 --seed 7``, 2 shared cores under load, 352 s of wall time):
+
+==========================================  ===================  ===================
+                                             asyncio              trio
+==========================================  ===================  ===================
+SIGKILLs (in flight: INTENT in the ledger)   30 (12)              30 (14)
+lives / reached running                      33 / 23              35 / 24
+exit statuses                                -9 x30, 3 x2, 0 x1   -9 x30, 3 x4, 0 x1
+unable to buy, market s p50 / p95 / max      24.3 / 312.1 / 312.2 30.7 / 44.6 / 49.9
+unable to buy, real s p50 / p95 / max        2.4 / 31.2 / 31.2    3.1 / 4.5 / 5.0
+purchases charged (USD)                      32 ($130.43)         35 ($139.29)
+search 429s                                  8                    2
+market time (s)                              1781                 1724
+==========================================  ===================  ===================
+
+Held on both: no item committed twice; every charged purchase in the ledger with its
+charged price; no cap exceeded at any moment; nothing unresolved at the end; final exit 0.
+Failed on both: **never stops for good**: 2 (asyncio) and 4 (trio) lives exited 3 after one
+transient answer at start-up (``check-many-project-id: HTTP 503`` or ``System busy`` with
+a purchase left unresolved, ``check-tradelink: HTTP 503``). Failed on asyncio: **p95 under
+90 s**: two restarts after a crash that left an INTENT waited 312 market s in the gate
+("waiting to resolve 1 purchase(s) from an earlier run", absent_after + grace). Both are
+issue 13 point 1 (branch i13-uptime).
 """
 
 from __future__ import annotations

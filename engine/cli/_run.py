@@ -8,6 +8,7 @@ file or argument that cannot be used, 3 when the engine refuses to trade (start-
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import math
@@ -172,6 +173,9 @@ def setup_logging(level: str, fmt: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.log_level, args.log_format)
+    if args.backend == "trio" and importlib.util.find_spec("trio") is None:
+        print("snipe run: --backend trio: trio is not installed", file=sys.stderr)
+        return EXIT_CONFIG
     host = make_plugin_host()
     try:
         ruleset = load_rules(args.rules, host=host)

@@ -2,8 +2,9 @@
 
 One :class:`Engine` runs these tasks in one anyio task group:
 
-- **snapshot**: every ``snapshot_every`` seconds the whole-market prices snapshot (free of
-  the search limit) is streamed and diffed against the previous one; watched names with a
+- **snapshot**: every ``snapshot_every`` seconds the prices snapshot (free of the search
+  limit) of each game the rules watch (:meth:`Engine.snapshot_games`, bytes counted) is
+  streamed and diffed against the previous one; watched names with a
   new listing or a price drop that a rule could afford are flagged for an early search. The
   first snapshot also resolves the rules' name patterns into watched names.
 - **search**: v2 search-by-name in batches of up to 50 names (flagged names first, then the
