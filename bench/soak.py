@@ -142,6 +142,10 @@ async def soak(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         stalls = Stalls()
         quarters: list[tuple[str, int]] = []
         timeline: list[str] = []
+        # same-run baseline: the loop's lateness on this machine with no engine running
+        baseline = Stalls()
+        with anyio.move_on_after(args.baseline):
+            await baseline.run()
         async with open_engine(
             ruleset,
             api_key=torture.KEY,
@@ -193,6 +197,12 @@ async def soak(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     ledger_bytes = _ledger_bytes(workdir)
     base = quarters[0][1] if quarters else 1
     requests = truth["requests"]
+    search_429 = requests.get("GET /v2/search-items-by-name 429", 0)
+    injected = sum(
+        1
+        for f in truth["faults_fired"]
+        if f["kind"] == "rate_limit" and f["endpoint"].endswith("/v2/search-items-by-name")
+    )
     return {
         "market_hours": round((duration + args.settle) / 3600, 2),
         "speed": args.speed,
@@ -202,14 +212,17 @@ async def soak(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         "rss_max_vs_q1": round(max(r for _, r in quarters) / base, 3) if quarters else None,
         "ledger_bytes": ledger_bytes,
         "status_file_bytes": status_file.stat().st_size if status_file.exists() else None,
-        "loop_stalls_over_100ms": stalls.count,
-        "loop_worst_lateness_ms": round(stalls.worst * 1000, 1),
-        "loop_samples": stalls.samples,
+        "loop_stalls_over_100ms": f"{stalls.count} of {stalls.samples} wakes "
+        f"({_per_mille(stalls)} per mille; idle baseline {baseline.count} of "
+        f"{baseline.samples}, {_per_mille(baseline)} per mille)",
+        "loop_worst_lateness_ms": f"{stalls.worst * 1000:.0f} (idle baseline "
+        f"{baseline.worst * 1000:.0f})",
         "searches": status.searches,
         "search_budget_used": round(status.searches / (used_limit * market_minutes), 3)
         if used_limit
         else None,
-        "search_429": requests.get("GET /v2/search-items-by-name 429", 0),
+        "search_429": f"{search_429} ({injected} injected by rate_limit faults, "
+        f"{search_429 - injected} self-caused)",
         "snapshots": status.snapshots,
         "snapshot_bytes": format_bytes(status.snapshot_bytes.total()),
         "mode_at_end": status.mode.value,
@@ -223,6 +236,10 @@ async def soak(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         "failures": failures,
         "workdir": str(workdir),
     }
+
+
+def _per_mille(stalls: Stalls) -> str:
+    return f"{1000 * stalls.count / max(1, stalls.samples):.1f}"
 
 
 def _ledger_bytes(workdir: Path) -> int:
@@ -250,6 +267,9 @@ def main() -> int:
     parser.add_argument("--settle", type=float, default=900.0, help="market s to settle (900)")
     parser.add_argument("--size", type=int, default=1500, help="listings on the market (1500)")
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument(
+        "--baseline", type=float, default=10.0, help="real s of idle loop measured first (10)"
+    )
     parser.add_argument("--backend", choices=["asyncio", "trio"], default="asyncio")
     parser.add_argument("--workdir", type=Path)
     args = parser.parse_args()
