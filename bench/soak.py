@@ -138,7 +138,6 @@ async def soak(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         host = make_plugin_host()
         ruleset = load_rules(str(rules_path), host=host)
         clock = ScaledClock.from_origin(origin, args.speed)
-        start = clock.now()
         stalls = Stalls()
         quarters: list[tuple[str, int]] = []
         timeline: list[str] = []
@@ -146,6 +145,7 @@ async def soak(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         baseline = Stalls()
         with anyio.move_on_after(args.baseline):
             await baseline.run()
+        start = clock.now()  # market time is measured from the engine's start
         async with open_engine(
             ruleset,
             api_key=torture.KEY,
