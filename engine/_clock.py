@@ -76,6 +76,13 @@ class ScaledClock:
         self._start = start
         self._mono0 = time.monotonic()
 
+    @classmethod
+    def from_origin(cls, origin: float, speed: float) -> ScaledClock:
+        """The clock that equals real time at the epoch instant ``origin`` and runs
+        ``speed`` times faster since: two processes given the same ``origin`` and ``speed``
+        (``snipe sandbox --origin`` and ``snipe run --origin``) share one market time."""
+        return cls(start=origin + (time.time() - origin) * speed, speed=speed)
+
     def now(self) -> float:
         return self._start + (time.monotonic() - self._mono0) * self.speed
 

@@ -122,6 +122,7 @@ async def run_backtest(
     entropy = random.Random(options.seed)
     settings = EngineSettings(
         snapshot_every=options.snapshot_every,
+        snapshot_by_game=False,  # the recording is the whole market, whatever the game
         reconcile_every=options.reconcile_every,
         buyer=BuyerSettings(project_id_entropy=lambda: entropy.randbytes(10)),
     )

@@ -17,6 +17,7 @@ from rich.table import Table
 from .._money import format_usd
 from ..notify import describe_channels
 from ..rules import RuleSet, check_rules_file, explain
+from ..sniper._bandwidth import daily_estimate
 from ._prices import reference_lines
 
 __all__ = ["register"]
@@ -105,6 +106,7 @@ def _summary(console: Console, ruleset: RuleSet) -> None:
     console.print(
         f"  budgets     {format_usd(budgets.per_day)} per day, {format_usd(budgets.total)} in total"
     )
+    console.print(f"  bandwidth   {escape(daily_estimate(ruleset).describe())}")
     for channel in describe_channels(ruleset.notify):
         console.print(f"  notify      {escape(channel)}")
     table = Table(title=None, show_lines=False, pad_edge=False)

@@ -15,15 +15,18 @@ Exit status (``docs/snipe.service`` restarts exactly those a restart can fix):
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
+import math
 import signal
 import sys
+import time
 from typing import Any
 
 import anyio
 
-from .._clock import SystemClock
+from .._clock import Clock, ScaledClock, SystemClock
 from .._errors import ConfigError, InvalidRequest
 from .._money import format_usd
 from .._plugins import make_plugin_host
@@ -79,8 +82,50 @@ def register(subparsers: Any) -> None:
         default="127.0.0.1",
         help="the address the metrics server binds (default 127.0.0.1)",
     )
+    testing = parser.add_argument_group(
+        "against a sped-up sandbox (tests and benchmarks; never against the real service)"
+    )
+    testing.add_argument(
+        "--speed",
+        metavar="FACTOR",
+        type=_positive_factor,
+        default=1.0,
+        help="run the engine's clock FACTOR times faster than real time, to share the "
+        "market time of `snipe sandbox --speed FACTOR --origin EPOCH` (1)",
+    )
+    testing.add_argument(
+        "--origin",
+        metavar="EPOCH",
+        type=float,
+        help="the real epoch second at which the sped-up clock equals real time (the "
+        "sandbox's --origin; default: now)",
+    )
+    testing.add_argument(
+        "--backend",
+        choices=["asyncio", "trio"],
+        default="asyncio",
+        help="the async library the process runs on (asyncio)",
+    )
     add_logging_arguments(parser)
     parser.set_defaults(handler=run)
+
+
+def _positive_factor(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def engine_clock(speed: float, origin: float | None) -> Clock:
+    """Real time, or (``speed`` other than 1, or an ``origin``) the sped-up market time a
+    sandbox started with the same ``--speed`` and ``--origin`` keeps."""
+    if speed == 1.0 and origin is None:
+        return SystemClock()
+    return ScaledClock.from_origin(time.time() if origin is None else origin, speed)
 
 
 def _port(text: str) -> int:
@@ -133,6 +178,9 @@ def setup_logging(level: str, fmt: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.log_level, args.log_format)
+    if args.backend == "trio" and importlib.util.find_spec("trio") is None:
+        print("snipe run: --backend trio: trio is not installed", file=sys.stderr)
+        return EXIT_CONFIG
     host = make_plugin_host()
     try:
         ruleset = load_rules(args.rules, host=host)
@@ -140,7 +188,11 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"snipe run: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    settings = EngineSettings(dry_run=args.dry_run, kill_file=args.kill_file)
+    settings = EngineSettings(
+        dry_run=args.dry_run,
+        kill_file=args.kill_file,
+        snapshot_every=float(ruleset.account.snapshot_every),
+    )
     print(banner(ruleset, args), file=sys.stderr, flush=True)
     options = SessionOptions(base_url=args.base_url, ledger=args.ledger)
     ledger_path = None if args.dry_run else (args.ledger or ruleset.account.ledger)
@@ -151,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
     async def main() -> int:
-        clock = SystemClock()
+        clock = engine_clock(args.speed, args.origin)
         async with open_engine(
             ruleset,
             api_key=key.get_secret_value(),
@@ -166,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_HALTED if engine.status.mode is EngineMode.HALTED else EXIT_OK
 
     try:
-        return anyio.run(main)
+        return anyio.run(main, backend=args.backend)
     except TradingRefused as exc:
         print(f"snipe run: refusing to trade: {exc}", file=sys.stderr)
         return EXIT_REFUSED

@@ -33,6 +33,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--speed", type=float, default=1.0, help="market seconds per real second (1.0)"
     )
+    parser.add_argument(
+        "--origin",
+        metavar="EPOCH",
+        type=float,
+        help="the real epoch second at which market time equals real time (default: now); "
+        "give `snipe run` the same --speed and --origin to share the market's clock",
+    )
     parser.add_argument("--scenario", help="YAML/JSON file of faults to inject")
     parser.add_argument("--api-key", help="key of the funded default account (random)")
     parser.add_argument("--balance", default="1000", help="its balance in dollars (1000)")
@@ -71,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         balance=balance,
         limits=LimitConfig(search=None) if args.partner else LimitConfig(),
     )
-    clock = ScaledClock(start=time.time(), speed=args.speed)
+    clock = ScaledClock.from_origin(time.time() if args.origin is None else args.origin, args.speed)
     sandbox = Sandbox(config, clock=clock, scenario=args.scenario)
 
     def announce(url: str) -> None:

@@ -22,6 +22,7 @@ from .._clock import Clock, SystemClock
 from .._errors import ConfigError, LedgerError
 from .._money import format_usd
 from ..ledger import BuyOrderRecord, Ledger, Purchase, is_overdue, summarize, utc_day_start
+from ..sniper._bandwidth import format_bytes
 from ..sniper._statusfile import read_status_file, status_path_for
 
 __all__ = ["register"]
@@ -122,6 +123,7 @@ def build_report(
         "purchases_total": len(purchases),
         "search_budget": doc.get("search_budget"),
         "rate_limited": doc.get("rate_limited"),
+        "snapshot_bytes": doc.get("snapshot_bytes"),
         "notifications": doc.get("notifications"),
         "metrics_port": doc.get("metrics_port"),
         "errors": list(doc.get("errors") or [])[-5:],
@@ -176,6 +178,10 @@ def render(ledger: str, report: dict[str, Any], now: float) -> str:
             f"searches    {budget.get('used')}/{limit if limit is not None else '∞'} in the "
             f"window | 429s {report.get('rate_limited') or 0}"
         )
+    downloaded = report.get("snapshot_bytes")
+    if downloaded:
+        parts = ", ".join(f"{g} {format_bytes(n)}" for g, n in sorted(downloaded.items()))
+        lines.append(f"snapshots   {format_bytes(sum(downloaded.values()))} this run ({parts})")
     for name, stats in sorted((report.get("notifications") or {}).items()):
         lines.append(
             f"notify      {name}: sent {stats.get('sent')}, failed {stats.get('failed')}, "

@@ -327,6 +327,12 @@ class SnapshotStream:
     def __aiter__(self) -> AsyncIterator[bytes]:
         return self._chunks()
 
+    @property
+    def bytes_downloaded(self) -> int:
+        """Bytes of the body received so far, as they came over the wire (before any
+        HTTP content decoding)."""
+        return self._response.num_bytes_downloaded
+
     async def _chunks(self) -> AsyncIterator[bytes]:
         iterator = self._response.aiter_bytes()
         while True:

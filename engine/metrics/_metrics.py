@@ -287,6 +287,14 @@ class _StateCollector(Collector):
             "1 while the start-up gate waits out a transient failure.",
             value=1 if status.waiting is not None else 0,
         )
+        downloaded = CounterMetricFamily(
+            "snipe_snapshot_bytes",
+            "Bytes of prices snapshot downloaded (gzip, as sent), by game (all: unfiltered).",
+            labels=["game"],
+        )
+        for game, count in sorted(status.snapshot_bytes.items()):
+            downloaded.add_metric([game], count)
+        yield downloaded
         notes = CounterMetricFamily(
             "snipe_notifications",
             "Notifications by channel and result (sent, failed, dropped).",

@@ -17,7 +17,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import httpx
@@ -33,7 +33,14 @@ from ._store import PriceList, PriceStore, store_path_for
 
 if TYPE_CHECKING:
     from ..client import MarketClient
-    from ..snapshot import SnapshotDiff, SnapshotTracker
+    from ..snapshot import SnapshotDiff
+
+
+class PriceLookup(Protocol):
+    """What answers the market's prices now (:meth:`SnapshotTracker.current_prices`)."""
+
+    def current_prices(self, ids: Iterable[int | str]) -> list[int]: ...
+
 
 __all__ = ["ReferenceHub", "SourceReading"]
 
@@ -138,9 +145,10 @@ class ReferenceHub:
 
     # -- learning ---------------------------------------------------------------------------
 
-    def observe_diff(self, diff: SnapshotDiff, tracker: SnapshotTracker, now: float) -> None:
+    def observe_diff(self, diff: SnapshotDiff, tracker: PriceLookup, now: float) -> None:
         """Feed one snapshot diff (new listings and drops wait for their hold), and count
-        the waiting events that have held by ``now``."""
+        the waiting events that have held by ``now`` (``tracker`` answers the market's
+        prices now: a :class:`~engine.snapshot.SnapshotTracker`, or several games' at once)."""
         if not diff.first and len(diff):
             ids, prices, names = diff.columns()
             self.book.observe(ids, prices, names, now)

@@ -31,7 +31,7 @@ from pydantic import (
 
 from .._errors import ConfigError, InvalidRequest
 from ._contract import Criterion, Problem
-from ._values import USD
+from ._values import USD, Duration
 from ._yaml import Document
 
 __all__ = [
@@ -75,6 +75,9 @@ class Account(StrictModel):
     trade_link: str | None = None
     ledger: str = "snipe-ledger.sqlite"
     rate_limits: RateLimits = RateLimits()
+    snapshot_every: Duration = Field(10, ge=10, le=86_400)
+    """Seconds between prices-snapshot polls (the service rebuilds it every 10 s). Longer
+    saves bandwidth and delays detection by about half the added period on average."""
 
     @field_validator("base_url")
     @classmethod

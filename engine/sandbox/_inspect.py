@@ -3,6 +3,7 @@
 ``GET /_sandbox/ground-truth``  every purchase, charge, refund, balance and request count
 ``GET /_sandbox/health``        market time and size
 ``POST /_sandbox/faults``       arm a fault (body: the fields of a scenario file's fault)
+``DELETE /_sandbox/faults``     disarm every fault (scenario and armed ones)
 """
 
 from __future__ import annotations
@@ -38,4 +39,8 @@ def inspect_request(sandbox: Sandbox, request: Request) -> Response:
             return json_response({"success": False, "msg": f"{where}: {first['msg']}"}, 400)
         sandbox.faults.add(fault)
         return json_response({"success": True, "armed": fault.model_dump(exclude_none=True)})
+    if request.endpoint == "DELETE /_sandbox/faults":
+        disarmed = len(sandbox.faults)
+        sandbox.faults.clear()
+        return json_response({"success": True, "disarmed": disarmed})
     return json_response({"success": False, "msg": "Not found"}, 404)

@@ -2,8 +2,9 @@
 
 One :class:`Engine` runs these tasks in one anyio task group:
 
-- **snapshot**: every ``snapshot_every`` seconds the whole-market prices snapshot (free of
-  the search limit) is streamed and diffed against the previous one; watched names with a
+- **snapshot**: every ``snapshot_every`` seconds the prices snapshot (free of the search
+  limit) of each game the rules watch (:meth:`Engine.snapshot_games`, bytes counted) is
+  streamed and diffed against the previous one; watched names with a
   new listing or a price drop that a rule could afford are flagged for an early search. The
   first snapshot also resolves the rules' name patterns into watched names.
 - **search**: v2 search-by-name in batches of up to 50 names (flagged names first, then the
@@ -41,11 +42,13 @@ from .._limiter import Lane, RateLimiter
 from .._money import format_usd
 from .._plugins import PluginHost
 from ..client import Game, MarketClient, TradeLink
+from ..client._params import GAMES
 from ..ledger import Ledger
 from ..models import Listing
 from ..reference import ReferenceHub
 from ..rules import Decision, EvalContext, RuleSet, evaluate
-from ..snapshot import SnapshotTracker
+from ..snapshot import NameSummary, SnapshotTracker
+from ._bandwidth import REDISCOVER_EVERY, format_bytes, rule_games
 from ._budget import budget_state, budget_words, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
 from ._gate import GateSettings, StartGate, TradingRefused
@@ -70,6 +73,9 @@ class EngineSettings:
     status_every: float = 60.0
     error_backoff: float = 5.0
     use_snapshot: bool = True
+    snapshot_by_game: bool = True
+    """Fetch only the games the rules watch (``game=``, one request per game); false: the
+    whole snapshot in one request (a backtest's recording is the whole market)."""
     search_reserve: int = 1
     """Search slots a background search leaves free for the search right after the next
     snapshot, so names it flags are searched at once (see :class:`SearchPacer`)."""
@@ -160,7 +166,10 @@ class Engine:
         )
         self.include_hold = any("hold" in r.criteria for r in ruleset.rules)
         self.balance: int | None = None
-        self._tracker = SnapshotTracker()
+        self._trackers: dict[str | None, SnapshotTracker] = {}
+        self._rule_games: tuple[str | None, ...] | None = rule_games(ruleset)
+        self._games_found: set[str] = set()
+        self._games_seen_at: float | None = None
         self._catalogue_games = sorted({r.game or "" for r in ruleset.rules if r.patterns})
         self._catalogue_cursor: str | None = None
         self._catalogue_page = 0
@@ -291,17 +300,85 @@ class Engine:
             self._next_snapshot_at = max(next_at, self.clock.now())
             self._search_wake.set()
 
-    async def _poll_snapshot(self) -> None:
-        async with self.client.snapshot_csv(include_hold=self.include_hold) as stream:
-            # Parsed and compared as it streams in; only the rows that changed are parsed.
-            diff = await self._tracker.aupdate_csv(stream)
-        self.status.snapshots += 1
-        self.references.observe_diff(diff, self._tracker, self.clock.now())
-        if diff.first:  # the first snapshot is always parsed whole
-            self._watch(diff.snapshot.names if diff.snapshot is not None else ())
-            return
+    def snapshot_games(self) -> tuple[str | None, ...]:
+        """The games the next snapshot poll fetches (``game=``; ``None``: unfiltered).
+        See :mod:`engine.sniper._bandwidth`."""
+        if not self.settings.snapshot_by_game:
+            return (None,)
+        if self._rule_games is not None:
+            return self._rule_games
         now = self.clock.now()
-        for summary in diff.names_cheapest_first():
+        if self._games_seen_at is None or now - self._games_seen_at >= REDISCOVER_EVERY:
+            return tuple(sorted(GAMES))  # look at every game, one request each
+        return tuple(sorted(self._games_found)) or tuple(sorted(GAMES))
+
+    async def _poll_snapshot(self) -> None:
+        games = self.snapshot_games()
+        discovering = games != (None,) and self._rule_games is None and set(games) == set(GAMES)
+        # A game kept since the last look has a tracker (no first snapshot to read names
+        # from): it stays; the others are looked at afresh.
+        found = {g for g in self._games_found if g in self._trackers}
+        try:
+            for game in games:
+                tracker = self._trackers.setdefault(game, SnapshotTracker())
+                names = await self._poll_game(game, tracker, names_of_changes=discovering)
+                if any(self.ruleset.view(n).rules for n in names) and game is not None:
+                    found.add(game)
+        except BaseException:
+            if discovering:
+                # A look cut short (a 503, a timeout, cancelled) must not keep the trackers
+                # it made: their first snapshot, the only one that names the game's items,
+                # is spent, and the next look would find no game.
+                for game in games:
+                    if game not in found:
+                        self._trackers.pop(game, None)
+            raise
+        self.status.snapshots += 1
+        if discovering:
+            self._games_found = found
+            self._games_seen_at = self.clock.now()
+            for game in set(self._trackers) - set(self.snapshot_games()):
+                del self._trackers[game]  # not fetched again before the next look
+
+    def current_prices(self, ids: Iterable[int | str]) -> list[int]:
+        """The price of each item id now, in whichever game's snapshot lists it (-1: not
+        listed): what the reference prices ask of listings that waited for their hold."""
+        trackers = list(self._trackers.values())
+        if len(trackers) == 1:
+            return trackers[0].current_prices(ids)
+        ids = list(ids)
+        prices = [-1] * len(ids)
+        for tracker in trackers:
+            prices = [max(a, b) for a, b in zip(prices, tracker.current_prices(ids), strict=True)]
+        return prices
+
+    async def _poll_game(
+        self, game: str | None, tracker: SnapshotTracker, *, names_of_changes: bool = False
+    ) -> Iterable[str]:
+        """Fetch and diff one game's snapshot; returns the names of a first snapshot, and
+        with ``names_of_changes`` those of a later one's new listings and drops (a watched
+        name that was not listed at the first look is found when it is)."""
+        label = game or "all"
+        async with self.client.snapshot_csv(
+            game=cast("Game | None", game), include_hold=self.include_hold
+        ) as stream:
+            try:
+                # Parsed and compared as it streams in; only the rows that changed are parsed.
+                diff = await tracker.aupdate_csv(stream)
+            finally:
+                self.status.snapshot_bytes[label] += stream.bytes_downloaded
+        self.references.observe_diff(diff, self, self.clock.now())
+        if diff.first:  # the first snapshot is always parsed whole
+            names = diff.snapshot.names if diff.snapshot is not None else ()
+            self._watch(names)
+            return names
+        summaries = diff.names_cheapest_first()
+        self._flag(summaries)
+        return [s.name for s in summaries] if names_of_changes else ()
+
+    def _flag(self, summaries: Iterable[NameSummary]) -> None:
+        now = self.clock.now()
+        for summary in summaries:
             ceiling = self._ceiling(summary.name)
             if ceiling is not None and summary.cheapest <= ceiling:
                 self.schedule.flag(
@@ -316,7 +393,7 @@ class Engine:
         return self.ruleset.view(name).base_name
 
     def _watch(self, market_names: Iterable[str]) -> None:
-        names = set(self.ruleset.watched_names)
+        names = set(self.ruleset.watched_names) | set(self.schedule.watched)
         if self.ruleset.watched_patterns:
             names.update(n for n in market_names if self.ruleset.view(n).rules)
         self.schedule.watch(names)
@@ -594,6 +671,7 @@ class Engine:
             f"{len(self.schedule.watched)} names, {ages}"
             f" | candidates {self.status.candidates} | {states or 'no purchases'}"
             + (f" | overdue {self.reconciler.overdue}" if self.reconciler.overdue else "")
+            + f" | snapshots {format_bytes(self.status.snapshot_bytes.total())}"
         )
 
 

@@ -66,6 +66,8 @@ class EngineStatus:
     searches: int = 0
     rate_limited: int = 0
     snapshots: int = 0
+    snapshot_bytes: Counter[str] = field(default_factory=Counter)
+    """Bytes of prices snapshot downloaded (as sent, gzip), by game (``all``: unfiltered)."""
     listings_seen: int = 0
     candidates: int = 0
     consecutive_failures: int = 0

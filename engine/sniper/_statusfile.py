@@ -57,6 +57,7 @@ def status_document(
         "search_budget": {"used": used, "limit": limit},
         "searches": status.searches,
         "rate_limited": status.rate_limited,
+        "snapshot_bytes": dict(status.snapshot_bytes),
         "candidates": status.candidates,
         "outcomes": {o.value: n for o, n in status.outcomes.items()},
         "errors": list(status.errors)[-10:],

@@ -25,7 +25,10 @@ TRADE_LINK = "https://steamcommunity.com/tradeoffer/new/?partner=123456789&token
 _ids = itertools.count(900_000_000_001)
 
 
-def rules_text(name: str, *, extra: str = "", rule_extra: str = "", budgets: str = "") -> str:
+def rules_text(
+    name: str, *, extra: str = "", rule_extra: str = "", budgets: str = "", game: str = ""
+) -> str:
+    game_key = f", game: {game}" if game else ""
     return f"""
 version: 1
 account:
@@ -34,7 +37,7 @@ account:
 budgets: {budgets or '{per_day: "500.00", total: "1000.00"}'}
 rules:
   - name: deals
-    match: {{names: ["{name}"]}}
+    match: {{names: ["{name}"]{game_key}}}
     discount: 20
     max_price: "200.00"
 {rule_extra}

@@ -95,7 +95,8 @@ async def test_counting_from_the_grant_is_not_enough_under_jitter(clock: Virtual
 async def test_the_engine_meets_no_429_under_jitter(clock: VirtualClock) -> None:
     sandbox = jittery_sandbox(clock, (0.0, 2.0))
     item = pick_item(sandbox)
-    async with rig(clock, sandbox, rules_text(item.name)) as r, clock.autojump():
+    rules = rules_text(item.name, game="csgo")
+    async with rig(clock, sandbox, rules) as r, clock.autojump():
         status = await r.engine.run(duration=HOUR)
     requests = sandbox.ground_truth()["requests"]
     assert requests.get(f"{SEARCH} 429", 0) == 0

@@ -224,6 +224,7 @@ async def test_snapshots_are_polled_every_period_unless_a_poll_is_slow(
     sandbox = quiet_sandbox(clock)
     item = pick_item(sandbox)
     sandbox.inject("GET /v1/prices/snapshot", "latency", probability=1.0, seconds=latency)
-    async with rig(clock, sandbox, rules_text(item.name)) as r, clock.autojump():
+    # the rule names its game: one snapshot request a poll
+    async with rig(clock, sandbox, rules_text(item.name, game="csgo")) as r, clock.autojump():
         await r.engine.run(duration=95.0)
     assert sandbox.ground_truth()["requests"]["GET /v1/prices/snapshot 200"] == polls
