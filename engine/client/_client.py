@@ -319,7 +319,9 @@ class MarketClient(BuyingAPI):
         """
         q = Query(ep.PRICES.label).choice("game", game, GAMES)
         async with self._stream(ep.PRICES, q.items) as stream:
-            yield PriceListStream(stream)
+            yield PriceListStream(
+                stream, on_set_aside=lambda rows: self._report_set_aside(ep.PRICES, rows)
+            )
 
     # --- 4.5 merchant -------------------------------------------------------------------
 

@@ -2,20 +2,22 @@
 :class:`PriceListStream` (what :meth:`MarketClient.prices` yields).
 
 Decoding is per item: one odd row is set aside with its index and reason, counted in
-``set_aside``, and never sinks the others. Only a broken envelope fails the call.
+``set_aside``, and never sinks the others. Only a broken envelope fails the call. The
+client reports the set-aside rows like those of any other answer (logged once per kind,
+``snipe_malformed_items_total{endpoint,field}``, ``snipe status``).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from pydantic import ValidationError
 
 from .._errors import MalformedResponse, Unavailable
-from ..models import PriceItem
+from ..models import PriceItem, SetAside
 from ._core import SnapshotStream
 
 __all__ = ["PriceListStream", "PricesDecoder"]
@@ -45,6 +47,8 @@ class PricesDecoder:
         self._index = 0
         self._decoder = json.JSONDecoder()
         self.set_aside: list[str] = []
+        self.set_aside_items: list[SetAside] = []
+        """The same rows as :class:`~engine.models.SetAside`, for the client to report."""
         self.items = 0
 
     def feed(self, chunk: bytes) -> list[PriceItem]:
@@ -151,6 +155,7 @@ class PricesDecoder:
         self._index += 1
         if not isinstance(value, dict):
             self.set_aside.append(f"items[{index}]: not an object")
+            self.set_aside_items.append(SetAside(f"items.{index}", "(item)", "not an object"))
             return None
         try:
             item = PriceItem.model_validate(value)
@@ -158,6 +163,9 @@ class PricesDecoder:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "item"
             self.set_aside.append(f"items[{index}].{where}: {first['msg']}")
+            name = value.get("name")
+            key = f"name={name[:80]}" if isinstance(name, str) and name else None
+            self.set_aside_items.append(SetAside(f"items.{index}", where, first["msg"], key))
             return None
         self.items += 1
         return item
@@ -175,9 +183,15 @@ class PriceListStream:
     :class:`~engine.Unavailable` (or its :class:`~engine.MalformedResponse`) at the end.
     """
 
-    def __init__(self, stream: SnapshotStream) -> None:
+    def __init__(
+        self,
+        stream: SnapshotStream,
+        *,
+        on_set_aside: Callable[[tuple[SetAside, ...]], None] | None = None,
+    ) -> None:
         self._stream = stream
         self._decoder = PricesDecoder()
+        self._on_set_aside = on_set_aside
 
     @property
     def set_aside(self) -> list[str]:
@@ -193,3 +207,5 @@ class PriceListStream:
                 yield item
         for item in decoder.close():
             yield item
+        if self._on_set_aside is not None and decoder.set_aside_items:
+            self._on_set_aside(tuple(decoder.set_aside_items))

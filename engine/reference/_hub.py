@@ -294,8 +294,8 @@ class ReferenceHub:
         async with client.prices(game=self.settings.service.game) as stream:
             async for item in stream:
                 items.append(item)
-        if stream.set_aside:
-            log.warning(
+        if stream.set_aside:  # the client logged each kind once and counted every row
+            log.debug(
                 "GET /v1/prices: %d row(s) set aside, first: %s",
                 len(stream.set_aside),
                 stream.set_aside[0],

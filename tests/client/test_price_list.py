@@ -136,12 +136,16 @@ async def test_an_odd_row_from_the_service_never_sinks_the_list() -> None:
         assert request.url.params["api"] == "k" * 20
         return httpx.Response(200, content=body)
 
-    async with (
-        MarketClient(
-            "k" * 20, base_url="http://127.0.0.1", transport=httpx.MockTransport(answer)
-        ) as client,
-        client.prices() as stream,
-    ):
-        items = [item async for item in stream]
+    seen: list[tuple[str, str, str | None]] = []
+    async with MarketClient(
+        "k" * 20, base_url="http://127.0.0.1", transport=httpx.MockTransport(answer)
+    ) as client:
+        # what the engine points at its status: snipe status and the malformed-items metric
+        client.malformed_observer = lambda endpoint, item: seen.append(
+            (endpoint, item.field, item.key)
+        )
+        async with client.prices() as stream:
+            items = [item async for item in stream]
     assert [i.name for i in items] == [GOOD["name"]]
     assert stream.set_aside == ["items[1].min: not a number: 'n/a'"]
+    assert seen == [("GET /v1/prices", "min", "name=X")]
