@@ -38,15 +38,6 @@ StickerValue = Annotated[int, WireMoney(ROUND_FLOOR, null_as=0)]
 sale, so a sticker of unknown price never adds value."""
 
 
-def _with_prefix(image: str | None, prefix: str | None) -> str | None:
-    """:func:`join_image_url` with the base already normalised to end in one ``/``."""
-    if not image:
-        return None
-    if prefix is None or image.startswith("http"):
-        return image
-    return prefix + image.lstrip("/")
-
-
 class Sticker(WireModel):
     """A sticker applied to a listed item. ``price`` is 0 when the sticker is not on sale
     or its price is ``null`` (unknown: never counted as value); ``wear`` is ``None`` when
@@ -106,8 +97,9 @@ class Listing(WireModel):
     def _normalise(self, info: ValidationInfo) -> Self:
         # A search answer holds thousands of listings and stickers: one Python call per
         # listing here, rather than a validator per image and phase field, keeps parsing
-        # within 2x of json.loads (bench/bench_parse.py). The instance is new and not yet
-        # shared, so filling in its (frozen) fields directly is safe.
+        # within 2x of json.loads (bench/bench_parse.py); for the same reason its body is
+        # inlined rather than split into helpers. The instance is new and not yet shared,
+        # so filling in its (frozen) fields directly is safe.
         fields = self.__dict__
         if fields["phase"] == "":
             fields["phase"] = None
@@ -115,20 +107,26 @@ class Listing(WireModel):
             fields["platform_price"] = fields["platform_price_number"]
         if fields["sticker_names"] is None:
             fields["sticker_names"] = ()
-        if fields["stickers"] is None:
-            fields["stickers"] = ()
-        if fields["delivery"] is not None:
-            fields["delivery"] = fields["delivery"].strip().lower() or None
+        stickers = fields["stickers"]
+        if stickers is None:
+            fields["stickers"] = stickers = ()
+        delivery = fields["delivery"]
+        if delivery is not None:
+            fields["delivery"] = delivery.strip().lower() or None
         base = image_base_url(info)
         prefix = None if base is None else base.rstrip("/") + "/"
-        fields["image"] = _with_prefix(fields["image"], prefix)
-        for sticker in self.stickers:
+        image = fields["image"]
+        if not image:
+            fields["image"] = None
+        elif prefix is not None and not image.startswith("http"):
+            fields["image"] = prefix + image.lstrip("/")
+        for sticker in stickers:
             sticker_fields = sticker.__dict__
             image = sticker_fields["image"]
-            if image and prefix is not None and not image.startswith("http"):
-                sticker_fields["image"] = prefix + image.lstrip("/")
-            elif not image:
+            if not image:
                 sticker_fields["image"] = None
+            elif prefix is not None and not image.startswith("http"):
+                sticker_fields["image"] = prefix + image.lstrip("/")
         return self
 
     @property
