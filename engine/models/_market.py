@@ -38,15 +38,6 @@ StickerValue = Annotated[int, WireMoney(ROUND_FLOOR, null_as=0)]
 sale, so a sticker of unknown price never adds value."""
 
 
-def _with_prefix(image: str | None, prefix: str | None) -> str | None:
-    """:func:`join_image_url` with the base already normalised to end in one ``/``."""
-    if not image:
-        return None
-    if prefix is None or image.startswith("http"):
-        return image
-    return prefix + image.lstrip("/")
-
-
 class Sticker(WireModel):
     """A sticker applied to a listed item. ``price`` is 0 when the sticker is not on sale
     or its price is ``null`` (unknown: never counted as value); ``wear`` is ``None`` when
@@ -106,8 +97,10 @@ class Listing(WireModel):
     def _normalise(self, info: ValidationInfo) -> Self:
         # A search answer holds thousands of listings and stickers: one Python call per
         # listing here, rather than a validator per image and phase field, keeps parsing
-        # within 2x of json.loads (bench/bench_parse.py). The instance is new and not yet
-        # shared, so filling in its (frozen) fields directly is safe.
+        # within 2x of json.loads (bench/bench_parse.py). This body is a sixth of that
+        # parse's instructions, hence inlined, without helper calls, and ``lstrip`` only
+        # called on the rare image that needs it. The instance is new and not yet shared,
+        # so filling in its (frozen) fields directly is safe.
         fields = self.__dict__
         if fields["phase"] == "":
             fields["phase"] = None
@@ -115,20 +108,33 @@ class Listing(WireModel):
             fields["platform_price"] = fields["platform_price_number"]
         if fields["sticker_names"] is None:
             fields["sticker_names"] = ()
-        if fields["stickers"] is None:
-            fields["stickers"] = ()
-        if fields["delivery"] is not None:
-            fields["delivery"] = fields["delivery"].strip().lower() or None
+        stickers = fields["stickers"]
+        if stickers is None:
+            fields["stickers"] = stickers = ()
+        delivery = fields["delivery"]
+        if delivery is not None:
+            fields["delivery"] = delivery.strip().lower() or None
         base = image_base_url(info)
-        prefix = None if base is None else base.rstrip("/") + "/"
-        fields["image"] = _with_prefix(fields["image"], prefix)
-        for sticker in self.stickers:
+        if base is None:
+            if not fields["image"]:
+                fields["image"] = None
+            for sticker in stickers:
+                if not sticker.__dict__["image"]:
+                    sticker.__dict__["image"] = None
+            return self
+        prefix = base.rstrip("/") + "/"
+        image = fields["image"]
+        if not image:
+            fields["image"] = None
+        elif not image.startswith("http"):
+            fields["image"] = prefix + (image.lstrip("/") if image[0] == "/" else image)
+        for sticker in stickers:
             sticker_fields = sticker.__dict__
             image = sticker_fields["image"]
-            if image and prefix is not None and not image.startswith("http"):
-                sticker_fields["image"] = prefix + image.lstrip("/")
-            elif not image:
+            if not image:
                 sticker_fields["image"] = None
+            elif not image.startswith("http"):
+                sticker_fields["image"] = prefix + (image.lstrip("/") if image[0] == "/" else image)
         return self
 
     @property

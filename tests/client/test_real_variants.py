@@ -170,6 +170,18 @@ def test_a_listing_variant_is_read_not_set_aside(fields: dict[str, Any], check: 
     assert check(only_listing(answer))
 
 
+@pytest.mark.parametrize(("fields", "check"), [r[1:] for r in READ], ids=[r[0] for r in READ])
+def test_a_listing_variant_is_read_the_same_beside_a_set_aside_one(
+    fields: dict[str, Any], check: Any
+) -> None:
+    # a listing set aside sends the answer down the slower, item-by-item path: the kept
+    # listing must read exactly as on the fast path
+    raw = {"success": True, "items": {AK: [listing(1, **fields), listing(2, price="12 USD")]}}
+    answer = decode_per_item(SearchResponse, body(raw))
+    assert [x.path for x in answer.set_aside] == [f"items.{AK}.1"]
+    assert check(only_listing(answer))
+
+
 # -- listings: what is set aside, and the rest kept -----------------------------------------
 
 SET_ASIDE = [
