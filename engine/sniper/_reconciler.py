@@ -121,14 +121,7 @@ class Reconciler:
         due = [p for p in unresolved if final_probe or now - p.created_at >= self.settings.grace]
         proven_absent: list[Purchase] = []
         for batch in _batches(due):
-            looked_up = await self._lookup(batch)
-            if looked_up is None:
-                continue  # the answer said nothing about these ids
-            trades, unsettled = looked_up
-            for purchase in batch:
-                if purchase.project_id in unsettled:
-                    continue  # its trade was in the answer but unreadable: not learned
-                trade = trades.get(purchase.project_id)
+            for purchase, trade in await self._learned(batch):
                 if trade is not None:
                     self._absences.pop(purchase.project_id, None)
                     await self._apply(purchase, trade)
@@ -152,15 +145,8 @@ class Reconciler:
             >= self.settings.follow_every
         ]
         for batch in _batches(due):
-            looked_up = await self._lookup(batch)
-            if looked_up is None:
-                continue
-            trades, unsettled = looked_up
-            for purchase in batch:
-                if purchase.project_id in unsettled:
-                    continue  # not learned: asked again on the next pass
+            for purchase, trade in await self._learned(batch):
                 self._last_followed[purchase.project_id] = now
-                trade = trades.get(purchase.project_id)
                 if trade is not None:
                     self._note_deadline(purchase.project_id, trade, now)
                     await self._apply(purchase, trade)
@@ -186,28 +172,15 @@ class Reconciler:
             if now - self._last_watched.get(p.project_id, p.updated_at) >= self.settings.watch_every
         ]
         for batch in _batches(due):
-            looked_up = await self._lookup(batch)
-            if looked_up is None:
-                continue
-            trades, unsettled = looked_up
-            for purchase in batch:
-                if purchase.project_id in unsettled:
-                    continue  # not learned: looked at again on the next pass
+            for purchase, trade in await self._learned(batch):
                 self._last_watched[purchase.project_id] = now
-                trade = trades.get(purchase.project_id)
                 if trade is not None:
                     await self._apply(purchase, trade)
         expired = await self._ledger.released_before(now - self.settings.watch)
         for batch in _batches(expired):
-            looked_up = await self._lookup(batch)
-            if looked_up is None:
-                continue
-            trades, unsettled = looked_up
-            for purchase in batch:
-                if purchase.project_id in unsettled:
-                    continue  # an unreadable trade may be this one: the watch goes on
+            for purchase, trade in await self._learned(batch):
                 self._last_watched.pop(purchase.project_id, None)
-                await self._apply(purchase, trades.get(purchase.project_id))
+                await self._apply(purchase, trade)
 
     async def run_once(self) -> None:
         """``resolve``, ``follow`` and ``watch``; errors are counted and reported, not
@@ -220,6 +193,18 @@ class Reconciler:
             self._status.error(f"reconciling: {exc}")
 
     # -- asking the service ----------------------------------------------------------------
+
+    async def _learned(
+        self, batch: Sequence[Purchase]
+    ) -> list[tuple[Purchase, ProjectTrade | None]]:
+        """Each purchase of ``batch`` the answer settles something about, with its trade
+        (``None``: absent). Left out: all of them when the answer has no ``trades``, and
+        those an unreadable trade of the answer may be (not learned: asked again later)."""
+        looked_up = await self._lookup(batch)
+        if looked_up is None:
+            return []
+        trades, unsettled = looked_up
+        return [(p, trades.get(p.project_id)) for p in batch if p.project_id not in unsettled]
 
     async def _lookup(
         self, batch: Sequence[Purchase]
