@@ -19,28 +19,21 @@ nothing unresolved).
 Run: ``python bench/soak.py [--hours 24] [--speed 120] [--backend asyncio]`` (24 market
 hours at 120x: about 12 minutes of wall time).
 
-Last run (2026-11-23, branch i13-torture, ``--hours 24 --speed 120 --seed 5``, asyncio, 2
-shared cores under load; 739 s of wall time, 24.25 market hours with the settling):
+Last run (2026-11-23, main, ``--hours 24 --speed 120 --seed 5``, asyncio, 2 shared cores;
+738 s of wall time, 24.25 market hours with the settling):
 
-- running 37 market s after start; outage (503 everywhere) 11.92 h to 12.08 h; faults
-  disarmed at 24.0 h, then 900 market s to settle
-- RSS by quarter: 67.8, 67.8, 68.2, 69.8 MB (6, 12, 18, 24 h); max/Q1 1.03 (target 1.10)
-- ledger 159,744 bytes (with its WAL), status file 1,119 bytes
-- event-loop stalls over 100 ms: 30 of 63,426 wakes (0.5 per mille; idle-loop baseline
-  in the same run: 0 of 961); worst lateness 254 ms (baseline 6 ms)
-- searches 21,340: 73% of the 20/min budget (at 120x each real millisecond of CPU is
-  0.12 market s, so the engine cannot use all of it here); 429s 231, all injected by the
-  rate_limit fault, 0 self-caused
-- snapshots 8,291, 100.2 MB downloaded (csgo only, a 1,500-listing market)
-- 108 purchases charged; ledger COMPLETED 102, REFUNDED 6, FAILED 1; stopped cleanly
-- faults fired: http_error 876, rate_limit 231, html_200 144, system_busy 25,
-  drop_connection 7, timeout_after_commit 4
+- running 17 market s after start; outage 11.92 h to 12.08 h; faults disarmed at 24.0 h
+- RSS by quarter: 69.6, 69.5, 70.1, 70.4 MB (6, 12, 18, 24 h); max/Q1 1.012 (target 1.10)
+- ledger 454,656 bytes (with its WAL), status file 1,298 bytes
+- event-loop stalls over 100 ms: 0 of 66,692 wakes (idle baseline 0 of 982); worst
+  lateness 66 ms (baseline 1 ms)
+- searches 22,457 (77% of the budget at 120x); 429s 219, all injected, 0 self-caused
+- snapshots 8,548, 103.3 MB; 135 purchases charged (COMPLETED 128, REFUNDED 7)
 - ground truth: no item committed twice, every charged purchase in the ledger with its
-  charged price, no cap exceeded at any moment (the $250 per-day cap bound on each day),
-  nothing unresolved: all hold
+  charged price, no cap exceeded at any moment, nothing unresolved: all hold
 
-An earlier run under heavier load (load average ~6): RSS 67.4 to 68.6 MB (1.017), 183
-stalls of 50,719 wakes (worst 932 ms), budget used 51%, 0 self-caused 429s, same verdicts.
+An earlier run (branch i13-torture, before the merges, under load): RSS 67.8 to 69.8 MB
+(1.03), 30 stalls of 63,426 wakes (worst 254 ms), 73% of the budget, same verdicts.
 """
 
 from __future__ import annotations
