@@ -83,60 +83,31 @@ async def open_engine(
             functools.partial(limiter.attach_journal, journal, timeout=options.timeout)
         )
     try:
-        async with _assembled(
-            ruleset,
-            api_key,
-            clock,
-            host,
-            settings,
-            options,
-            limiter,
-            ledger_path,
-            trade_link,
-            link_url,
-        ) as engine:
-            yield engine
+        async with (
+            await Ledger.open(ledger_path, clock=clock) as ledger,
+            ReferenceHub.open(
+                ruleset.prices, clock=clock, ledger=ledger_path, wanted=ruleset.sources_used
+            ) as references,
+            MarketClient(
+                api_key,
+                base_url=options.base_url or account.base_url,
+                transport=options.transport,
+                limiter=limiter,
+                clock=clock,
+                timeout=options.timeout,
+            ) as client,
+        ):
+            yield Engine(
+                ruleset=ruleset,
+                client=client,
+                ledger=ledger,
+                clock=clock,
+                limiter=limiter,
+                host=host,
+                trade_link=trade_link,
+                trade_link_url=link_url,
+                settings=settings,
+                references=references,
+            )
     finally:
         limiter.close_journal()
-
-
-@asynccontextmanager
-async def _assembled(
-    ruleset: RuleSet,
-    api_key: str | APIKey,
-    clock: Clock,
-    host: PluginHost,
-    settings: EngineSettings,
-    options: SessionOptions,
-    limiter: RateLimiter,
-    ledger_path: str | os.PathLike[str],
-    trade_link: TradeLink,
-    link_url: str,
-) -> AsyncIterator[Engine]:
-    account = ruleset.account
-    async with (
-        await Ledger.open(ledger_path, clock=clock) as ledger,
-        ReferenceHub.open(
-            ruleset.prices, clock=clock, ledger=ledger_path, wanted=ruleset.sources_used
-        ) as references,
-        MarketClient(
-            api_key,
-            base_url=options.base_url or account.base_url,
-            transport=options.transport,
-            limiter=limiter,
-            clock=clock,
-            timeout=options.timeout,
-        ) as client,
-    ):
-        yield Engine(
-            ruleset=ruleset,
-            client=client,
-            ledger=ledger,
-            clock=clock,
-            limiter=limiter,
-            host=host,
-            trade_link=trade_link,
-            trade_link_url=link_url,
-            settings=settings,
-            references=references,
-        )
