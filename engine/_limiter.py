@@ -24,6 +24,11 @@ Design:
 - A caller that is cancelled leaves the queue without taking a slot and, if it was at the
   head, wakes the next one, so nobody waits behind it.
 
+- **Across restarts** (:meth:`RateLimiter.attach_journal`): the service counts per
+  account, not per process. With a :class:`~engine._limitjournal.LimitJournal` attached,
+  each call granted and each answer is appended to a file, and a new process starts from
+  the window the previous one left (see that module).
+
 All time comes from the injected :class:`~engine.Clock`; all waiting uses anyio, so the
 limiter runs on asyncio and trio alike.
 """
@@ -32,9 +37,10 @@ from __future__ import annotations
 
 import bisect
 import enum
+import logging
 import math
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -43,8 +49,11 @@ import anyio
 import anyio.lowlevel
 
 from ._clock import Clock
+from ._limitjournal import JournalLine, LimitJournal, restore
 
 __all__ = ["DEFAULT_LIMITS", "Lane", "Limit", "RateLimiter"]
+
+log = logging.getLogger("snipe.limiter")
 
 
 class Lane(enum.IntEnum):
@@ -183,6 +192,70 @@ class RateLimiter:
     def __init__(self, clock: Clock, limits: Mapping[str, Limit | None] = DEFAULT_LIMITS):
         self._clock = clock
         self._buckets = {name: _Bucket(limit) for name, limit in limits.items()}
+        self._journal: LimitJournal | None = None
+        self._open_calls: dict[str, tuple[str, float]] = {}  # journalled, not yet answered
+
+    def attach_journal(self, journal: LimitJournal, *, timeout: float) -> None:
+        """Start from the window the calls in ``journal`` still occupy, and journal every
+        call from now on. ``timeout`` is the client's request timeout: a call the previous
+        process sent but never saw answered may have been counted until then. Call it
+        before the first request; the file is rewritten compactly here."""
+        now = self._clock.now()
+        periods = {
+            name: state.limit.period
+            for name, state in self._buckets.items()
+            if state.limit is not None
+        }
+        restored = restore(journal.read(), now=now, periods=periods, timeout=timeout)
+        for name, starts in restored.items():
+            for start in starts:
+                self._buckets[name].record(start)
+        if any(restored.values()):
+            counts = ", ".join(f"{name} {len(s)}" for name, s in sorted(restored.items()) if s)
+            log.info("rate limits restored from %s: calls in the window: %s", journal.path, counts)
+        self._journal = journal
+        self._compact()
+
+    def _compact(self) -> None:
+        journal = self._journal
+        if journal is None:
+            return
+        now = self._clock.now()
+        lines: list[JournalLine] = []
+        for name, state in sorted(self._buckets.items()):
+            state.forget_expired(now)
+            lines.extend(JournalLine("done", name, journal.new_call(), at) for at in state.calls)
+        for call, (name, sent) in self._open_calls.items():
+            lines.append(JournalLine("sent", name, call, sent))
+        self._journal_write(lambda: journal.rewrite(lines))
+
+    def _journal_line(self, kind: str, bucket: str, call: str, at: float) -> None:
+        journal = self._journal
+        if journal is None:
+            return
+        self._journal_write(lambda: journal.append(JournalLine(kind, bucket, call, at)))
+        if journal.needs_compaction:
+            self._compact()
+
+    def _journal_write(self, write: Callable[[], None]) -> None:
+        journal = self._journal
+        try:
+            write()
+        except OSError as exc:
+            # the budget survives restarts no more, but trading goes on: one 429 at worst
+            log.warning(
+                "rate-limit journal %s not written (%s); no longer journalled",
+                journal.path if journal else "?",
+                exc.strerror or exc,
+            )
+            if journal is not None:
+                journal.close()
+            self._journal = None
+
+    def close_journal(self) -> None:
+        """Close the journal's file (its content stays for the next process)."""
+        if self._journal is not None:
+            self._journal.close()
 
     def _bucket(self, name: str) -> _Bucket:
         try:
@@ -200,7 +273,10 @@ class RateLimiter:
         served. A caller cancelled while waiting takes no slot and holds nobody up.
         Prefer :meth:`hold` around a request: it is exact under network jitter.
         """
-        await self._take(self._bucket(bucket), Lane(lane), in_flight=False)
+        state = self._bucket(bucket)
+        await self._take(state, Lane(lane), in_flight=False)
+        if state.limit is not None and self._journal is not None:
+            self._journal_line("done", bucket, self._journal.new_call(), self._clock.now())
 
     @asynccontextmanager
     async def hold(self, bucket: str, lane: Lane = Lane.BACKGROUND) -> AsyncIterator[None]:
@@ -210,10 +286,26 @@ class RateLimiter:
         Leaving by an error or a cancellation starts the window then, too."""
         state = self._bucket(bucket)
         await self._take(state, Lane(lane), in_flight=True)
+        call = self._sent(bucket, state)
         try:
             yield
         finally:
-            state.finished(self._clock.now())
+            now = self._clock.now()
+            state.finished(now)
+            if call is not None:
+                self._open_calls.pop(call, None)
+                self._journal_line("done", bucket, call, now)
+
+    def _sent(self, bucket: str, state: _Bucket) -> str | None:
+        """Journal a call just given a slot in ``bucket``; its id, or ``None`` if not
+        journalled."""
+        journal = self._journal
+        if journal is None or state.limit is None:
+            return None
+        call, now = journal.new_call(), self._clock.now()
+        self._open_calls[call] = (bucket, now)
+        self._journal_line("sent", bucket, call, now)
+        return call
 
     async def _take(self, state: _Bucket, lane: Lane, *, in_flight: bool) -> None:
         await anyio.lowlevel.checkpoint_if_cancelled()

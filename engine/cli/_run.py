@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
         snapshot_every=float(ruleset.account.snapshot_every),
     )
     print(banner(ruleset, args), file=sys.stderr, flush=True)
-    options = SessionOptions(base_url=args.base_url, ledger=args.ledger)
+    options = SessionOptions(base_url=args.base_url, ledger=args.ledger, limit_journal=True)
     ledger_path = None if args.dry_run else (args.ledger or ruleset.account.ledger)
     ops_settings = OpsSettings(
         metrics_port=args.metrics_port,

@@ -4,15 +4,19 @@ it, so live, demo and tests share one assembly."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+import anyio
+import anyio.to_thread
 import httpx
 
 from .._clock import Clock
 from .._limiter import DEFAULT_LIMITS, Limit, RateLimiter
+from .._limitjournal import LimitJournal
 from .._plugins import PluginHost
 from ..client import APIKey, MarketClient, TradeLink
 from ..ledger import MEMORY, Ledger
@@ -34,6 +38,9 @@ class SessionOptions:
     timeout: float = 10.0
     trade_link: str | None = None
     """Override ``account.trade_link`` (backtests trade to a stand-in link)."""
+    limit_journal: bool = False
+    """Keep the rate limits across restarts in ``<ledger>.limits`` (``snipe run``; only
+    with a ledger file, never in a dry run)."""
 
 
 def limits_for(ruleset: RuleSet) -> dict[str, Limit | None]:
@@ -69,29 +76,38 @@ async def open_engine(
     trade_link = TradeLink.parse(link_url)
     limiter = RateLimiter(clock, limits_for(ruleset))
     ledger_path = MEMORY if settings.dry_run else (options.ledger or account.ledger)
-    async with (
-        await Ledger.open(ledger_path, clock=clock) as ledger,
-        ReferenceHub.open(
-            ruleset.prices, clock=clock, ledger=ledger_path, wanted=ruleset.sources_used
-        ) as references,
-        MarketClient(
-            api_key,
-            base_url=options.base_url or account.base_url,
-            transport=options.transport,
-            limiter=limiter,
-            clock=clock,
-            timeout=options.timeout,
-        ) as client,
-    ):
-        yield Engine(
-            ruleset=ruleset,
-            client=client,
-            ledger=ledger,
-            clock=clock,
-            limiter=limiter,
-            host=host,
-            trade_link=trade_link,
-            trade_link_url=link_url,
-            settings=settings,
-            references=references,
+    if options.limit_journal and ledger_path != MEMORY:
+        # before the first request: the previous process's calls still count at the service
+        journal = LimitJournal.for_ledger(ledger_path)
+        await anyio.to_thread.run_sync(
+            functools.partial(limiter.attach_journal, journal, timeout=options.timeout)
         )
+    try:
+        async with (
+            await Ledger.open(ledger_path, clock=clock) as ledger,
+            ReferenceHub.open(
+                ruleset.prices, clock=clock, ledger=ledger_path, wanted=ruleset.sources_used
+            ) as references,
+            MarketClient(
+                api_key,
+                base_url=options.base_url or account.base_url,
+                transport=options.transport,
+                limiter=limiter,
+                clock=clock,
+                timeout=options.timeout,
+            ) as client,
+        ):
+            yield Engine(
+                ruleset=ruleset,
+                client=client,
+                ledger=ledger,
+                clock=clock,
+                limiter=limiter,
+                host=host,
+                trade_link=trade_link,
+                trade_link_url=link_url,
+                settings=settings,
+                references=references,
+            )
+    finally:
+        limiter.close_journal()
