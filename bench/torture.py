@@ -36,28 +36,26 @@ Run: ``python bench/torture.py [--crashes 30] [--seed 7] [--speed 10] [--backend
 asyncio,trio]`` (about 10 to 30 minutes); ``tests/sniper/test_torture.py`` runs a short
 version.
 
-Last run (2026-11-23, main, ``--crashes 30 --speed 10 --seed 7``, 2 shared cores, 532 s
-of wall time):
+Last run (2026-11-23, main with the search-window journal, ``--crashes 30 --speed 10``, 2
+shared cores, 496 s of wall time):
 
 ==========================================  ===================  ===================
                                              asyncio              trio
 ==========================================  ===================  ===================
-SIGKILLs (in flight: INTENT in the ledger)   30 (10)              30 (11)
-lives / reached running                      31 / 31              31 / 30
-exit statuses                                -9 x30, 0 x1         -9 x30, 0 x1
-unable to buy, market s p50 / p95 / max      5.5 / 10.8 / 11.1    10.4 / 12.4 / 12.9
-unable to buy, real s p50 / p95 / max        0.6 / 1.1 / 1.1      1.0 / 1.2 / 1.3
-purchases charged (USD)                      42 ($168.44)         42 ($169.33)
-search 429s (injected by the fault)          39 (13)              45 (13)
-market time (s)                              2403                 2918
+SIGKILLs / lives / reached running           30 / 31 / 31         30 / 31 / 31
+final exit                                   0                    0
+unable to buy, market s p50 / p95            10.6 / 12.8          10.9 / 12.6
+purchases charged (USD)                      43 ($168.81)         45 ($168.75)
+search 429s (injected by the fault)          6 (6)                11 (11)
 ==========================================  ===================  ===================
 
 Held on both: no item committed twice; every charged purchase in the ledger with its
 charged price; no cap exceeded at any moment; nothing unresolved at the end; final exit 0;
-no life stopped for good; p95 under 90 s. Before the start-up gate fix (issue 13 point 1)
-asyncio's p95 was 312 market s and 2 to 4 lives per series exited 3 after one transient
-answer. The 429s beyond the injected ones came from restarted processes that did not know
-the search window the killed one had used.
+no life stopped for good; p95 under 90 s; no self-caused 429 (the search window a killed
+process used is restored from ``<ledger>.limits``). The run before that journal (same
+day, 532 s): the same verdicts, p95 10.8 (asyncio) and 12.4 (trio) market s, but 26 and 32
+self-caused 429s. Before the start-up gate fix (issue 13 point 1) asyncio's p95 was 312
+market s and 2 to 4 lives per series exited 3 after one transient answer.
 """
 
 from __future__ import annotations
