@@ -565,3 +565,26 @@ def test_a_created_account_key_never_shows_in_repr_or_str() -> None:
     for shown in (repr(created), str(created), repr(created.data), str(created.data)):
         assert "K3Y-SECRET" not in shown
         assert "***" in shown
+
+
+@pytest.mark.parametrize(
+    ("sent", "read"),
+    [
+        (5100, 5100),
+        ("5100", 5100),
+        ("12.5", 13),  # a fraction of a thousandth: rounded up, as any price snipe may pay
+        (12.5, 13),
+        (" 7 ", 7),
+        (-1, None),  # not a price: "not said", the refusal stays a refusal
+        ("-1", None),
+        ("abc", None),
+        ("NaN", None),
+        ("", None),
+        (True, None),
+        ({"usd": 5}, None),
+        (None, None),
+    ],
+)
+def test_the_new_price_of_a_refusal_is_read_leniently(sent: object, read: int | None) -> None:
+    answer = BuyResult.model_validate({"success": False, "msg": "Price changed", "new_price": sent})
+    assert answer.new_price == read

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_CEILING
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from ._per_item import INDEX, PerItem
-from ._types import Charged, Epoch, ImageURL, Lenient, OptionalText, Price, WireModel
+from ._types import (
+    Charged,
+    Epoch,
+    ImageURL,
+    Lenient,
+    OptionalText,
+    Price,
+    WireModel,
+    WireMoney,
+)
 
 __all__ = [
     "BulkBuyItemResult",
@@ -46,19 +55,22 @@ class TradeStatus:
     FINAL = frozenset({COMPLETED, REFUNDED})
 
 
+_ROUNDED_UP = WireMoney(ROUND_CEILING)
+
+
 def _asked_price(value: Any) -> int | None:
     """The price a refusal says is now asked: a number or a numeric string, possibly
-    fractional (``"12.5"``), rounded up to whole units; anything else is "not said" (it is
-    information about a refusal, never money snipe holds)."""
+    fractional (``"12.5"``), rounded up to whole units as any price snipe may pay;
+    anything else is "not said" (it is information about a refusal, never money snipe
+    holds, so an odd one must not turn a clear refusal into an unknown outcome)."""
     if value is None or isinstance(value, bool) or value == "":
         return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
     try:
-        number = Decimal(str(value).strip())
-    except InvalidOperation:
+        return _ROUNDED_UP.read(value)
+    except PydanticCustomError:
         return None
-    if not number.is_finite() or number < 0:
-        return None
-    return math.ceil(number)
 
 
 AskedPrice = Annotated[int | None, BeforeValidator(_asked_price)]

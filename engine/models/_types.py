@@ -179,13 +179,15 @@ class WireMoney:
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
         return core_schema.union_schema(
-            [core_schema.int_schema(), core_schema.no_info_plain_validator_function(self._read)],
+            [core_schema.int_schema(), core_schema.no_info_plain_validator_function(self.read)],
             mode="left_to_right",
             custom_error_type="money",
             custom_error_message=self._MESSAGE,
         )
 
-    def _read(self, value: Any) -> int | None:
+    def read(self, value: Any) -> int | None:
+        """The fallback for a value pydantic's ``int`` refused: a fraction rounded, or
+        ``PydanticCustomError`` when it is not a price at all."""
         if value is None and self.null_as is not None:
             return self.null_as
         if isinstance(value, dict) and self.objects_absent:
