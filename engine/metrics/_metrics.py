@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -265,36 +265,30 @@ class _StateCollector(Collector):
             ("snipe_candidates", status.candidates, "Listings a rule accepted."),
         ):
             yield CounterMetricFamily(name, text, value=value)
-        malformed = CounterMetricFamily(
+        yield _counted(
             "snipe_malformed_items",
             "Items of answers (listings, trades, history rows, orders) that could not be "
             "read and were set aside, by endpoint and field; the rest of each answer is used.",
-            labels=["endpoint", "field"],
+            ["endpoint", "field"],
+            status.set_aside,
         )
-        for (endpoint, field_name), count in sorted(status.set_aside.items()):
-            malformed.add_metric([endpoint, field_name], count)
-        yield malformed
-        unexpected = CounterMetricFamily(
+        yield _counted(
             "snipe_unexpected_errors",
             "Errors outside snipe's own types, by loop (each a retried step or a HALT).",
-            labels=["loop"],
+            ["loop"],
+            {(loop,): n for loop, n in status.unexpected.items()},
         )
-        for loop, count in sorted(status.unexpected.items()):
-            unexpected.add_metric([loop], count)
-        yield unexpected
         yield GaugeMetricFamily(
             "snipe_start_waiting",
             "1 while the start-up gate waits out a transient failure.",
             value=1 if status.waiting is not None else 0,
         )
-        downloaded = CounterMetricFamily(
+        yield _counted(
             "snipe_snapshot_bytes",
             "Bytes of prices snapshot downloaded (gzip, as sent), by game (all: unfiltered).",
-            labels=["game"],
+            ["game"],
+            {(game,): n for game, n in status.snapshot_bytes.items()},
         )
-        for game, count in sorted(status.snapshot_bytes.items()):
-            downloaded.add_metric([game], count)
-        yield downloaded
         notes = CounterMetricFamily(
             "snipe_notifications",
             "Notifications by channel and result (sent, failed, dropped).",
@@ -305,3 +299,16 @@ class _StateCollector(Collector):
             notes.add_metric([channel, "failed"], stats.failed)
             notes.add_metric([channel, "dropped"], stats.dropped)
         yield notes
+
+
+_Labels = TypeVar("_Labels", bound=tuple[str, ...])
+
+
+def _counted(
+    name: str, text: str, labels: list[str], counts: Mapping[_Labels, int]
+) -> CounterMetricFamily:
+    """A counter with one sample per label values, in a stable order."""
+    family = CounterMetricFamily(name, text, labels=labels)
+    for values, count in sorted(counts.items()):
+        family.add_metric(list(values), count)
+    return family
