@@ -70,6 +70,13 @@ def snipe_register_criteria() -> Sequence[Criterion]:
     keys are registered through this same hook. A key already taken (by the core or by an
     earlier plugin) is refused and the refusal names both plugins.
 
+    The engine knows a criterion only by what its :class:`~engine.rules.Compiled`
+    declares, never by its key: the names and patterns it watches, the ``games`` it
+    restricts the rule to, the ``references`` (price sources) its predicate reads, which
+    the engine then fetches and supplies, and ``trade_locked``, whether (and up to which
+    wait) it accepts trade-locked listings, which the engine then asks the service for and
+    buys with ``allow_trade_locked``. The built-in criteria declare the same way.
+
     Not ``firstresult``: every plugin's list is collected.
     """
     raise NotImplementedError
@@ -81,8 +88,10 @@ def snipe_register_price_sources() -> Sequence[PriceSource]:
 
     Called once per rules file load. Return :class:`~engine.rules.PriceSource` objects;
     their ``fetch`` is awaited by the engine outside the hot path, and ``reference`` reads
-    the result per listing. The built-in ``platform_price`` source and the ``market.*``
-    and ``service.*`` sources (plugin ``builtin.reference``, fed by the engine's
+    the result per listing. A criterion that reads a source names it in
+    :attr:`~engine.rules.Compiled.references` (``discount`` names its ``versus``). The
+    built-in ``platform_price`` source and the ``market.*`` and ``service.*`` sources
+    (plugin ``builtin.reference``, fed by the engine's
     :class:`~engine.reference.ReferenceHub`) are registered this way; ``file.NAME``
     sources come from the rules file's ``prices.lists``.
 

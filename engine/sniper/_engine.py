@@ -164,7 +164,7 @@ class Engine:
             trade_link_url=trade_link_url,
             settings=settings.gate,
         )
-        self.include_hold = any("hold" in r.criteria for r in ruleset.rules)
+        self.include_hold = ruleset.fetch_trade_locked
         self.balance: int | None = None
         self._trackers: dict[str | None, SnapshotTracker] = {}
         self._rule_games: tuple[str | None, ...] | None = rule_games(ruleset)
