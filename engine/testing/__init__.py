@@ -228,9 +228,9 @@ def _check_declarations(
     )
     lock = compiled.trade_locked
     number = isinstance(lock, int | float) and not isinstance(lock, bool)
+    wanted = f"{where}: trade_locked must be None or the longest accepted wait in seconds"
     assert lock is None or (number and not math.isnan(lock) and lock >= 0), (
-        f"{where}: trade_locked must be None or the longest accepted wait in seconds, "
-        f"not {lock!r}"
+        f"{wanted}, not {lock!r}"
     )
 
 
