@@ -159,8 +159,8 @@ async def _show_progress(console: Console, engine: Engine, started: float, total
 
     def new_purchases() -> list[PurchaseRecord]:
         nonlocal shown
-        records = engine.status.purchases[shown:]
-        shown += len(records)
+        records = engine.status.purchases_since(shown)
+        shown = engine.status.purchases_recorded
         return records
 
     if console.is_terminal:
@@ -174,7 +174,7 @@ async def _show_progress(console: Console, engine: Engine, started: float, total
                     for record in new_purchases():
                         live.console.print(escape(purchase_line(record)))
                     progress = await Progress.of(engine, started, total)
-                    live.update(progress.panel(engine.status.purchases))
+                    live.update(progress.panel(progress.recent))
                     await anyio.sleep(0.25)
             finally:
                 for handler, stream in zip(handlers, streams, strict=True):
@@ -200,7 +200,7 @@ async def _summary(console: Console, engine: Engine, sandbox: Sandbox) -> None:
         f"{status.candidates} accepted by the rules"
     )
     if status.purchases:
-        console.print(bought_table(status.purchases))
+        console.print(bought_table(list(status.purchases)))
     else:
         console.print("[yellow]nothing was bought[/]")
     console.print(skipped_table(engine))
