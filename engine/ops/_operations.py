@@ -39,6 +39,7 @@ __all__ = ["Operations", "OpsSettings", "daily_summary", "operations"]
 
 log = logging.getLogger("snipe.ops")
 
+
 @dataclass(frozen=True)
 class OpsSettings:
     metrics_port: int | None = None

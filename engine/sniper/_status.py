@@ -91,9 +91,7 @@ class EngineStatus:
     """For each (rule, kind of reason), the latest full reason of that kind."""
     skip_by_rule: Counter[tuple[str, str]] = field(default_factory=Counter)
     """How often each (rule, kind of reason) turned a listing down."""
-    purchases: deque[PurchaseRecord] = field(
-        default_factory=lambda: deque(maxlen=RECENT_PURCHASES)
-    )
+    purchases: deque[PurchaseRecord] = field(default_factory=lambda: deque(maxlen=RECENT_PURCHASES))
     """The latest purchase attempts, oldest first (at most :data:`RECENT_PURCHASES`)."""
     purchases_recorded: int = 0
     """Purchase attempts recorded since the start (``purchases`` holds the latest)."""
