@@ -18,7 +18,7 @@ from rich.table import Table
 
 from .._money import format_usd
 from ..rules import RuleSet
-from ..sniper import Engine, Outcome, PurchaseRecord
+from ..sniper import Engine, EngineView, Outcome, PurchaseRecord
 
 __all__ = ["WIDTH", "Progress", "bought_table", "purchase_line", "rules_table", "skipped_table"]
 
@@ -159,10 +159,9 @@ def bought_table(purchases: list[PurchaseRecord]) -> Table:
     return table
 
 
-def skipped_table(engine: Engine, rows: int = 10) -> Table:
+def skipped_table(view: EngineView, rows: int = 10) -> Table:
     """The most common reasons listings were turned down, per rule, each written out in
     full (the latest listing of its kind)."""
-    status = engine.status
     table = Table(
         title="What it skipped, and why (most common reasons; one example of each)",
         title_justify="left",
@@ -170,6 +169,6 @@ def skipped_table(engine: Engine, rows: int = 10) -> Table:
     table.add_column("rule", overflow="fold", ratio=1)
     table.add_column("reason (an example)", overflow="fold", ratio=4)
     table.add_column("listings", justify="right", no_wrap=True)
-    for (rule, kind), count in status.skip_by_rule.most_common(rows):
-        table.add_row(escape(rule), escape(status.skip_examples[rule, kind]), f"{count:,}")
+    for skip in view.skips[:rows]:
+        table.add_row(escape(skip.rule), escape(skip.example), f"{skip.count:,}")
     return table

@@ -32,8 +32,7 @@ from ..hookspecs import hookimpl
 if TYPE_CHECKING:
     from ..notify import ChannelStats
     from ..rules import Decision, EvalContext
-    from ..sniper import Engine
-    from ..sniper._view import EngineView
+    from ..sniper import Engine, EngineView
 
 __all__ = ["CONTENT_TYPE", "DETECTION_BUCKETS", "EngineMetrics", "LatencyTracker"]
 
