@@ -108,7 +108,10 @@ class EngineView:
     unexpected: Mapping[str, int]
     skips: tuple[SkipCount, ...]
     """The commonest (rule, kind of reason) pairs, most common first (bounded)."""
+    orders_live: int
+    """Buy orders snipe placed that are live (their exposure counts against the caps)."""
     orders_planned: int
+    """Buy orders a dry run would place."""
     references: Mapping[str, int]
     """Reference prices held: ``names`` learned from snapshots, and per price list the
     names it prices."""
@@ -149,6 +152,7 @@ async def build_view(engine: Engine) -> EngineView:
     totals = await ledger.totals()
     today = await ledger.totals(since=utc_day_start(now))
     exposure = (await ledger.order_exposure()).total
+    orders_live = len(await ledger.orders())
     unresolved = len(await ledger.unresolved())
     open_trades = len(await ledger.open_trades())
     released = len(await ledger.released(since=now - engine.reconciler.settings.watch))
@@ -201,6 +205,7 @@ async def build_view(engine: Engine) -> EngineView:
             SkipCount(rule, status.skip_examples[rule, kind], count)
             for (rule, kind), count in status.skip_by_rule.most_common(SKIP_KINDS)
         ),
+        orders_live=orders_live,
         orders_planned=len(engine.orders.planned),
         references={
             "names": len(hub.book),

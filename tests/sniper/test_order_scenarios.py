@@ -152,8 +152,10 @@ async def test_a_create_that_times_out_but_exists_is_adopted_from_the_list(
         (order,) = await r.ledger.orders()
         (offer,) = (await r.client.buy_orders()).offers
         await assert_ledger_matches_the_service(r, per_day=per_day)
+        view = await r.engine.view()
     assert (order.state, order.order_id, order.filled) == (OrderState.OPEN, offer.id, 1)
     assert order.exposure == 2 * price
+    assert (view.orders_live, view.order_exposure) == (1, 2 * price)  # what observers see
     assert sandbox.ground_truth()["requests"][CREATE] == 1
 
 
