@@ -70,6 +70,13 @@ def snipe_register_criteria() -> Sequence[Criterion]:
     keys are registered through this same hook. A key already taken (by the core or by an
     earlier plugin) is refused and the refusal names both plugins.
 
+    The engine knows a criterion only by what its :class:`~engine.rules.Compiled`
+    declares, never by its key: the names and patterns it watches, the ``games`` it
+    restricts the rule to, the ``references`` (price sources) its predicate reads, which
+    the engine then fetches and supplies, and ``trade_locked``, whether (and up to which
+    wait) it accepts trade-locked listings, which the engine then asks the service for and
+    buys with ``allow_trade_locked``. The built-in criteria declare the same way.
+
     Not ``firstresult``: every plugin's list is collected.
     """
     raise NotImplementedError
@@ -81,8 +88,10 @@ def snipe_register_price_sources() -> Sequence[PriceSource]:
 
     Called once per rules file load. Return :class:`~engine.rules.PriceSource` objects;
     their ``fetch`` is awaited by the engine outside the hot path, and ``reference`` reads
-    the result per listing. The built-in ``platform_price`` source and the ``market.*``
-    and ``service.*`` sources (plugin ``builtin.reference``, fed by the engine's
+    the result per listing. A criterion that reads a source names it in
+    :attr:`~engine.rules.Compiled.references` (``discount`` names its ``versus``). The
+    built-in ``platform_price`` source and the ``market.*`` and ``service.*`` sources
+    (plugin ``builtin.reference``, fed by the engine's
     :class:`~engine.reference.ReferenceHub`) are registered this way; ``file.NAME``
     sources come from the rules file's ``prices.lists``.
 
@@ -152,10 +161,10 @@ def snipe_refund(purchase: Purchase, reason: str | None) -> None:
     """Notification: the service refunded a purchase.
 
     Called once per refund, as soon as reconciling moves the purchase to REFUNDED
-    (``purchase`` is the ledger's record after the move; ``reason`` the service's, if any).
-    ``snipe run`` calls it (through :mod:`engine.ops`; an :class:`~engine.sniper.Engine`
-    used on its own does not). The return value is ignored; an implementation that raises
-    is logged and dropped.
+    (``purchase`` is the ledger's record after the move; ``reason`` the service's, if any),
+    for purchases and buy-order fills alike. The engine calls it itself (its reconciler
+    and order manager), with or without ``snipe run`` around it. The return value is
+    ignored; an implementation that raises is logged and dropped.
     """
     raise NotImplementedError
 
@@ -164,11 +173,12 @@ def snipe_refund(purchase: Purchase, reason: str | None) -> None:
 def snipe_halted(reason: str) -> None:
     """Notification: the engine went HALTED (buying stopped until a person looks).
 
-    Called at most once per run, with the reason, within a second of the engine going
-    HALTED; also when a run ends in an error (``"refused to trade: ..."`` when the start-up
-    gate refused, ``"stopped: ..."`` otherwise), since then too a person must look.
-    ``snipe run`` calls it (through :mod:`engine.ops`). The return value is ignored; an
-    implementation that raises is logged and dropped.
+    Called at most once per run, with the reason, by the engine itself at the moment it
+    goes HALTED (so on the path that halted: keep it fast, queue any I/O). ``snipe run``
+    also calls it when a run ends in an error without a HALT (``"refused to trade: ..."``
+    when the start-up gate refused, ``"stopped: ..."`` otherwise), since then too a person
+    must look. The return value is ignored; an implementation that raises is logged and
+    dropped.
     """
     raise NotImplementedError
 
@@ -177,8 +187,8 @@ def snipe_halted(reason: str) -> None:
 def snipe_daily_summary(summary: DailySummary) -> None:
     """Notification: one UTC day ended (:class:`~engine.notify.DailySummary`).
 
-    Called by ``snipe run`` (through :mod:`engine.ops`) at each UTC midnight it is
-    running at, about the day that just ended. The return value is ignored; an
+    Called by the engine itself (its status task) at each UTC midnight it is running at,
+    about the day that just ended, as the ledger has it. The return value is ignored; an
     implementation that raises is logged and dropped.
     """
     raise NotImplementedError

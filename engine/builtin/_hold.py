@@ -89,7 +89,17 @@ def compile_hold(value: Hold, rule: RuleContext) -> Compiled:
     def tradable_or_ok(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
         return listing.unlock_at is None or hold_ok(listing, view, ctx) is None
 
-    return Compiled(predicate=hold_ok, test=tradable_or_ok, summary=summary)
+    return Compiled(
+        predicate=hold_ok,
+        test=tradable_or_ok,
+        summary=summary,
+        trade_locked=float(max_wait),
+        references=(
+            (discount.sources if isinstance(discount, Discount) else ("platform_price",))
+            if worth is not None
+            else ()
+        ),
+    )
 
 
 @hookimpl

@@ -114,6 +114,7 @@ def compile_match(value: Match, rule: RuleContext) -> Compiled:
         names=frozenset(exact),  # base names: the market lists a Doppler under its base name
         patterns=(*value.patterns, *(f"/{r}/" for r in value.regex)),
         summary=summary,
+        games=frozenset() if value.game is None else frozenset({value.game}),
     )
 
 

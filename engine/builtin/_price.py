@@ -361,7 +361,13 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
     summary = f"discount at least {format_percent(min_points)} vs {shown}"
     if guards:
         summary += f" ({', '.join(guards)})"
-    return Compiled(predicate=discounted, test=cheap_enough, summary=summary, describe=describe)
+    return Compiled(
+        predicate=discounted,
+        test=cheap_enough,
+        summary=summary,
+        describe=describe,
+        references=value.sources,
+    )
 
 
 @hookimpl

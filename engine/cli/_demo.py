@@ -28,7 +28,7 @@ from .._plugins import make_plugin_host
 from ..ledger import MEMORY
 from ..rules import load_rules
 from ..sandbox import MarketConfig, Sandbox, SandboxConfig
-from ..sniper import Engine, EngineSettings, Outcome, PurchaseRecord
+from ..sniper import Engine, EngineSettings, PurchaseRecord, status_line
 from ..sniper._session import SessionOptions, open_engine
 from ._args import duration, positive
 from ._demo_view import (
@@ -159,8 +159,8 @@ async def _show_progress(console: Console, engine: Engine, started: float, total
 
     def new_purchases() -> list[PurchaseRecord]:
         nonlocal shown
-        records = engine.status.purchases[shown:]
-        shown += len(records)
+        records = engine.status.purchases_since(shown)
+        shown = engine.status.purchases_recorded
         return records
 
     if console.is_terminal:
@@ -174,7 +174,7 @@ async def _show_progress(console: Console, engine: Engine, started: float, total
                     for record in new_purchases():
                         live.console.print(escape(purchase_line(record)))
                     progress = await Progress.of(engine, started, total)
-                    live.update(progress.panel(engine.status.purchases))
+                    live.update(progress.panel(progress.recent))
                     await anyio.sleep(0.25)
             finally:
                 for handler, stream in zip(handlers, streams, strict=True):
@@ -192,28 +192,28 @@ async def _show_progress(console: Console, engine: Engine, started: float, total
 
 
 async def _summary(console: Console, engine: Engine, sandbox: Sandbox) -> None:
-    status = engine.status
-    console.print(escape(await engine.status_line()))
+    view = await engine.view()
+    console.print(escape(status_line(view)))
     console.print(
-        f"watched {len(engine.schedule.watched)} names; {status.searches} searches, "
-        f"{status.snapshots} snapshots, {status.listings_seen:,} listings looked at, "
-        f"{status.candidates} accepted by the rules"
+        f"watched {view.watched} names; {view.searches} searches, "
+        f"{view.snapshots} snapshots, {view.listings_seen:,} listings looked at, "
+        f"{view.candidates} accepted by the rules"
     )
-    if status.purchases:
-        console.print(bought_table(status.purchases))
+    if view.recent:
+        console.print(bought_table(list(view.recent)))
     else:
         console.print("[yellow]nothing was bought[/]")
-    console.print(skipped_table(engine))
+    console.print(skipped_table(view))
     truth = sandbox.ground_truth()
     real = len(truth["purchases"])
-    ours = status.outcomes[Outcome.BOUGHT] + status.outcomes[Outcome.RESERVED]
+    ours = view.bought
     balance = truth["balances"][truth["default_account"]]
     console.print(
         f"sandbox ground truth: {real} purchase(s); the account went from "
         f"{format_usd(DEMO_BALANCE)} to {format_usd(balance)} "
         f"({format_usd(DEMO_BALANCE - balance)} spent); the engine counted {ours} bought"
     )
-    if status.halt_reason:
-        console.print(f"[red]HALTED[/]: {escape(status.halt_reason)}")
-    for error in status.errors:
+    if view.halt_reason:
+        console.print(f"[red]HALTED[/]: {escape(view.halt_reason)}")
+    for error in view.errors:
         console.print(f"[yellow]error[/]: {escape(error)}")

@@ -2,11 +2,13 @@
 progress lines otherwise, and the final tables (at most :data:`WIDTH` columns, every reason
 written out in full, each rule's criteria once).
 
-Everything here reads the engine's counters; nothing changes them.
+Everything here reads the engine's view (:meth:`~engine.sniper.Engine.view`) or its
+counters; nothing changes them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
@@ -16,7 +18,7 @@ from rich.table import Table
 
 from .._money import format_usd
 from ..rules import RuleSet
-from ..sniper import Engine, Outcome, PurchaseRecord
+from ..sniper import Engine, EngineView, Outcome, PurchaseRecord
 
 __all__ = ["WIDTH", "Progress", "bought_table", "purchase_line", "rules_table", "skipped_table"]
 
@@ -42,25 +44,26 @@ class Progress:
     bought: int
     spent: int
     cap: int
+    recent: tuple[PurchaseRecord, ...] = ()
+    """The latest purchase attempts (at most five)."""
 
     @classmethod
     async def of(cls, engine: Engine, started: float, total: float) -> Progress:
-        status = engine.status
-        used, limit = engine.limiter.usage("search")
-        totals = await engine.ledger.totals()
+        view = await engine.view()
         return cls(
-            market_seconds=max(0.0, engine.clock.now() - started),
+            market_seconds=max(0.0, view.now - started),
             total_seconds=total,
-            searches=status.searches,
-            searches_in_window=used,
-            search_limit=limit,
-            snapshots=status.snapshots,
-            watched=len(engine.schedule.watched),
-            listings=status.listings_seen,
-            candidates=status.candidates,
-            bought=sum(status.outcomes[o] for o in _WENT_THROUGH),
-            spent=totals.committed,
-            cap=engine.ruleset.budgets.total,
+            searches=view.searches,
+            searches_in_window=view.search_used,
+            search_limit=view.search_limit,
+            snapshots=view.snapshots,
+            watched=view.watched,
+            listings=view.listings_seen,
+            candidates=view.candidates,
+            bought=view.bought,
+            spent=view.spent_total,
+            cap=view.cap_total,
+            recent=view.recent[-5:],
         )
 
     def line(self) -> str:
@@ -76,7 +79,7 @@ class Progress:
         limit = "unlimited" if self.search_limit is None else str(self.search_limit)
         return f"{self.searches_in_window}/{limit} in the last minute"
 
-    def panel(self, recent: list[PurchaseRecord]) -> Panel:
+    def panel(self, recent: Sequence[PurchaseRecord]) -> Panel:
         """The live panel: the counters and the latest purchases."""
         grid = Table.grid(padding=(0, 2))
         grid.add_column(style="bold")
@@ -156,10 +159,9 @@ def bought_table(purchases: list[PurchaseRecord]) -> Table:
     return table
 
 
-def skipped_table(engine: Engine, rows: int = 10) -> Table:
+def skipped_table(view: EngineView, rows: int = 10) -> Table:
     """The most common reasons listings were turned down, per rule, each written out in
     full (the latest listing of its kind)."""
-    status = engine.status
     table = Table(
         title="What it skipped, and why (most common reasons; one example of each)",
         title_justify="left",
@@ -167,6 +169,6 @@ def skipped_table(engine: Engine, rows: int = 10) -> Table:
     table.add_column("rule", overflow="fold", ratio=1)
     table.add_column("reason (an example)", overflow="fold", ratio=4)
     table.add_column("listings", justify="right", no_wrap=True)
-    for (rule, kind), count in status.skip_by_rule.most_common(rows):
-        table.add_row(escape(rule), escape(status.skip_examples[rule, kind]), f"{count:,}")
+    for skip in view.skips[:rows]:
+        table.add_row(escape(skip.rule), escape(skip.example), f"{skip.count:,}")
     return table

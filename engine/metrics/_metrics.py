@@ -2,8 +2,9 @@
 
 Counters that happen (requests by endpoint and outcome, 429s, detection latency) are
 recorded as they happen; figures that are state (purchases by state, spend and caps,
-search-budget use, the reconciliation queue, notification counts) are read from the
-engine and the ledger by :meth:`EngineMetrics.refresh` just before each scrape.
+search-budget use, the reconciliation queue, the engine's counters) are read from one
+:meth:`~engine.sniper.Engine.view` by :meth:`EngineMetrics.refresh` just before each
+scrape, the same view the status line and the status file show.
 
 Money is exported in dollars (``*_usd``), as dashboards expect; the exact figures are in
 the ledger (USD x 1000).
@@ -19,7 +20,6 @@ snapshot showed it is not counted; the snapshot is refreshed every 10 s.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -28,12 +28,11 @@ from prometheus_client.registry import Collector
 
 from .._money import MILLS_PER_USD
 from ..hookspecs import hookimpl
-from ..ledger import utc_day_start
 
 if TYPE_CHECKING:
     from ..notify import ChannelStats
     from ..rules import Decision, EvalContext
-    from ..sniper import Engine
+    from ..sniper import Engine, EngineView
 
 __all__ = ["CONTENT_TYPE", "DETECTION_BUCKETS", "EngineMetrics", "LatencyTracker"]
 
@@ -44,23 +43,6 @@ _FIRST_SEEN_MAX = 50_000
 
 def _usd(amount: int) -> float:
     return amount / MILLS_PER_USD
-
-
-@dataclass
-class _State:
-    """The figures read before a scrape."""
-
-    by_state: Mapping[str, int] = field(default_factory=dict)
-    spent_total: int = 0
-    spent_today: int = 0
-    order_exposure: int = 0
-    unresolved: int = 0
-    open_trades: int = 0
-    overdue: int = 0
-    released: int = 0
-    search_used: int = 0
-    search_limit: int | None = None
-    now: float = 0.0
 
 
 class LatencyTracker:
@@ -137,7 +119,8 @@ class EngineMetrics:
             registry=self.registry,
         )
         self.latency = LatencyTracker(engine, self.detection_latency)
-        self.state = _State()
+        self.state: EngineView | None = None
+        """The engine's view at the last :meth:`refresh` (``None`` before the first)."""
         self.registry.register(_StateCollector(self))
 
     def observe_request(self, endpoint: str, outcome: str) -> None:
@@ -147,27 +130,8 @@ class EngineMetrics:
             self.rate_limited.inc()
 
     async def refresh(self) -> None:
-        """Read the state figures from the engine and its ledger."""
-        engine = self.engine
-        now = engine.clock.now()
-        totals = await engine.ledger.totals()
-        today = await engine.ledger.totals(since=utc_day_start(now))
-        used, limit = engine.limiter.usage("search")
-        self.state = _State(
-            by_state=dict(totals.by_state),
-            spent_total=totals.committed,
-            spent_today=today.committed,
-            order_exposure=(await engine.ledger.order_exposure()).total,
-            unresolved=len(await engine.ledger.unresolved()),
-            open_trades=len(await engine.ledger.open_trades()),
-            overdue=engine.reconciler.overdue,
-            released=len(
-                await engine.ledger.released(since=now - engine.reconciler.settings.watch)
-            ),
-            search_used=used,
-            search_limit=limit,
-            now=now,
-        )
+        """Read the state figures: one view of the engine."""
+        self.state = await self.engine.view()
 
     def render(self) -> bytes:
         """The exposition text (Prometheus text format 0.0.4)."""
@@ -182,123 +146,129 @@ class _StateCollector(Collector):
         return []  # not known before the first refresh; collected on every scrape
 
     def collect(self) -> Iterable[Metric]:
-        m = self._m
-        state, status, budgets = m.state, m.engine.status, m.engine.ruleset.budgets
-        purchases = GaugeMetricFamily(
-            "snipe_purchases", "Purchases in the ledger by state.", labels=["state"]
-        )
-        for name, count in sorted(state.by_state.items()):
-            purchases.add_metric([name.lower()], count)
-        yield purchases
-        spend = GaugeMetricFamily(
-            "snipe_spend_usd",
-            "Money committed by purchases (spent or in flight), in dollars, in the period;"
-            " buy-order exposure is not included (snipe_buy_order_exposure_usd).",
-            labels=["period"],
-        )
-        spend.add_metric(["total"], _usd(state.spent_total))
-        spend.add_metric(["today"], _usd(state.spent_today))
-        yield spend
+        state = self._m.state
+        if state is not None:
+            yield from _engine_families(state)
+        yield _notifications(self._m.notifications)
+
+
+def _engine_families(state: EngineView) -> Iterable[Metric]:
+    """The state figures of one view."""
+    purchases = GaugeMetricFamily(
+        "snipe_purchases", "Purchases in the ledger by state.", labels=["state"]
+    )
+    for name, count in sorted(state.by_state.items()):
+        purchases.add_metric([name.lower()], count)
+    yield purchases
+    spend = GaugeMetricFamily(
+        "snipe_spend_usd",
+        "Money committed by purchases (spent or in flight), in dollars, in the period;"
+        " buy-order exposure is not included (snipe_buy_order_exposure_usd).",
+        labels=["period"],
+    )
+    spend.add_metric(["total"], _usd(state.spent_total))
+    spend.add_metric(["today"], _usd(state.spent_today))
+    yield spend
+    yield GaugeMetricFamily(
+        "snipe_buy_order_exposure_usd",
+        "What live buy orders may still buy, in dollars; every cap counts it.",
+        value=_usd(state.order_exposure),
+    )
+    caps = GaugeMetricFamily("snipe_cap_usd", "Spending caps, in dollars.", labels=["cap"])
+    caps.add_metric(["total"], _usd(state.cap_total))
+    caps.add_metric(["per_day"], _usd(state.cap_per_day))
+    yield caps
+    left = GaugeMetricFamily(
+        "snipe_cap_remaining_usd",
+        "Money left under each cap, in dollars (purchases and buy-order exposure counted).",
+        labels=["cap"],
+    )
+    left.add_metric(["total"], _usd(state.left_total))
+    left.add_metric(["per_day"], _usd(state.left_today))
+    yield left
+    yield GaugeMetricFamily(
+        "snipe_search_budget_used",
+        "Search requests in the current rate-limit window.",
+        value=state.search_used,
+    )
+    if state.search_limit is not None:
         yield GaugeMetricFamily(
-            "snipe_buy_order_exposure_usd",
-            "What live buy orders may still buy, in dollars; every cap counts it.",
-            value=_usd(state.order_exposure),
+            "snipe_search_budget_limit",
+            "Search requests allowed per window.",
+            value=state.search_limit,
         )
-        caps = GaugeMetricFamily("snipe_cap_usd", "Spending caps, in dollars.", labels=["cap"])
-        caps.add_metric(["total"], _usd(budgets.total))
-        caps.add_metric(["per_day"], _usd(budgets.per_day))
-        yield caps
-        left = GaugeMetricFamily(
-            "snipe_cap_remaining_usd",
-            "Money left under each cap, in dollars (purchases and buy-order exposure counted).",
-            labels=["cap"],
-        )
-        total_used = state.spent_total + state.order_exposure
-        left.add_metric(["total"], _usd(max(0, budgets.total - total_used)))
-        day_used = state.spent_today + state.order_exposure
-        day_left = min(budgets.per_day - day_used, budgets.total - total_used)
-        left.add_metric(["per_day"], _usd(max(0, day_left)))
-        yield left
+    queue = GaugeMetricFamily(
+        "snipe_reconcile_queue",
+        "Purchases waiting for reconciliation: unresolved (answer lost or never sent), "
+        "open trades (bought or reserved, followed until completed or refunded), overdue "
+        "(open trades past send_until the service still calls open; never refunded by "
+        "the clock) and released (not bought on the service's word, watched for a day).",
+        labels=["kind"],
+    )
+    queue.add_metric(["unresolved"], state.unresolved)
+    queue.add_metric(["open_trades"], state.open_trades)
+    queue.add_metric(["overdue"], state.overdue)
+    queue.add_metric(["released"], state.released)
+    yield queue
+    mode = GaugeMetricFamily(
+        "snipe_engine_mode", "1 for the engine's current mode.", labels=["mode"]
+    )
+    for name in ("starting", "running", "halted", "stopped"):
+        mode.add_metric([name], 1 if state.mode.value == name else 0)
+    yield mode
+    yield GaugeMetricFamily(
+        "snipe_engine_halted", "1 while buying is HALTED.", value=1 if state.halted else 0
+    )
+    if state.started_at is not None:
         yield GaugeMetricFamily(
-            "snipe_search_budget_used",
-            "Search requests in the current rate-limit window.",
-            value=state.search_used,
+            "snipe_uptime_seconds",
+            "Seconds since the engine started.",
+            value=max(0.0, state.now - state.started_at),
         )
-        if state.search_limit is not None:
-            yield GaugeMetricFamily(
-                "snipe_search_budget_limit",
-                "Search requests allowed per window.",
-                value=state.search_limit,
-            )
-        queue = GaugeMetricFamily(
-            "snipe_reconcile_queue",
-            "Purchases waiting for reconciliation: unresolved (answer lost or never sent), "
-            "open trades (bought or reserved, followed until completed or refunded), overdue "
-            "(open trades past send_until the service still calls open; never refunded by "
-            "the clock) and released (not bought on the service's word, watched for a day).",
-            labels=["kind"],
-        )
-        queue.add_metric(["unresolved"], state.unresolved)
-        queue.add_metric(["open_trades"], state.open_trades)
-        queue.add_metric(["overdue"], state.overdue)
-        queue.add_metric(["released"], state.released)
-        yield queue
-        mode = GaugeMetricFamily(
-            "snipe_engine_mode", "1 for the engine's current mode.", labels=["mode"]
-        )
-        for name in ("starting", "running", "halted", "stopped"):
-            mode.add_metric([name], 1 if status.mode.value == name else 0)
-        yield mode
-        yield GaugeMetricFamily(
-            "snipe_engine_halted", "1 while buying is HALTED.", value=1 if status.halted else 0
-        )
-        if status.started_at is not None:
-            yield GaugeMetricFamily(
-                "snipe_uptime_seconds",
-                "Seconds since the engine started.",
-                value=max(0.0, state.now - status.started_at),
-            )
-        for name, value, text in (
-            ("snipe_searches", status.searches, "Search requests answered."),
-            ("snipe_snapshots", status.snapshots, "Price snapshots read."),
-            ("snipe_listings_seen", status.listings_seen, "Listings seen in search answers."),
-            ("snipe_candidates", status.candidates, "Listings a rule accepted."),
-        ):
-            yield CounterMetricFamily(name, text, value=value)
-        yield _counted(
-            "snipe_malformed_items",
-            "Items of answers (listings, trades, history rows, orders) that could not be "
-            "read and were set aside, by endpoint and field; the rest of each answer is used.",
-            ["endpoint", "field"],
-            status.set_aside,
-        )
-        yield _counted(
-            "snipe_unexpected_errors",
-            "Errors outside snipe's own types, by loop (each a retried step or a HALT).",
-            ["loop"],
-            {(loop,): n for loop, n in status.unexpected.items()},
-        )
-        yield GaugeMetricFamily(
-            "snipe_start_waiting",
-            "1 while the start-up gate waits out a transient failure.",
-            value=1 if status.waiting is not None else 0,
-        )
-        yield _counted(
-            "snipe_snapshot_bytes",
-            "Bytes of prices snapshot downloaded (gzip, as sent), by game (all: unfiltered).",
-            ["game"],
-            {(game,): n for game, n in status.snapshot_bytes.items()},
-        )
-        notes = CounterMetricFamily(
-            "snipe_notifications",
-            "Notifications by channel and result (sent, failed, dropped).",
-            labels=["channel", "result"],
-        )
-        for channel, stats in sorted(m.notifications.items()):
-            notes.add_metric([channel, "sent"], stats.sent)
-            notes.add_metric([channel, "failed"], stats.failed)
-            notes.add_metric([channel, "dropped"], stats.dropped)
-        yield notes
+    for name, value, text in (
+        ("snipe_searches", state.searches, "Search requests answered."),
+        ("snipe_snapshots", state.snapshots, "Price snapshots read."),
+        ("snipe_listings_seen", state.listings_seen, "Listings seen in search answers."),
+        ("snipe_candidates", state.candidates, "Listings a rule accepted."),
+    ):
+        yield CounterMetricFamily(name, text, value=value)
+    yield _counted(
+        "snipe_malformed_items",
+        "Items of answers (listings, trades, history rows, orders) that could not be "
+        "read and were set aside, by endpoint and field; the rest of each answer is used.",
+        ["endpoint", "field"],
+        {(s.endpoint, s.field): s.count for s in state.set_aside},
+    )
+    yield _counted(
+        "snipe_unexpected_errors",
+        "Errors outside snipe's own types, by loop (each a retried step or a HALT).",
+        ["loop"],
+        {(loop,): n for loop, n in state.unexpected.items()},
+    )
+    yield GaugeMetricFamily(
+        "snipe_start_waiting",
+        "1 while the start-up gate waits out a transient failure.",
+        value=1 if state.waiting is not None else 0,
+    )
+    yield _counted(
+        "snipe_snapshot_bytes",
+        "Bytes of prices snapshot downloaded (gzip, as sent), by game (all: unfiltered).",
+        ["game"],
+        {(game,): n for game, n in state.snapshot_bytes.items()},
+    )
+
+
+def _notifications(notifications: Mapping[str, ChannelStats]) -> Metric:
+    notes = CounterMetricFamily(
+        "snipe_notifications",
+        "Notifications by channel and result (sent, failed, dropped).",
+        labels=["channel", "result"],
+    )
+    for channel, stats in sorted(notifications.items()):
+        notes.add_metric([channel, "sent"], stats.sent)
+        notes.add_metric([channel, "failed"], stats.failed)
+        notes.add_metric([channel, "dropped"], stats.dropped)
+    return notes
 
 
 _Labels = TypeVar("_Labels", bound=tuple[str, ...])

@@ -3,10 +3,9 @@
 :func:`operations` (an async context manager around the run) wires, for one engine:
 
 - notifications: the rules file's ``notify:`` channels, a :class:`~engine.notify.
-  NotificationHub` registered as a plugin, and the delivery tasks;
-- hooks the engine does not call itself: ``snipe_refund`` (from the reconciler's
-  ``on_refund``), ``snipe_halted`` (noticed within ``watch_every`` seconds) and
-  ``snipe_daily_summary`` (at every UTC midnight);
+  NotificationHub` registered as a plugin, and the delivery tasks (the engine itself
+  calls ``snipe_refund``, ``snipe_halted`` and ``snipe_daily_summary``; ops adds only
+  ``snipe_halted`` for a run that ends in an error without the engine having HALTED);
 - metrics: request counts through the client's request observer, detection latency
   through a plugin, and, with a port, the ``/metrics`` and ``/healthz`` server;
 - the status file ``snipe status`` reads.
@@ -30,17 +29,15 @@ import httpx
 from anyio.abc import SocketAttribute
 
 from .._errors import SnipeError
-from ..ledger import Purchase, PurchaseState, utc_day_start
 from ..metrics import CONTENT_TYPE, EngineMetrics, Response, open_listener, serve_listener
-from ..notify import DailySummary, Delivery, NotificationHub, build_delivery, utc_day
+from ..notify import Delivery, NotificationHub, build_delivery
 from ..sniper import Engine, EngineMode, TradingRefused
+from ..sniper._daily import daily_summary
 from ..sniper._statusfile import status_document, write_status_file
 
 __all__ = ["Operations", "OpsSettings", "daily_summary", "operations"]
 
 log = logging.getLogger("snipe.ops")
-
-_DAY = 86_400.0
 
 
 @dataclass(frozen=True)
@@ -52,7 +49,7 @@ class OpsSettings:
     status_file: str | os.PathLike[str] | None = None
     status_every: float = 5.0
     watch_every: float = 1.0
-    """Seconds (engine clock) between looks at the engine's mode, for ``snipe_halted``."""
+    """Seconds (engine clock) between looks at whether the status file is due."""
     flush_timeout: float = 5.0
     """Real seconds allowed, when stopping, to send the notices still queued."""
     environ: Mapping[str, str] | None = None
@@ -80,7 +77,6 @@ class Operations:
         self.metrics = EngineMetrics(engine, notifications=self.delivery.stats)
         self.port: int | None = None
         """The metrics server's port, once it listens."""
-        self._halt_told = False
         self.stopped_by: str | None = None
         """Why the run ended with an error, if it did (shown by ``snipe status``)."""
         self._plugin_names: list[str] = []
@@ -92,8 +88,6 @@ class Operations:
             if engine.host.register(plugin, name, source="snipe run"):
                 self._plugin_names.append(name)
         engine.client.request_observer = self.metrics.observe_request
-        engine.reconciler.on_refund = self._refunded
-        engine.orders.on_refund = self._refunded  # buy-order fills
 
     def _detach(self) -> None:
         engine = self.engine
@@ -101,57 +95,30 @@ class Operations:
             engine.host.pm.unregister(name=name)
         self._plugin_names.clear()
         engine.client.request_observer = None
-        engine.reconciler.on_refund = None
-        engine.orders.on_refund = None
 
     async def _finish(self) -> None:
-        self._tell_halted()
         await self._write_status()
         with anyio.move_on_after(self.settings.flush_timeout):
             await self.delivery.flush()
 
-    # -- hooks the engine does not call itself -------------------------------------------
-
-    def _refunded(self, purchase: Purchase) -> None:
-        self.engine.host.notify_refund(purchase, purchase.reason)
-
     def _record_failure(self, exc: Exception) -> None:
         """The run ended with an error (a refusal to trade, a crash): a person must look,
-        as for HALTED. snipe's own errors never carry a secret; others are named only."""
+        as for HALTED (which the engine has told already, if it HALTED). snipe's own errors
+        never carry a secret; others are named only."""
         text = str(exc) if isinstance(exc, SnipeError) else f"{type(exc).__name__} (see the log)"
         kind = "refused to trade" if isinstance(exc, TradingRefused) else "stopped"
         self.stopped_by = f"{kind}: {text}"
-        if not self._halt_told:
-            self._halt_told = True
+        if not self.engine.status.halted:
             self.engine.host.notify_halted(self.stopped_by)
-
-    def _tell_halted(self) -> None:
-        status = self.engine.status
-        if status.mode is EngineMode.HALTED and not self._halt_told:
-            self._halt_told = True
-            self.engine.host.notify_halted(status.halt_reason or "no reason given")
 
     async def _watch(self) -> None:
         clock, settings = self.engine.clock, self.settings
         next_write = clock.now()
         while True:
-            self._tell_halted()
             if clock.now() >= next_write:
                 await self._write_status()
                 next_write = clock.now() + settings.status_every
             await clock.sleep(settings.watch_every)
-
-    async def _daily(self) -> None:
-        clock = self.engine.clock
-        while True:
-            day_end = utc_day_start(clock.now()) + _DAY
-            await clock.sleep_until(day_end)
-            try:
-                summary = await daily_summary(self.engine, day_end - _DAY)
-            except Exception:
-                log.exception("the daily summary could not be made")
-                continue
-            self.engine.host.notify_daily_summary(summary)
 
     # -- status file and metrics server --------------------------------------------------
 
@@ -159,20 +126,20 @@ class Operations:
         path = self.settings.status_file
         if path is None:
             return
-        document = status_document(
-            self.engine,
-            every=self.settings.status_every,
-            extra={
-                "stopped_by": self.stopped_by,
-                "metrics_port": self.port,
-                "notifications": {
-                    name: {"sent": s.sent, "failed": s.failed, "dropped": s.dropped}
-                    for name, s in self.delivery.stats.items()
-                },
-            },
-        )
         mark = getattr(self.engine.clock, "busy", None)  # a virtual clock waits for the thread
         try:
+            document = status_document(
+                await self.engine.view(),
+                every=self.settings.status_every,
+                extra={
+                    "stopped_by": self.stopped_by,
+                    "metrics_port": self.port,
+                    "notifications": {
+                        name: {"sent": s.sent, "failed": s.failed, "dropped": s.dropped}
+                        for name, s in self.delivery.stats.items()
+                    },
+                },
+            )
             # one write at a time: the periodic write and the last one share a temporary file
             async with self._status_lock:
                 with mark() if mark is not None else contextlib.nullcontext():
@@ -230,7 +197,6 @@ async def operations(
             tasks: list[tuple[str, Callable[[], Awaitable[None]]]] = [
                 ("notification delivery", ops.delivery.run),
                 ("status watch", ops._watch),
-                ("daily summary", ops._daily),
             ]
             if listener is not None:
                 tasks.append(("metrics server", partial(serve_listener, listener, ops._handle)))
@@ -270,31 +236,3 @@ async def _guarded(
         except Exception as exc:
             wait = engine.guard.failed(f"ops: {name}", exc, may_halt=False)
             await engine.clock.sleep(min(most, wait))
-
-
-async def daily_summary(engine: Engine, day_start: float) -> DailySummary:
-    """The summary of the UTC day that starts at ``day_start``, from the ledger."""
-    ledger, budgets = engine.ledger, engine.ruleset.budgets
-    day_end = day_start + _DAY
-    written = [p for p in await ledger.purchases(since=day_start) if p.created_at < day_end]
-    went_through = {PurchaseState.BOUGHT, PurchaseState.RESERVED, PurchaseState.COMPLETED}
-    bought = [p for p in written if p.state in went_through]
-    refunds = [
-        p
-        for p in await ledger.purchases(states=[PurchaseState.REFUNDED])
-        if day_start <= p.updated_at < day_end
-    ]
-    totals = await ledger.totals()
-    return DailySummary(
-        day=utc_day(day_start),
-        purchases=len(bought),
-        spent=sum(p.amount for p in bought),
-        refunds=len(refunds),
-        refunded=sum(p.amount for p in refunds),
-        failed=sum(1 for p in written if p.state in (PurchaseState.FAILED, PurchaseState.RELEASED)),
-        unresolved=len(await ledger.unresolved()),
-        spent_total=totals.committed,
-        cap_per_day=budgets.per_day,
-        cap_total=budgets.total,
-        dry_run=engine.settings.dry_run,
-    )

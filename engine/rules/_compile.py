@@ -4,7 +4,11 @@ Every enabled rule becomes a :class:`CompiledRule`: its name filters (run once p
 item name and memoised in :meth:`RuleSet.view`) and one ``check`` closure that runs its
 predicates on a listing and collects the reasons it fails. Two checks are part of the core
 and cannot be switched off by a missing plugin: ``max_price`` and "no trade-locked listing
-unless the rule has ``hold:``".
+unless a criterion of the rule accepts them".
+
+The core knows a criterion only by what its :class:`Compiled` declares (names, patterns,
+games, references, trade-locked listings): it never reads a criterion's key or value, so
+a plugin's criterion gets what a built-in one gets.
 """
 
 from __future__ import annotations
@@ -68,6 +72,15 @@ class CompiledRule:
     describers: tuple[tuple[int, Describe], ...] = field(default=(), repr=False)
     """(index into ``summaries``, describe): summaries that an accepted listing's reasons
     show with what was measured."""
+    games: frozenset[str] = frozenset()
+    """The games the rule's criteria restrict it to (empty: any); ``game`` is the one game
+    when there is exactly one."""
+    references: tuple[str, ...] = ()
+    """The reference price sources the rule's criteria read (see
+    :attr:`Compiled.references`)."""
+    trade_locked: float | None = None
+    """The longest trade lock (seconds from now) a criterion of the rule accepts; ``None``:
+    the rule buys tradable listings only."""
 
     def accepted_summaries(
         self, listing: Listing, view: NameView, ctx: EvalContext
@@ -106,13 +119,12 @@ def compile_rule(
         (_max_price_predicate(core.max_price), "max_price", "core")
     ]
     tests: list[Test] = []
-    if "hold" not in values:
-        predicates.append((_no_hold_predicate, "hold", "core"))
     name_filters: list[NameFilter] = []
     names: set[str] = set()
     patterns: list[str] = []
     summaries: list[str] = [f"price at most max_price {format_usd(core.max_price)}"]
     describers: list[tuple[int, Describe]] = []
+    declared = _Declared()
     prefix = format_path(("rules", index))
     for key, value in values.items():
         criterion = criteria[key]
@@ -148,6 +160,8 @@ def compile_rule(
                 )
             )
             continue
+        reported = any(p.severity == "error" for p in ctx.problems)
+        problems.extend(declared.add(compiled, key, criterion.plugin, price_sources, reported, ctx))
         if compiled.predicate is not None:
             predicates.append((compiled.predicate, key, criterion.plugin))
             tests.append(compiled.test or _as_test(compiled.predicate))
@@ -179,8 +193,20 @@ def compile_rule(
                 field=f"{prefix}.action",
             )
         )
-    match = values.get("match")
-    if core.action == "buy_order" and getattr(match, "game", None) is None:
+    if declared.games == frozenset():
+        problems.append(
+            Problem(
+                "error",
+                f"rule {core.name!r}: its criteria restrict it to games with none in common "
+                f"({declared.shown_games()}); it can never match",
+                location=where(("rules", index)),
+                field=prefix,
+            )
+        )
+    if declared.trade_locked is None:
+        predicates.insert(1, (_tradable_predicate, "trade lock", "core"))
+    game = declared.game()
+    if core.action == "buy_order" and game is None:
         problems.append(
             Problem(
                 "error",
@@ -199,18 +225,70 @@ def compile_rule(
         max_spend=core.max_spend,
         order_price=core.buy_order.price if core.buy_order else None,
         order_amount=core.buy_order.amount if core.buy_order else 0,
-        game=getattr(match, "game", None),
+        game=game,
         names=frozenset(names),
         patterns=tuple(patterns),
         criteria=tuple(values),
         summaries=tuple(summaries),
         name_filters=tuple(name_filters),
         check=_chain(tuple(predicates)),
-        passes=_all_pass(core.max_price, "hold" not in values, tuple(tests)),
+        passes=_all_pass(core.max_price, declared.trade_locked is None, tuple(tests)),
         index=index,
         describers=tuple(describers),
+        games=declared.games or frozenset(),
+        references=tuple(dict.fromkeys(declared.references)),
+        trade_locked=declared.trade_locked,
     )
     return rule, problems
+
+
+class _Declared:
+    """What a rule's criteria declare, gathered while compiling them."""
+
+    def __init__(self) -> None:
+        self.games: frozenset[str] | None = None
+        """What the declaring criteria's games have in common; ``None``: none declares."""
+        self.declared_games: list[tuple[str, frozenset[str]]] = []
+        self.references: list[str] = []
+        self.trade_locked: float | None = None
+
+    def add(
+        self,
+        compiled: Compiled,
+        key: str,
+        plugin: str,
+        price_sources: Mapping[str, PriceSource],
+        reported: bool,
+        ctx: RuleContext,
+    ) -> list[Problem]:
+        """Take ``compiled``'s declarations; the problems they show (an unknown source,
+        unless the criterion has reported an error of its own already)."""
+        if compiled.games:
+            games = frozenset(compiled.games)
+            self.declared_games.append((key, games))
+            self.games = games if self.games is None else self.games & games
+        if compiled.trade_locked is not None:
+            self.trade_locked = max(self.trade_locked or 0.0, float(compiled.trade_locked))
+        unknown = [n for n in compiled.references if n not in price_sources]
+        self.references.extend(n for n in compiled.references if n in price_sources)
+        if unknown and not reported:
+            known = ", ".join(sorted(price_sources)) or "none"
+            ctx.error(
+                f"criterion {key!r} (plugin {plugin}) reads the price source(s) "
+                f"{', '.join(map(repr, unknown))}, which no plugin registers (registered: "
+                f"{known})"
+            )
+            return ctx.problems[-1:]
+        return []
+
+    def game(self) -> str | None:
+        """The one game the rule is restricted to, if there is exactly one."""
+        if self.games is None or len(self.games) != 1:
+            return None
+        return next(iter(self.games))
+
+    def shown_games(self) -> str:
+        return "; ".join(f"{key}: {', '.join(sorted(g))}" for key, g in self.declared_games)
 
 
 def _chain(predicates: tuple[tuple[Predicate, str, str], ...]) -> Check:
@@ -280,10 +358,13 @@ def _max_price_predicate(max_price: Money) -> Predicate:
     return over_max_price
 
 
-def _no_hold_predicate(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+def _tradable_predicate(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
     if listing.unlock_at is None:
         return None
-    return "trade-locked listing, and the rule has no `hold:` (it buys tradable items only)"
+    return (
+        "trade-locked listing, and the rule has no criterion that accepts one, such as "
+        "`hold:` (it buys tradable items only)"
+    )
 
 
 class RuleSet:
@@ -310,8 +391,9 @@ class RuleSet:
         self.filename = filename
         self.prices = prices or PricesSettings()
         """The ``prices:`` section (defaults when absent)."""
-        self.sources_used = sources_used
-        """Every price source a rule's ``discount.versus`` names."""
+        self.sources_used = sources_used.union(*(r.references for r in rules))
+        """Every price source a rule's criteria read (:attr:`Compiled.references`), and
+        ``sources_used`` given."""
         self.notify = notify
         """The ``notify:`` section (notifier keys read with ``criterion_values``), if any."""
         self.account = account
@@ -325,6 +407,9 @@ class RuleSet:
         self.problems = tuple(problems)
         self.watched_names: frozenset[str] = frozenset().union(*(r.names for r in ordered))
         """Every exact name the enabled rules ask for (search these by name)."""
+        self.fetch_trade_locked = any(r.trade_locked is not None for r in self.rules)
+        """Whether a buying rule accepts trade-locked listings (so searches and snapshots
+        must ask for them too)."""
         self.watched_patterns: dict[str, tuple[str, ...]] = {
             r.name: r.patterns for r in ordered if r.patterns
         }

@@ -145,6 +145,11 @@ class Compiled:
     ``predicate`` only when someone reads the reasons of a rejection.
     ``patterns`` describes selections beyond exact names (globs, regexes): a rule with any
     needs the catalogue scanned, since its names are not known in advance.
+
+    ``names``, ``patterns``, ``games``, ``references`` and ``trade_locked`` are the
+    criterion's declarations: the core reads them, and nothing else, to know what to
+    search, which games to fetch, which reference prices to supply and whether
+    trade-locked listings may be bought. Built-in criteria declare the same way.
     """
 
     predicate: Predicate | None = None
@@ -156,6 +161,32 @@ class Compiled:
     describe: Describe | None = None
     """For an accepted listing, the condition with what was measured (``"discount 31% (at
     least 25%) vs market.p25 $12.00 ..."``); shown instead of ``summary`` in its reasons."""
+
+    # -- declarations: what the core needs from this criterion. The core reads only these
+    # (never a criterion's key or value), so a plugin's criterion is served like a built-in.
+
+    games: frozenset[str] = frozenset()
+    """The games the criterion restricts the rule to (``frozenset({"csgo"})``); empty: any
+    game. A rule's games are what its criteria's declarations have in common (declarations
+    with nothing in common are an error); restricted to one game, the rule is searched,
+    snapshotted and its buy orders placed in that game only. The predicate still checks
+    :attr:`EvalContext.game` itself: the declaration says where to look, not what passes."""
+    references: tuple[str, ...] = ()
+    """The reference price sources the predicate reads (names as ``snipe plugins`` lists
+    them: ``platform_price``, ``market.p25``, ``service.platform_price``, ``file.NAME`` or
+    a plugin's source). The engine fetches the sources the rules declare and supplies them
+    in :attr:`EvalContext.references` (read through :meth:`PriceSource.quote`) or
+    :attr:`EvalContext.reference_prices`. A name no source is registered under is an error
+    when the rules load."""
+    trade_locked: float | None = None
+    """Whether the criterion accepts trade-locked listings (those with ``unlock_at``), and
+    for how long a lock: the longest wait from now until ``unlock_at``, in seconds
+    (``math.inf``: any). ``None`` (the default): it does not vouch for them. A rule none of
+    whose criteria accepts them never buys a trade-locked listing (a core check); when one
+    does, the engine asks the service for trade-locked listings too, its predicate sees
+    them, and an accepted one is bought with ``allow_trade_locked``. The predicate must
+    still judge each lock itself (give the reason a wait is too long); the core does not
+    repeat that check."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +272,8 @@ class Criterion:
 class PriceSource:
     """A reference price source, contributed through ``snipe_register_price_sources``.
 
-    A rule's ``discount.versus`` names one. Before evaluating, the engine awaits
+    A criterion names the sources it reads in :attr:`Compiled.references` (the built-in
+    ``discount`` names those of its ``versus``). Before evaluating, the engine awaits
     :meth:`fetch` for the watched names (I/O happens there, never in a predicate) and puts
     the answer into :attr:`EvalContext.reference_prices` under :attr:`name`;
     :meth:`reference` then reads it per listing. Subclass and set ``name``.

@@ -109,7 +109,6 @@ def _compile(config: Any, doc: Document, host: PluginHost, problems: list[Proble
             )
             continue
         sources[source.name] = source
-    used: set[str] = set()
     compiled: list[CompiledRule] = []
     disabled: list[str] = []
     seen: dict[str, int] = {}
@@ -129,7 +128,6 @@ def _compile(config: Any, doc: Document, host: PluginHost, problems: list[Proble
         if not rule.enabled:
             disabled.append(rule.name)
             continue
-        used.update(getattr(criterion_values(rule).get("discount"), "sources", ()))
         result, found = compile_rule(
             index=index,
             core=rule,
@@ -161,7 +159,6 @@ def _compile(config: Any, doc: Document, host: PluginHost, problems: list[Proble
         problems=[p for p in problems if p.severity == "warning"],
         notify=config.notify,
         prices=prices,
-        sources_used=frozenset(used),
     )
 
 

@@ -8,6 +8,7 @@ from ._orders import Exposure, OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
 from ._schedule import MAX_NAMES_PER_SEARCH, SearchSchedule
 from ._status import EngineMode, EngineStatus, Outcome, PurchaseRecord
+from ._view import EngineView, status_line
 
 __all__ = [
     "MAX_NAMES_PER_SEARCH",
@@ -17,6 +18,7 @@ __all__ = [
     "EngineMode",
     "EngineSettings",
     "EngineStatus",
+    "EngineView",
     "Exposure",
     "OrderManager",
     "Outcome",
@@ -27,4 +29,5 @@ __all__ = [
     "TradingRefused",
     "budget_state",
     "caps_for_rule",
+    "status_line",
 ]

@@ -3,8 +3,9 @@
 The whole-market snapshot is large (about 65 MB of gzip on the live market, 1.3 million
 rows); fetched every 10 s that is about 560 GB a day. Two settings bound it:
 
-- **games**: the snapshot request takes ``game=``; when every buying rule names its
-  ``match.game``, only those games are fetched. Otherwise the engine learns which games
+- **games**: the snapshot request takes ``game=``; when every buying rule is
+  restricted to games (``match.game``, or any criterion's declared ``games``), only those
+  games are fetched. Otherwise the engine learns which games
   hold names its rules watch from one snapshot per game and fetches only those, looking at
   the others again every :data:`REDISCOVER_EVERY` seconds (a name pattern may match an item
   of another game later).
@@ -48,12 +49,12 @@ _DAY = 86_400.0
 
 
 def rule_games(ruleset: RuleSet) -> tuple[str, ...] | None:
-    """The games the buying rules watch, when every one of them names its game; ``None``
-    when some rule may match items of any game."""
-    games = {rule.game for rule in ruleset.rules}
-    if not games or None in games:
+    """The games the buying rules watch, when every one of them is restricted to games
+    (:attr:`CompiledRule.games`); ``None`` when some rule may match items of any game."""
+    games = [rule.games for rule in ruleset.rules]
+    if not games or not all(games):
         return None
-    return tuple(sorted(g for g in games if g is not None))
+    return tuple(sorted(frozenset[str]().union(*games)))
 
 
 @dataclass(frozen=True)

@@ -362,7 +362,22 @@ class Buyer:
 
     def _record(self, decision: Decision, outcome: Outcome, detail: str | None) -> None:
         self._status.outcomes[outcome] += 1
-        self._status.purchases.append(
+        # a dry run sees the listings it "bought" again and again: not news
+        quiet = outcome is Outcome.DUPLICATE and self._settings.dry_run
+        if not quiet:
+            self._keep(decision, outcome, detail)
+        log.log(
+            logging.DEBUG if quiet else logging.INFO,
+            "%s %s (item %s) at %s: %s",
+            "would buy" if outcome is Outcome.DRY_RUN else outcome.value,
+            decision.name,
+            decision.item_id,
+            format_usd(decision.price),
+            detail or "; ".join(decision.reasons),
+        )
+
+    def _keep(self, decision: Decision, outcome: Outcome, detail: str | None) -> None:
+        self._status.record_purchase(
             PurchaseRecord(
                 at=self._clock.now(),
                 name=decision.name,
@@ -375,17 +390,6 @@ class Buyer:
                 reference=decision.listing.platform_price,
                 float_value=decision.listing.float_value,
             )
-        )
-        # a dry run sees the listings it "bought" again and again: not news
-        quiet = outcome is Outcome.DUPLICATE and self._settings.dry_run
-        log.log(
-            logging.DEBUG if quiet else logging.INFO,
-            "%s %s (item %s) at %s: %s",
-            "would buy" if outcome is Outcome.DRY_RUN else outcome.value,
-            decision.name,
-            decision.item_id,
-            format_usd(decision.price),
-            detail or "; ".join(decision.reasons),
         )
 
     def _game_of(self, decision: Decision) -> str | None:

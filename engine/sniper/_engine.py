@@ -14,7 +14,13 @@ One :class:`Engine` runs these tasks in one anyio task group:
   function) and accepted decisions to the :class:`Buyer`.
 - **reconcile**: purchases of unknown outcome are resolved by ``project_id``; bought and
   reserved ones are followed until they complete or are refunded; the balance is refreshed.
-- **status**: a periodic status line; a kill file halts buying.
+- **status**: a periodic status line; a kill file halts buying; the daily summary at
+  each UTC midnight.
+
+The plugins hear of refunds, HALT and each day's end from the engine itself
+(``snipe_refund`` from the reconciler and the order manager, ``snipe_halted`` when the
+status goes HALTED, ``snipe_daily_summary`` from :class:`DayEnds`). Observers read
+:meth:`Engine.view`, one bounded :class:`EngineView` of the engine's state.
 
 Before the first purchase, :meth:`Engine.start_gate` checks the key and the trade link,
 waiting out transient failures; only a rejected key or an invalid link refuses to trade
@@ -48,15 +54,17 @@ from ..models import Listing
 from ..reference import ReferenceHub
 from ..rules import Decision, EvalContext, RuleSet, evaluate
 from ..snapshot import NameSummary, SnapshotTracker
-from ._bandwidth import REDISCOVER_EVERY, format_bytes, rule_games
-from ._budget import budget_state, budget_words, caps_for_rule
+from ._bandwidth import REDISCOVER_EVERY, rule_games
+from ._budget import budget_state, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
+from ._daily import DayEnds
 from ._gate import GateSettings, StartGate, TradingRefused
 from ._guard import LoopGuard
 from ._orders import OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
 from ._schedule import SearchPacer, SearchSchedule
 from ._status import EngineMode, EngineStatus
+from ._view import EngineView, build_view, status_line
 
 __all__ = ["Engine", "EngineSettings", "TradingRefused"]
 
@@ -117,7 +125,7 @@ class Engine:
         self.limiter = limiter
         self.host = host
         self.settings = settings
-        self.status = EngineStatus()
+        self.status = EngineStatus(on_halt=host.notify_halted)
         client.malformed_observer = self.status.item_set_aside
         self._trade_link_url = trade_link_url
         self.schedule = SearchSchedule(watched=ruleset.watched_names)
@@ -131,7 +139,12 @@ class Engine:
         self._polling = False
         self._search_wake = anyio.Event()
         self.orders = OrderManager(
-            ruleset=ruleset, client=client, ledger=ledger, clock=clock, status=self.status
+            ruleset=ruleset,
+            client=client,
+            ledger=ledger,
+            clock=clock,
+            status=self.status,
+            host=host,
         )
         self.buyer = Buyer(
             ruleset=ruleset,
@@ -150,7 +163,10 @@ class Engine:
             status=self.status,
             settings=settings.reconciler,
             caps_for=lambda rule, at: caps_for_rule(ruleset, rule, at),
+            host=host,
         )
+        self.daily = DayEnds()
+        """The daily summary, at each UTC midnight while the engine runs."""
         self.guard = LoopGuard(
             self.status,
             max_in_a_row=settings.max_unexpected_in_a_row,
@@ -164,7 +180,7 @@ class Engine:
             trade_link_url=trade_link_url,
             settings=settings.gate,
         )
-        self.include_hold = any("hold" in r.criteria for r in ruleset.rules)
+        self.include_hold = ruleset.fetch_trade_locked
         self.balance: int | None = None
         self._trackers: dict[str | None, SnapshotTracker] = {}
         self._rule_games: tuple[str | None, ...] | None = rule_games(ruleset)
@@ -629,6 +645,7 @@ class Engine:
                 if self.clock.now() >= next_line:
                     log.info("%s", await self.status_line())
                     next_line += self.settings.status_every
+                await self.daily.step(self)
             except Exception as exc:
                 await self.clock.sleep(self.guard.failed("status", exc))
                 continue
@@ -640,39 +657,14 @@ class Engine:
         if path and os.path.exists(path):
             self.status.halt(f"kill file {path} exists")
 
+    async def view(self) -> EngineView:
+        """The engine's state now, bounded, for every observer (see ``_view.py``)."""
+        return await build_view(self)
+
     async def status_line(self) -> str:
         """Spend against caps, search budget used, coverage, candidates, purchase states. A
         dry run says so and speaks of what it would have spent and bought."""
-        totals = await self.ledger.totals()
-        held = await self.ledger.order_exposure()
-        used, limit = self.limiter.usage("search")
-        waiting, median, worst = self.schedule.coverage(self.clock.now())
-        dry = self.settings.dry_run
-        states = ", ".join(
-            f"{'would buy' if dry and k == 'BOUGHT' else k.lower()} {v}"
-            for k, v in totals.by_state.items()
-            if v
-        )
-        mode = f"dry run, {self.status.mode.value}" if dry else self.status.mode.value
-        # a dry run places no buy order: nothing is exposed, and nothing was spent
-        spent = (
-            f"would spend {format_usd(totals.committed)}"
-            if dry
-            else budget_words(totals.committed, held.total)
-        )
-        ages = "none searched yet" if median is None else f"median age {_age(median)}, oldest "
-        if worst is not None:
-            ages += _age(worst)
-        if waiting and median is not None:
-            ages += f", {waiting} not searched yet"
-        return (
-            f"[{mode}] {spent} of "
-            f"{format_usd(self.ruleset.budgets.total)} | searches {used}/{limit} in window | "
-            f"{len(self.schedule.watched)} names, {ages}"
-            f" | candidates {self.status.candidates} | {states or 'no purchases'}"
-            + (f" | overdue {self.reconciler.overdue}" if self.reconciler.overdue else "")
-            + f" | snapshots {format_bytes(self.status.snapshot_bytes.total())}"
-        )
+        return status_line(await self.view())
 
 
 def _unwrap(exc: Exception) -> Exception:
@@ -680,7 +672,3 @@ def _unwrap(exc: Exception) -> Exception:
     while isinstance(exc, ExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
-
-
-def _age(seconds: float) -> str:
-    return f"{seconds:.0f}s"

@@ -24,10 +24,9 @@ orders match the rules, and the ledger match the service:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import anyio
 
@@ -41,13 +40,15 @@ from ..ledger import (
     HistoryFill,
     Ledger,
     OrderState,
-    Purchase,
     PurchaseState,
 )
 from ..models import BuyOrder, HistoryTrade
 from ..rules import CompiledRule, RuleSet
 from ._budget import caps_for_rule
 from ._status import EngineStatus
+
+if TYPE_CHECKING:
+    from .._plugins import PluginHost
 
 __all__ = ["Exposure", "OrderManager", "OrderSettings", "PlannedOrder"]
 
@@ -121,6 +122,7 @@ class OrderManager:
         clock: Clock,
         status: EngineStatus,
         settings: OrderSettings = OrderSettings(),
+        host: PluginHost | None = None,
     ) -> None:
         self._ruleset = ruleset
         self._client = client
@@ -134,8 +136,8 @@ class OrderManager:
         """The orders the last :meth:`plan` (dry run) would place."""
         self._next_follow = 0.0
         self._retry_at: dict[str, float] = {}
-        self.on_refund: Callable[[Purchase], None] | None = None
-        """Told about each fill moved to REFUNDED, like the reconciler's ``on_refund``."""
+        self._host = host
+        """Its ``snipe_refund`` hook is called for each fill moved to REFUNDED."""
 
     def wanted(self) -> dict[str, _Wanted]:
         """The orders the rules ask for, by name."""
@@ -361,11 +363,8 @@ class OrderManager:
                     details=details,
                 )
                 log.info("buy order fill refunded: %s (%s); its budget is free again", name, pid)
-                if self.on_refund is not None:
-                    try:
-                        self.on_refund(moved)
-                    except Exception:
-                        log.exception("the refund observer failed")
+                if self._host is not None:
+                    self._host.notify_refund(moved, moved.reason)  # failures are isolated
 
     async def _history(self, since: float) -> list[HistoryTrade]:
         """The account's trades since ``since``, oldest first. Read newest first, so that

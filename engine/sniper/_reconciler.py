@@ -31,6 +31,7 @@ import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .._clock import Clock
 from .._errors import APIError, LedgerError
@@ -48,6 +49,9 @@ from ..ledger import (
 from ..ledger._resolve import DEFAULT_HISTORY_SLACK, sent_at
 from ..models import HistoryTrade, ProjectTrade
 from ._status import EngineStatus
+
+if TYPE_CHECKING:
+    from .._plugins import PluginHost
 
 __all__ = ["Reconciler", "ReconcilerSettings"]
 
@@ -92,6 +96,7 @@ class Reconciler:
         status: EngineStatus,
         settings: ReconcilerSettings = ReconcilerSettings(),
         caps_for: CapsFor | None = None,
+        host: PluginHost | None = None,
     ) -> None:
         self._client = client
         self._ledger = ledger
@@ -106,9 +111,8 @@ class Reconciler:
         self.overdue = 0
         """Open trades past ``send_until`` that the service still calls open (last pass):
         shown in the status line, ``snipe status`` and metrics; never refunded for it."""
-        self.on_refund: Callable[[Purchase], None] | None = None
-        """Told about each purchase moved to REFUNDED (``snipe run`` passes it on to the
-        ``snipe_refund`` hook); one that raises is logged and ignored."""
+        self._host = host
+        """Its ``snipe_refund`` hook is called for each purchase moved to REFUNDED."""
 
     async def resolve(self, *, final_probe: bool = False) -> list[Purchase]:
         """One pass over the unresolved purchases (INTENT, UNKNOWN) whose grace has passed
@@ -330,11 +334,8 @@ class Reconciler:
     async def _after_move(self, before: Purchase, after: Purchase) -> None:
         if before.state is PurchaseState.RELEASED and after.state in BUDGET_STATES:
             await self._late_purchase(after)
-        if after.state is PurchaseState.REFUNDED and self.on_refund is not None:
-            try:
-                self.on_refund(after)
-            except Exception:
-                log.exception("the refund observer failed")
+        if after.state is PurchaseState.REFUNDED and self._host is not None:
+            self._host.notify_refund(after, after.reason)  # a plugin's failure is isolated
 
     async def _late_purchase(self, purchase: Purchase) -> None:
         """A released purchase turned up: its budget counts again; if a cap is now

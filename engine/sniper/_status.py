@@ -6,13 +6,25 @@ import enum
 import logging
 import re
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..models import SetAside
 
-__all__ = ["EngineMode", "EngineStatus", "Outcome", "PurchaseRecord", "reason_kind"]
+__all__ = [
+    "RECENT_PURCHASES",
+    "EngineMode",
+    "EngineStatus",
+    "Outcome",
+    "PurchaseRecord",
+    "reason_kind",
+]
+
+RECENT_PURCHASES = 100
+"""How many of the latest purchase attempts :attr:`EngineStatus.purchases` keeps (the
+ledger keeps every purchase; this is what observers show)."""
 
 log = logging.getLogger("snipe.engine")
 
@@ -79,7 +91,10 @@ class EngineStatus:
     """For each (rule, kind of reason), the latest full reason of that kind."""
     skip_by_rule: Counter[tuple[str, str]] = field(default_factory=Counter)
     """How often each (rule, kind of reason) turned a listing down."""
-    purchases: list[PurchaseRecord] = field(default_factory=list)
+    purchases: deque[PurchaseRecord] = field(default_factory=lambda: deque(maxlen=RECENT_PURCHASES))
+    """The latest purchase attempts, oldest first (at most :data:`RECENT_PURCHASES`)."""
+    purchases_recorded: int = 0
+    """Purchase attempts recorded since the start (``purchases`` holds the latest)."""
     errors: deque[str] = field(default_factory=lambda: deque(maxlen=20))
     set_aside: Counter[tuple[str, str]] = field(default_factory=Counter)
     """Items of answers that could not be read and were left out, by (endpoint, field)."""
@@ -98,6 +113,9 @@ class EngineStatus:
     """When the start-up gate let buying begin (engine clock)."""
     unexpected: Counter[str] = field(default_factory=Counter)
     """Errors outside snipe's own types, by the loop they happened in."""
+    on_halt: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
+    """Told the reason once, when buying HALTs (the engine passes it to the
+    ``snipe_halted`` hook); one that raises is logged and ignored."""
 
     @property
     def halted(self) -> bool:
@@ -113,6 +131,24 @@ class EngineStatus:
             self.mode = EngineMode.HALTED
             self.halt_reason = reason
             log.error("HALTED: %s", reason)
+            if self.on_halt is not None:
+                try:
+                    self.on_halt(reason)
+                except Exception:
+                    log.exception("the HALT observer failed")
+
+    def record_purchase(self, record: PurchaseRecord) -> None:
+        """Keep ``record`` among the latest purchase attempts."""
+        self.purchases.append(record)
+        self.purchases_recorded += 1
+
+    def purchases_since(self, recorded: int) -> list[PurchaseRecord]:
+        """The attempts recorded after the first ``recorded`` ones (those still kept)."""
+        new = self.purchases_recorded - recorded
+        if new <= 0:
+            return []
+        held = list(self.purchases)
+        return held[-new:] if new < len(held) else held
 
     def item_set_aside(self, endpoint: str, item: SetAside) -> None:
         """The client's malformed-item observer: count it (the client logs each kind)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._engine import Engine
+    from ._view import EngineView
 
 __all__ = [
     "STATUS_SUFFIX",
@@ -37,44 +37,36 @@ def status_path_for(ledger: str | os.PathLike[str]) -> Path:
 
 
 def status_document(
-    engine: Engine, *, every: float, extra: dict[str, Any] | None = None
+    view: EngineView, *, every: float, extra: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The status of ``engine`` as plain JSON values (``every``: seconds between writes,
-    so a reader can tell a stale file)."""
-    status = engine.status
-    used, limit = engine.limiter.usage("search")
-    budgets = engine.ruleset.budgets
+    """The status of an engine, from its :meth:`~engine.sniper.Engine.view`, as plain JSON
+    values (``every``: seconds between writes, so a reader can tell a stale file)."""
     return {
         "format": FORMAT,
         "pid": os.getpid(),
-        "mode": status.mode.value,
-        "halt_reason": status.halt_reason,
-        "started_at": status.started_at,
-        "updated_at": engine.clock.now(),
+        "mode": view.mode.value,
+        "halt_reason": view.halt_reason,
+        "started_at": view.started_at,
+        "updated_at": view.now,
         "write_every": every,
-        "rules_file": engine.ruleset.filename,
-        "caps": {"total": budgets.total, "per_day": budgets.per_day},
-        "search_budget": {"used": used, "limit": limit},
-        "searches": status.searches,
-        "rate_limited": status.rate_limited,
-        "snapshot_bytes": dict(status.snapshot_bytes),
-        "candidates": status.candidates,
-        "outcomes": {o.value: n for o, n in status.outcomes.items()},
-        "errors": list(status.errors)[-10:],
+        "rules_file": view.rules_file,
+        "caps": {"total": view.cap_total, "per_day": view.cap_per_day},
+        "search_budget": {"used": view.search_used, "limit": view.search_limit},
+        "searches": view.searches,
+        "rate_limited": view.rate_limited,
+        "snapshot_bytes": dict(view.snapshot_bytes),
+        "candidates": view.candidates,
+        "outcomes": {o.value: n for o, n in view.outcomes.items()},
+        "errors": list(view.errors)[-10:],
         "set_aside": [
-            {
-                "endpoint": endpoint,
-                "field": field,
-                "count": count,
-                "example": status.set_aside_example.get((endpoint, field)),
-            }
-            for (endpoint, field), count in sorted(status.set_aside.items())
+            {"endpoint": s.endpoint, "field": s.field, "count": s.count, "example": s.example}
+            for s in view.set_aside
         ],
-        "overdue": engine.reconciler.overdue,
-        "waiting": status.waiting,
-        "start_attempts": status.start_attempts,
-        "buying_since": status.buying_since,
-        "unexpected_errors": dict(status.unexpected),
+        "overdue": view.overdue,
+        "waiting": view.waiting,
+        "start_attempts": view.start_attempts,
+        "buying_since": view.buying_since,
+        "unexpected_errors": dict(view.unexpected),
         **(extra or {}),
     }
 

@@ -18,18 +18,26 @@ invalid ones, a ``compile`` returning :class:`~engine.rules.Compiled`, and a pre
 never raises on the awkward listings of :data:`EDGE_LISTINGS` (no float, no phase, null
 sticker wear, trade-locked without ``send_until``, ...), always answers ``None`` or a
 non-empty reason, answers the same twice, and agrees with the fast ``test`` when there is
-one.
+one. It also checks the declarations the core reads instead of the criterion's key (see
+:class:`~engine.rules.Compiled`): ``games`` are games the service knows, ``references``
+name registered price sources, ``trade_locked`` is ``None`` or a wait of at least 0 s.
+
+A criterion that reads a reference price or accepts trade-locked listings must declare it
+(``references=``, ``trade_locked=``); without the declaration the engine neither supplies
+the reference nor lets a trade-locked listing through.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
 from .._plugins import make_plugin_host
+from ..client import Game
 from ..models import Listing
 from ..rules import (
     BudgetState,
@@ -60,6 +68,8 @@ __all__ = [
     "make_listing",
     "rules_for",
 ]
+
+_GAMES = frozenset(get_args(Game))
 
 NOW = 1_767_225_600
 """The instant the kit's contexts and listings are built around (2026-01-01T00:00:00Z)."""
@@ -165,11 +175,13 @@ def check_criterion_contract(
     valid: Sequence[Any],
     invalid: Sequence[Any] = (),
     context: EvalContext | None = None,
+    price_sources: Mapping[str, PriceSource] | None = None,
 ) -> None:
     """Assert that ``criterion`` keeps the engine's contract (see the module docs).
 
     ``valid`` are YAML values (as Python data) the key must accept, ``invalid`` values it
-    must refuse. Raises ``AssertionError`` saying what is wrong.
+    must refuse. ``price_sources``: the sources a value may name (default: the built-in
+    ones; add your plugin's own). Raises ``AssertionError`` saying what is wrong.
     """
     assert re.fullmatch(r"[a-z][a-z0-9_]{0,39}", criterion.key), (
         f"key {criterion.key!r} must be lower_snake_case, at most 40 characters"
@@ -189,12 +201,37 @@ def check_criterion_contract(
             continue
         raise AssertionError(f"the schema accepted the invalid value {value!r}")
     ctx = context or make_context()
+    if price_sources is None:
+        price_sources = make_plugin_host(load_entry_points=False).price_sources()
     for value in valid:
-        compiled, _ = compile_criterion(criterion, value)
+        compiled, _ = compile_criterion(criterion, value, price_sources=price_sources)
         assert isinstance(compiled, Compiled), f"compile returned {compiled!r}, not Compiled"
         assert isinstance(compiled.summary, str), "summary must be a string"
+        _check_declarations(f"{criterion.key}={value!r}", compiled, price_sources)
         for label, listing in EDGE_LISTINGS.items():
             _check_answers(criterion.key, value, compiled, label, listing, ctx)
+
+
+def _check_declarations(
+    where: str, compiled: Compiled, price_sources: Mapping[str, PriceSource]
+) -> None:
+    games = compiled.games
+    wanted = f"{where} declares games {games!r}: a frozenset of {', '.join(sorted(_GAMES))}"
+    assert isinstance(games, frozenset), wanted
+    assert games <= _GAMES, wanted
+    references = compiled.references
+    assert isinstance(references, tuple), f"{where}: references must be a tuple of names"
+    unknown = [n for n in references if n not in price_sources]
+    assert not unknown, (
+        f"{where} reads unregistered price sources {unknown} (registered: "
+        f"{', '.join(sorted(price_sources))})"
+    )
+    lock = compiled.trade_locked
+    number = isinstance(lock, int | float) and not isinstance(lock, bool)
+    wanted = f"{where}: trade_locked must be None or the longest accepted wait in seconds"
+    assert lock is None or (number and not math.isnan(lock) and lock >= 0), (
+        f"{wanted}, not {lock!r}"
+    )
 
 
 def _check_answers(

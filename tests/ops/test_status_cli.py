@@ -161,7 +161,7 @@ async def test_the_status_file_round_trips_without_secrets(tmp_path: Path) -> No
     sandbox = quiet_sandbox(clock)
     async with rig(clock, sandbox, rules_text("AWP | Asiimov (Field-Tested)")) as r:
         r.engine.status.halt("because")
-        document = status_document(r.engine, every=5.0)
+        document = status_document(await r.engine.view(), every=5.0)
     path = tmp_path / "x.status.json"
     write_status_file(path, document)
     assert read_status_file(path) == document

@@ -54,10 +54,23 @@ def disagreeing(value: Any, rule: RuleContext) -> Compiled:
     )
 
 
+def declaring(**declared: Any) -> Any:
+    def compile_(value: Any, rule: RuleContext) -> Compiled:
+        return Compiled(predicate=lambda listing, view, ctx: None, **declared)
+
+    return compile_
+
+
 @pytest.mark.parametrize(
     ("criterion", "message"),
     [
         (Criterion("Bad-Key", bool, crashing, "d"), "must be lower_snake_case"),
+        (Criterion("g", bool, declaring(games={"csgo"}), "d"), "a frozenset of csgo"),
+        (Criterion("g", bool, declaring(games=frozenset({"cs2"})), "d"), "a frozenset of csgo"),
+        (Criterion("r", bool, declaring(references=("steam.x",)), "d"), "unregistered price"),
+        (Criterion("r", bool, declaring(references="market.p25"), "d"), "must be a tuple"),
+        (Criterion("t", bool, declaring(trade_locked=-1), "d"), "trade_locked must be None"),
+        (Criterion("t", bool, declaring(trade_locked=True), "d"), "trade_locked must be None"),
         (Criterion("float", bool, crashing, "d"), "already a built-in key"),
         (Criterion("max_price", bool, crashing, "d"), "is a core rule key"),
         (Criterion("wear_low", bool, crashing, ""), "give the criterion a description"),

@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 
 from engine import VirtualClock
+from engine.hookspecs import hookimpl
 from engine.ledger import FILL_PREFIX, Ledger, OrderState, PurchaseState
 from engine.sandbox import MarketConfig, Sandbox, SandboxConfig
 from engine.sandbox._trading import TradingConfig
@@ -151,9 +152,22 @@ async def test_a_create_that_times_out_but_exists_is_adopted_from_the_list(
         (order,) = await r.ledger.orders()
         (offer,) = (await r.client.buy_orders()).offers
         await assert_ledger_matches_the_service(r, per_day=per_day)
+        view = await r.engine.view()
     assert (order.state, order.order_id, order.filled) == (OrderState.OPEN, offer.id, 1)
     assert order.exposure == 2 * price
+    assert (view.orders_live, view.order_exposure) == (1, 2 * price)  # what observers see
     assert sandbox.ground_truth()["requests"][CREATE] == 1
+
+
+class Refunds:
+    """A plugin hearing of refunds through the engine's own ``snipe_refund`` hook."""
+
+    def __init__(self) -> None:
+        self.told: list[Any] = []
+
+    @hookimpl
+    def snipe_refund(self, purchase: Any, reason: str | None) -> None:
+        self.told.append(purchase)
 
 
 async def test_a_refunded_fill_gives_its_budget_back(clock: VirtualClock) -> None:
@@ -166,9 +180,9 @@ async def test_a_refunded_fill_gives_its_budget_back(clock: VirtualClock) -> Non
     price = item.reference // 2
     per_day = price + 100  # room for one fill only
     rules = order_rules(item.name, price=price, amount=1, per_day=per_day)
-    told: list[Any] = []
-    async with rig(clock, sandbox, rules) as r:
-        r.engine.orders.on_refund = told.append  # snipe run passes it to the snipe_refund hook
+    refunds = Refunds()
+    told = refunds.told
+    async with rig(clock, sandbox, rules, plugins=[("refunds", refunds)]) as r:
         async with clock.autojump(), anyio.create_task_group() as tg:
             tg.start_soon(partial(r.engine.run, duration=1800))
             await placed(r)

@@ -153,7 +153,7 @@ faults:
             # shown as overdue everywhere a user looks
             assert r.engine.reconciler.overdue == 1
             assert "overdue 1" in await r.engine.status_line()
-            document = status_document(r.engine, every=5.0)
+            document = status_document(await r.engine.view(), every=5.0)
             assert document["overdue"] == 1
             report = build_report(await ledger.purchases(), document, clock.now())
             assert "overdue     1 trade(s) past send_until" in render("x", report, clock.now())

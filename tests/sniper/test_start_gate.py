@@ -98,7 +98,7 @@ async def test_waiting_is_shown_in_status_file_and_healthz(clock: VirtualClock) 
         tg.start_soon(r.engine.run)
         while r.engine.status.start_attempts < 3:
             await clock.sleep(0.5)
-        document = status_document(r.engine, every=5.0)
+        document = status_document(await r.engine.view(), every=5.0)
         health = Operations(r.engine).health()
         tg.cancel_scope.cancel()
     assert document["mode"] == "starting"

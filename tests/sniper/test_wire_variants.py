@@ -183,7 +183,7 @@ async def test_a_set_aside_listing_is_counted_in_status_file_snipe_status_and_me
     async with rig(clock, sandbox, rules_text(item.name), transport=transport) as r:
         r.engine.schedule.watch({item.name})
         decisions = await r.engine.search_once()
-        document = status_document(r.engine, every=5.0)
+        document = status_document(await r.engine.view(), every=5.0)
         metrics = EngineMetrics(r.engine)
         await metrics.refresh()
         exposition = metrics.render().decode()
