@@ -28,8 +28,9 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request as WebRequest
 from starlette.responses import Response as WebResponse
 from starlette.responses import StreamingResponse
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket
 
 from . import (  # noqa: F401 - registration
     _routes_account,
@@ -38,6 +39,7 @@ from . import (  # noqa: F401 - registration
     _routes_trading,
 )
 from ._faults import Fault
+from ._feed import FEED_PATH, feed_polling_refused, serve_feed
 from ._http import ROUTES, BadRequest, Request, Response, html_response, json_response
 from ._http import Route as Handled
 from ._inspect import inspect_request
@@ -68,6 +70,9 @@ class SandboxApp:
             for path in sorted({path for _, path in ROUTES})
         ]
         routes.append(Route("/_sandbox/{rest:path}", self._inspect, methods=_ANY_METHOD))
+        for path in (FEED_PATH, FEED_PATH.rstrip("/")):
+            routes.append(WebSocketRoute(path, self._feed))
+            routes.append(Route(path, feed_polling_refused, methods=_ANY_METHOD))
         self.web = Starlette(routes=routes, exception_handlers={404: self._not_found})
         self.web.router.redirect_slashes = False  # "/v1/user/" is not found, as on the service
 
@@ -78,6 +83,9 @@ class SandboxApp:
         await self.web(scope, receive, send)
 
     # -- endpoints --------------------------------------------------------------------
+
+    async def _feed(self, websocket: WebSocket) -> None:
+        await serve_feed(self.sandbox, websocket)
 
     async def _inspect(self, web: WebRequest) -> WebResponse:
         request = Request.from_scope(web.scope, await web.body())

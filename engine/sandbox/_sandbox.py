@@ -13,6 +13,7 @@ from typing import Any
 
 from .._clock import Clock, VirtualClock
 from ._faults import Fault, FaultPlan, load_scenario
+from ._feed import FeedConfig, FeedHub
 from ._http import BadRequest, Request
 from ._limits import LimitConfig, RateLimits
 from ._market import Market, MarketConfig
@@ -39,6 +40,8 @@ class SandboxConfig:
     snapshot_build_seconds: float = 0.0
     """For this long after each 10-second rebuild, the CSV snapshot answers 503 with
     ``Retry-After: 1`` ("being built"), as the live service does; 0 turns that off."""
+    feed: FeedConfig = field(default_factory=FeedConfig)
+    """The live listing feed's heartbeat (``/socket.io/``)."""
     jitter: tuple[float, float] = (0.0, 0.0)
     """Network delay of every interface request, each way, drawn uniformly from this range
     of market seconds (seeded): the request is counted against the limits when it
@@ -89,6 +92,7 @@ class Sandbox:
         self.trading = Trading(self.market, seed=self.config.seed, config=trading_config)
         self.limits = RateLimits(self.config.limits)
         self.faults = FaultPlan(fault_list, seed=self.config.seed)
+        self.feed = FeedHub(self)
         self.merchants = MerchantDesk(seed=self.config.seed, items=self.market.items, start=start)
         self._jitter = random.Random(f"jitter:{self.config.seed}")
         self.requests: Counter[str] = Counter()
@@ -270,6 +274,11 @@ class Sandbox:
             "requests": dict(self.requests),
             "purchase_requests": [dict(r) for r in self.purchase_requests],
             "faults_fired": list(self.faults_fired),
+            "feed": {
+                "connections": self.feed.connections,
+                "opened": self.feed.opened,
+                "dropped_for_silence": self.feed.dropped_for_silence,
+            },
             "market": {
                 "listings": len(self.market.listings),
                 "departed": self.market.departed,
