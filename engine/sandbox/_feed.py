@@ -153,6 +153,8 @@ class FeedHub:
         self.connections = 0
         self.opened = 0
         self.dropped_for_silence = 0
+        self.malformed_sent = 0
+        self.faults_fired: list[dict[str, Any]] = []
         self._changed: anyio.Event | None = None
         sandbox.market.changes.on_record = self._pulse
 
@@ -175,6 +177,22 @@ class _Closed(Exception):
     """The connection is over (the client left, or the server ends it)."""
 
 
+class _Dropped(_Closed):
+    """The server ends the connection abruptly (a ``disconnect`` fault)."""
+
+
+_SEND_FAULTS = frozenset({"stall", "disconnect", "duplicate", "out_of_order", "burst", "malformed"})
+# Frames a decoder must survive, sent in turn by ``malformed`` faults.
+MALFORMED = (
+    '42["new",{"item_id":"3100',
+    '42["update",{"item_id":12,"price":"cheap","name":null}]',
+    '42["removed"]',
+    '42{"new":"not an array"}',
+    "7unknown packet type",
+    '42["new",null]',
+)
+
+
 class FeedConnection:
     def __init__(self, sandbox: Sandbox, websocket: WebSocket) -> None:
         self.sandbox = sandbox
@@ -186,6 +204,8 @@ class FeedConnection:
         self._pong: anyio.Event | None = None
         self._lock = anyio.Lock()  # one writer at a time; a stall holds it
         self._cursor = sandbox.market.changes.cursor
+        self._held: str | None = None  # an event sent after the next (out_of_order)
+        self.dropped = False
 
     async def send(self, frame: str) -> None:
         async with self._lock:
@@ -202,8 +222,12 @@ class FeedConnection:
         async with anyio.create_task_group() as tg:
 
             async def until_done(task: Callable[[], Awaitable[None]]) -> None:
-                with contextlib.suppress(_Closed):
+                try:
                     await task()
+                except _Dropped:
+                    self.dropped = True
+                except _Closed:
+                    pass
                 tg.cancel_scope.cancel()
 
             for task in (self._read, self._ping, self._tick, self._push):
@@ -299,9 +323,55 @@ class FeedConnection:
                 return
             for change in changes:
                 if change.listing.game in self.games:
-                    await self.send(change_frame(change))
+                    await self._send_event(change_frame(change))
             if self._cursor == log_.cursor:
+                if self._held is not None:  # nothing came after it: it goes now
+                    held, self._held = self._held, None
+                    await self.send(held)
                 await self.sandbox.feed.wait_change()
+
+    async def _send_event(self, frame: str) -> None:
+        """Send one event, shaped by the feed faults that fire for it."""
+        hub = self.sandbox.feed
+        fired = {fault.kind: fault for fault in self.sandbox.feed_faults.draw(_SEND_FAULTS)}
+        for kind in fired:
+            hub.faults_fired.append({"kind": kind, "at": self.sandbox.now()})
+        if "stall" in fired:
+            async with self._lock:  # nothing leaves meanwhile, pings included
+                await self.sandbox.clock.sleep(fired["stall"].delay)
+        if "disconnect" in fired:
+            raise _Dropped
+        if "malformed" in fired:
+            await self.send(MALFORMED[hub.malformed_sent % len(MALFORMED)])
+            hub.malformed_sent += 1
+        if "out_of_order" in fired and self._held is None:
+            self._held = frame
+            return
+        await self.send(frame)
+        if "duplicate" in fired:
+            await self.send(frame)
+        if self._held is not None:
+            held, self._held = self._held, None
+            await self.send(held)
+        if "burst" in fired:
+            await self._burst(fired["burst"].rate, fired["burst"].delay)
+
+    async def _burst(self, rate: int, seconds: float) -> None:
+        """``rate`` events per second for ``seconds``: the subscribed games' listings as
+        they are, as ``update`` events, paced on the clock."""
+        market, clock = self.sandbox.market, self.sandbox.clock
+        listings = [li for li in market.listings.values() if li.game in self.games]
+        total = round(rate * seconds)
+        if not listings or total <= 0:
+            return
+        start = clock.now()
+        for n in range(total):
+            due = start + n / rate
+            if clock.now() < due:
+                await clock.sleep_until(due)
+            listing = listings[n % len(listings)]
+            if listing.item_id in market.listings:
+                await self.send(event_frame("update", listing_payload(listing, listing.price, due)))
 
 
 async def serve_feed(sandbox: Sandbox, websocket: WebSocket) -> None:
@@ -320,7 +390,8 @@ async def serve_feed(sandbox: Sandbox, websocket: WebSocket) -> None:
         await connection.run()
     finally:
         hub.connections -= 1
-        if websocket.application_state is WebSocketState.CONNECTED:
+        # an abrupt end returns without closing: the server then closes with 1011
+        if not connection.dropped and websocket.application_state is WebSocketState.CONNECTED:
             with anyio.CancelScope(shield=True):
                 with contextlib.suppress(RuntimeError, OSError, WebSocketDisconnect):
                     await websocket.close()

@@ -126,7 +126,7 @@ class Listing:
         return price
 
 
-_ARRIVE, _LEAVE, _REPRICE = 0, 1, 2
+_ARRIVE, _LEAVE, _REPRICE, _RELIST = 0, 1, 2, 3
 
 ChangeKind = Literal["new", "update", "removed"]
 
@@ -211,6 +211,10 @@ class Market:
         self.config = config or MarketConfig()
         self.now = start
         self.on_arrival: Callable[[Listing], bool] = lambda listing: False
+        self.relister: Callable[[int, float], tuple[float, int, float] | None] | None = None
+        """Asked (price, when) for every listing that leaves on schedule; may answer
+        (back at, new price, leaves again at) to bring it back (a relist fault)."""
+        self._relisting: dict[int, Listing] = {}
         self._rng = random.Random(f"market:{seed}")
         items = [i for i in (catalogue or build_catalogue()) if i.game in self.config.games]
         if not items:
@@ -273,8 +277,14 @@ class Market:
                 listing = self._new_listing(at, alive_from=at)
                 self._arrive(listing)
             elif kind == _LEAVE:
-                if self.remove(item_id) is not None:
+                if (gone := self.remove(item_id)) is not None:
                     self.departed += 1
+                    if self.relister is not None:
+                        self._relist(gone, self.relister(gone.price, at))
+            elif kind == _RELIST and (back := self._relisting.pop(item_id, None)) is not None:
+                back.price = value
+                back.edits.append((at, value))
+                self._arrive(back)
             elif kind == _REPRICE and (listing_ := self.listings.get(item_id)) is not None:
                 listing_.price = value
                 listing_.edits.append((at, value))
@@ -330,6 +340,13 @@ class Market:
         listing.edits = [(reprice_at, reprice_to)] if reprices else []
         self._schedule(listing, alive_from + lifetime)
         return listing
+
+    def _relist(self, listing: Listing, plan: tuple[float, int, float] | None) -> None:
+        if plan is not None:
+            back_at, price, leave_at = plan
+            self._relisting[listing.item_id] = listing
+            self._push(back_at, _RELIST, listing.item_id, price)
+            self._push(max(leave_at, back_at), _LEAVE, listing.item_id, 0)
 
     def _schedule(self, listing: Listing, leave_at: float) -> None:
         for at, new_price in listing.edits:
