@@ -83,7 +83,10 @@ def run(args: argparse.Namespace) -> int:
 
     def announce(url: str) -> None:
         market_time = datetime.fromtimestamp(clock.now(), UTC).strftime("%Y-%m-%d %H:%M:%S")
+        # the first line ends with the bare address: scripts and tests read it from there
         print(f"snipe sandbox: serving {url}", flush=True)
+        feed = url.replace("http://", "ws://", 1)
+        print(f"  live listing feed: {feed}/socket.io/?EIO=4&transport=websocket", flush=True)
         print(
             f"  seed {args.seed}, speed {args.speed:g}x, market time {market_time} UTC, "
             f"{len(sandbox.market.listings)} listings",

@@ -16,7 +16,8 @@ really happened (``Sandbox.ground_truth()``, ``GET /_sandbox/ground-truth``)::
 
 from ._app import SandboxApp
 from ._catalogue import CatalogueItem, build_catalogue, doppler_phases
-from ._faults import Fault, FaultPlan, Scenario, load_scenario
+from ._faults import Fault, FaultPlan, FeedFault, FeedFaultPlan, Scenario, load_scenario
+from ._feed import FeedConfig
 from ._limits import LimitConfig, Window
 from ._market import Listing, Market, MarketConfig
 from ._sandbox import Sandbox, SandboxConfig
@@ -28,6 +29,9 @@ __all__ = [
     "CatalogueItem",
     "Fault",
     "FaultPlan",
+    "FeedConfig",
+    "FeedFault",
+    "FeedFaultPlan",
     "LimitConfig",
     "Listing",
     "Market",

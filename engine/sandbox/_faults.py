@@ -41,6 +41,45 @@ check-many-project-id: a lagging service) and ``history_delay`` (the same for my
 
 ``commit`` (``http_error``, ``html_200``, ``drop_connection``) decides whether the request
 is carried out before the failure is shown. ``timeout_after_commit`` always commits.
+
+The live listing feed (``/socket.io/``) has its own section, ``feed:``, with its heartbeat
+(``ping_interval``, ``ping_timeout``, market seconds) and its ``faults``. A feed fault has
+no endpoint; it is drawn once per event the feed sends (over all connections: ``after: 100,
+count: 1`` fires on the 101st event), except ``relist``, drawn once per listing that leaves
+the market::
+
+    feed:
+      ping_interval: 25
+      ping_timeout: 20
+      faults:
+        - {kind: stall, after: 200, count: 1, seconds: 120}
+        - {kind: duplicate, probability: 0.02}
+
+(or one at a time on a running sandbox: ``POST /_sandbox/feed-faults`` with the fields of
+one entry as a JSON body; ``DELETE`` disarms them all.)
+
+Kinds:
+
+``stall``
+    before this event, send nothing at all (no events, no pings, no answers) for
+    ``seconds`` (default 120) while the connection stays open.
+``disconnect``
+    end the connection at once instead of sending this event: no Engine.IO or Socket.IO
+    goodbye (the server closes the websocket with 1011, as a crashing server does).
+``duplicate``
+    send this event twice.
+``out_of_order``
+    hold this event back and send it after the next one.
+``burst``
+    after this event, send ``rate`` (default 3000) events per second for ``seconds``
+    (default 1): ``update`` events of the subscribed games' listings as they are.
+``malformed``
+    send a malformed frame before this event (truncated JSON, a payload of the wrong
+    shape or types, an unknown packet type), in turn.
+``relist``
+    a listing that left the market (not one that was bought) comes back ``seconds``
+    later (default 30) under the same ``item_id`` at a price within 10% of its last,
+    as a ``new`` event and in every answer: a removal is not a sale.
 """
 
 from __future__ import annotations
@@ -57,7 +96,17 @@ from ruamel.yaml.error import YAMLError
 
 from .._errors import ConfigError
 
-__all__ = ["Fault", "FaultKind", "FaultPlan", "Scenario", "load_scenario"]
+__all__ = [
+    "Fault",
+    "FaultKind",
+    "FaultPlan",
+    "FeedFault",
+    "FeedFaultKind",
+    "FeedFaultPlan",
+    "FeedScenario",
+    "Scenario",
+    "load_scenario",
+]
 
 FaultKind = Literal[
     "latency",
@@ -133,12 +182,58 @@ class Fault(BaseModel):
         return purchase and self.kind == "drop_connection"
 
 
+FeedFaultKind = Literal[
+    "stall", "disconnect", "duplicate", "out_of_order", "burst", "malformed", "relist"
+]
+
+_FEED_DEFAULT_SECONDS = {"stall": 120.0, "burst": 1.0, "relist": 30.0}
+
+
+class FeedFault(BaseModel):
+    """One fault of the live listing feed (see the module's docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: FeedFaultKind
+    count: int | None = Field(default=None, ge=1)
+    probability: float | None = Field(default=None, ge=0.0, le=1.0)
+    after: int = Field(default=0, ge=0, description="let this many events pass first")
+    seconds: float | None = Field(
+        default=None, ge=0.0, description="a stall's length, a burst's, a relist's delay"
+    )
+    rate: int = Field(default=3000, ge=1, le=100_000, description="a burst's events per second")
+
+    @model_validator(mode="after")
+    def _exactly_one_trigger(self) -> FeedFault:
+        if (self.count is None) == (self.probability is None):
+            raise ValueError("give exactly one of 'count' or 'probability'")
+        return self
+
+    @property
+    def delay(self) -> float:
+        """Market seconds: how long a stall or a burst lasts, or when a relist comes."""
+        if self.seconds is not None:
+            return self.seconds
+        return _FEED_DEFAULT_SECONDS.get(self.kind, 0.0)
+
+
+class FeedScenario(BaseModel):
+    """The ``feed:`` section of a scenario file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ping_interval: float | None = Field(default=None, gt=0.0)
+    ping_timeout: float | None = Field(default=None, gt=0.0)
+    faults: list[FeedFault] = Field(default_factory=list)
+
+
 class Scenario(BaseModel):
-    """A scenario file: ``faults:`` and optional market settings."""
+    """A scenario file: ``faults:``, ``feed:`` and optional market settings."""
 
     model_config = ConfigDict(extra="forbid")
 
     faults: list[Fault] = Field(default_factory=list)
+    feed: FeedScenario = Field(default_factory=FeedScenario)
     busy_probability: float = Field(default=0.0, ge=0.0, le=1.0)
     project_id_delay: float | None = Field(default=None, ge=0.0)
     history_delay: float | None = Field(default=None, ge=0.0)
@@ -155,7 +250,7 @@ class Scenario(BaseModel):
 
 @dataclass
 class _Armed:
-    fault: Fault
+    fault: Fault | FeedFault
     seen: int = 0
     fired: int = 0
 
@@ -189,21 +284,73 @@ class FaultPlan:
         call, so ``after`` and ``count`` mean what they say even when faults overlap."""
         chosen: Fault | None = None
         for armed in self._armed:
-            if armed.spent() or not armed.fault.matches(method, path):
+            fault = armed.fault
+            assert isinstance(fault, Fault)
+            if armed.spent() or not fault.matches(method, path):
                 continue
             armed.seen += 1
-            if armed.seen <= armed.fault.after or chosen is not None:
+            if armed.seen <= fault.after or chosen is not None:
                 continue
-            probability = armed.fault.probability
+            probability = fault.probability
             if probability is not None and self._rng.random() >= probability:
                 continue
             armed.fired += 1
-            chosen = armed.fault
+            chosen = fault
         self._armed = [a for a in self._armed if not a.spent()]
         return chosen
 
     def __len__(self) -> int:
         return len(self._armed)
+
+
+class FeedFaultPlan:
+    """The feed's faults in force; sans-I/O like :class:`FaultPlan`: the feed asks, acts."""
+
+    def __init__(self, faults: list[FeedFault] | None = None, *, seed: int = 0) -> None:
+        self._armed: list[_Armed] = []
+        self._rng = random.Random(f"feed-faults:{seed}")
+        for fault in faults or ():
+            self.add(fault)
+
+    def add(self, fault: FeedFault | None = None, /, **fields: Any) -> FeedFault:
+        made = fault if fault is not None else FeedFault(**fields)
+        self._armed.append(_Armed(made))
+        return made
+
+    def clear(self) -> None:
+        self._armed.clear()
+
+    def __len__(self) -> int:
+        return len(self._armed)
+
+    def draw(self, kinds: frozenset[str]) -> list[FeedFault]:
+        """The faults of ``kinds`` that fire for this event: each armed one sees it, and
+        several kinds may fire together (a duplicated event that is also held back)."""
+        fired: list[FeedFault] = []
+        for armed in self._armed:
+            fault = armed.fault
+            assert isinstance(fault, FeedFault)
+            if armed.spent() or fault.kind not in kinds:
+                continue
+            armed.seen += 1
+            if armed.seen <= fault.after or any(f.kind == fault.kind for f in fired):
+                continue
+            if fault.probability is not None and self._rng.random() >= fault.probability:
+                continue
+            armed.fired += 1
+            fired.append(fault)
+        self._armed = [a for a in self._armed if not a.spent()]
+        return fired
+
+    def relist(self, price: int, at: float) -> tuple[float, int, float] | None:
+        """For a listing that left at ``at`` for ``price``: (back at, new price, leaves
+        again at), if a ``relist`` fault fires."""
+        fired = self.draw(frozenset({"relist"}))
+        if not fired:
+            return None
+        back = at + fired[0].delay
+        new_price = max(10, round(price * self._rng.uniform(0.9, 1.1)))
+        return back, new_price, back + self._rng.expovariate(1 / 1800.0)
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -6,6 +6,11 @@ every event up to a time, so the market at market time ``t`` is the same whether
 asked once at ``t`` or a thousand times on the way. The schedule is drawn when a listing is
 created, never when a request arrives, so requests cannot change what the market does
 (except by buying: a bought listing's later events are skipped).
+
+Every change a buyer could see (a listing appears, its price changes, it leaves) is also
+written to :attr:`Market.changes`, a bounded log that readers follow with their own
+cursor: the live listing feed is read from it. Writing it draws nothing from the seeded
+source, so the market is the same with or without anyone reading.
 """
 
 from __future__ import annotations
@@ -14,12 +19,23 @@ import bisect
 import heapq
 import itertools
 import random
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ._catalogue import CatalogueItem, build_catalogue, phase_multiplier, sticker_kinds
 
-__all__ = ["Listing", "Market", "MarketConfig", "PlacedSticker", "phased_name"]
+__all__ = [
+    "Change",
+    "ChangeKind",
+    "ChangeLog",
+    "Listing",
+    "Market",
+    "MarketConfig",
+    "PlacedSticker",
+    "phased_name",
+]
 
 _RARE_PHASES = frozenset({"Ruby", "Sapphire", "Black Pearl", "Emerald"})
 _STICKER_COUNT_WEIGHTS = (50, 20, 12, 8, 5, 5)  # 0..5 stickers
@@ -110,7 +126,58 @@ class Listing:
         return price
 
 
-_ARRIVE, _LEAVE, _REPRICE = 0, 1, 2
+_ARRIVE, _LEAVE, _REPRICE, _RELIST = 0, 1, 2, 3
+
+ChangeKind = Literal["new", "update", "removed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One change of the market as a buyer watching it would see it. ``price`` is the
+    asking price the change left (for ``removed``, the last one)."""
+
+    seq: int
+    kind: ChangeKind
+    at: float
+    listing: Listing
+    price: int
+
+
+class ChangeLog:
+    """The market's changes in order, the newest ``capacity`` kept. Readers keep their own
+    cursor (:attr:`cursor` when they start: nothing before is replayed) and
+    :meth:`read` from it; a reader that fell more than ``capacity`` behind is told how
+    many it lost. ``on_record`` (if set) is called after each change is written, so an I/O
+    layer can wake its readers."""
+
+    def __init__(self, capacity: int = 65_536) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1")
+        self._kept: deque[Change] = deque(maxlen=capacity)
+        self._next = 0
+        self.on_record: Callable[[], None] | None = None
+
+    @property
+    def cursor(self) -> int:
+        """Where a new reader starts: after every change written so far."""
+        return self._next
+
+    def record(self, kind: ChangeKind, at: float, listing: Listing, price: int) -> None:
+        self._kept.append(Change(self._next, kind, at, listing, price))
+        self._next += 1
+        if self.on_record is not None:
+            self.on_record()
+
+    def read(self, cursor: int) -> tuple[list[Change], int, int]:
+        """(changes since ``cursor``, the cursor to read from next, how many were lost
+        because the reader fell behind)."""
+        oldest = self._next - len(self._kept)
+        start = max(cursor, oldest)
+        changes = [self._kept[i - oldest] for i in range(start, self._next)]
+        return changes, self._next, max(0, oldest - cursor)
+
+    def __len__(self) -> int:
+        return len(self._kept)
 
 
 def _weights(items: list[CatalogueItem], config: MarketConfig) -> list[float]:
@@ -144,6 +211,10 @@ class Market:
         self.config = config or MarketConfig()
         self.now = start
         self.on_arrival: Callable[[Listing], bool] = lambda listing: False
+        self.relister: Callable[[int, float], tuple[float, int, float] | None] | None = None
+        """Asked (price, when) for every listing that leaves on schedule; may answer
+        (back at, new price, leaves again at) to bring it back (a relist fault)."""
+        self._relisting: dict[int, Listing] = {}
         self._rng = random.Random(f"market:{seed}")
         items = [i for i in (catalogue or build_catalogue()) if i.game in self.config.games]
         if not items:
@@ -163,6 +234,7 @@ class Market:
         self._seq = itertools.count()
         self._ids = itertools.count(31_000_001)
         self.departed = 0
+        self.changes = ChangeLog()
         self._populate(start)
 
     # -- schedule ---------------------------------------------------------------------
@@ -203,15 +275,20 @@ class Market:
             if kind == _ARRIVE:
                 self._push(at + self._next_gap(), _ARRIVE, 0, 0)
                 listing = self._new_listing(at, alive_from=at)
-                self._add(listing)
-                if self.on_arrival(listing):
-                    self.remove(listing.item_id)
+                self._arrive(listing)
             elif kind == _LEAVE:
-                if self.remove(item_id) is not None:
+                if (gone := self.remove(item_id)) is not None:
                     self.departed += 1
+                    if self.relister is not None:
+                        self._relist(gone, self.relister(gone.price, at))
+            elif kind == _RELIST and (back := self._relisting.pop(item_id, None)) is not None:
+                back.price = value
+                back.edits.append((at, value))
+                self._arrive(back)
             elif kind == _REPRICE and (listing_ := self.listings.get(item_id)) is not None:
                 listing_.price = value
                 listing_.edits.append((at, value))
+                self.changes.record("update", at, listing_, value)
 
     # -- listings ---------------------------------------------------------------------
 
@@ -264,6 +341,13 @@ class Market:
         self._schedule(listing, alive_from + lifetime)
         return listing
 
+    def _relist(self, listing: Listing, plan: tuple[float, int, float] | None) -> None:
+        if plan is not None:
+            back_at, price, leave_at = plan
+            self._relisting[listing.item_id] = listing
+            self._push(back_at, _RELIST, listing.item_id, price)
+            self._push(max(leave_at, back_at), _LEAVE, listing.item_id, 0)
+
     def _schedule(self, listing: Listing, leave_at: float) -> None:
         for at, new_price in listing.edits:
             self._push(at, _REPRICE, listing.item_id, new_price)
@@ -286,14 +370,32 @@ class Market:
     def add_listing(self, listing: Listing, *, arrive: bool = False) -> None:
         """Put a listing on the market (tests and the inspection API use it). With
         ``arrive`` it comes as a scheduled arrival does: buy orders get it first."""
+        if arrive:
+            self._arrive(listing)
+        else:
+            self._add(listing)
+            self.changes.record("new", self.now, listing, listing.price)
+
+    def _arrive(self, listing: Listing) -> None:
+        """A new listing, offered to the buy orders first: one they take was never on
+        the market for anyone to see."""
         self._add(listing)
-        if arrive and self.on_arrival(listing):
-            self.remove(listing.item_id)
+        if self.on_arrival(listing):
+            self._take_out(listing.item_id)
+        else:
+            self.changes.record("new", self.now, listing, listing.price)
 
     def new_item_id(self) -> int:
         return next(self._ids)
 
     def remove(self, item_id: int) -> Listing | None:
+        """Take a listing off the market (it left, or it was bought)."""
+        listing = self._take_out(item_id)
+        if listing is not None:
+            self.changes.record("removed", self.now, listing, listing.price)
+        return listing
+
+    def _take_out(self, item_id: int) -> Listing | None:
         listing = self.listings.pop(item_id, None)
         if listing is not None:
             same_name = self.by_name.get(listing.name)

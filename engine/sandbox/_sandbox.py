@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from .._clock import Clock, VirtualClock
-from ._faults import Fault, FaultPlan, load_scenario
+from ._faults import Fault, FaultPlan, FeedFault, FeedFaultPlan, load_scenario
+from ._feed import FeedConfig, FeedHub
 from ._http import BadRequest, Request
 from ._limits import LimitConfig, RateLimits
 from ._market import Market, MarketConfig
@@ -39,6 +40,8 @@ class SandboxConfig:
     snapshot_build_seconds: float = 0.0
     """For this long after each 10-second rebuild, the CSV snapshot answers 503 with
     ``Retry-After: 1`` ("being built"), as the live service does; 0 turns that off."""
+    feed: FeedConfig = field(default_factory=FeedConfig)
+    """The live listing feed's heartbeat (``/socket.io/``)."""
     jitter: tuple[float, float] = (0.0, 0.0)
     """Network delay of every interface request, each way, drawn uniformly from this range
     of market seconds (seeded): the request is counted against the limits when it
@@ -73,6 +76,7 @@ class Sandbox:
         self.clock: Clock = clock or VirtualClock()
         trading_config = self.config.trading
         fault_list = list(faults or ())
+        feed_faults: list[FeedFault] = []
         if scenario is not None:
             loaded = load_scenario(scenario)
             fault_list += loaded.faults
@@ -80,6 +84,16 @@ class Sandbox:
                 trading_config = _with_busy(trading_config, loaded.busy_probability)
             trading_config = _with_delays(
                 trading_config, loaded.project_id_delay, loaded.history_delay
+            )
+            feed_faults = list(loaded.feed.faults)
+            feed = self.config.feed
+            self.config = replace(
+                self.config,
+                feed=replace(
+                    feed,
+                    ping_interval=loaded.feed.ping_interval or feed.ping_interval,
+                    ping_timeout=loaded.feed.ping_timeout or feed.ping_timeout,
+                ),
             )
             if loaded.jitter_ms is not None:
                 low, high = loaded.jitter_ms
@@ -89,6 +103,9 @@ class Sandbox:
         self.trading = Trading(self.market, seed=self.config.seed, config=trading_config)
         self.limits = RateLimits(self.config.limits)
         self.faults = FaultPlan(fault_list, seed=self.config.seed)
+        self.feed_faults = FeedFaultPlan(feed_faults, seed=self.config.seed)
+        self.market.relister = self.feed_faults.relist
+        self.feed = FeedHub(self)
         self.merchants = MerchantDesk(seed=self.config.seed, items=self.market.items, start=start)
         self._jitter = random.Random(f"jitter:{self.config.seed}")
         self.requests: Counter[str] = Counter()
@@ -213,6 +230,11 @@ class Sandbox:
         count=1)``."""
         return self.faults.add(endpoint=endpoint, kind=kind, **fields)
 
+    def inject_feed(self, kind: str, **fields: Any) -> FeedFault:
+        """Arm a fault of the live listing feed: ``sandbox.inject_feed("stall", after=10,
+        count=1, seconds=120)`` (see the scenario format in ``_faults.py``)."""
+        return self.feed_faults.add(kind=kind, **fields)
+
     # -- snapshot ---------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
@@ -270,6 +292,12 @@ class Sandbox:
             "requests": dict(self.requests),
             "purchase_requests": [dict(r) for r in self.purchase_requests],
             "faults_fired": list(self.faults_fired),
+            "feed": {
+                "connections": self.feed.connections,
+                "opened": self.feed.opened,
+                "dropped_for_silence": self.feed.dropped_for_silence,
+                "faults_fired": list(self.feed.faults_fired),
+            },
             "market": {
                 "listings": len(self.market.listings),
                 "departed": self.market.departed,
