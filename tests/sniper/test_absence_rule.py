@@ -44,7 +44,7 @@ def _never_seen() -> httpx.MockTransport:
 
 
 async def _absent_at(
-    clock: VirtualClock, looks: list[float]
+    clock: VirtualClock, looks: list[float], service: httpx.MockTransport | None = None
 ) -> tuple[S, int, IntentRefusal | None]:
     """A purchase whose answer was lost (UNKNOWN), looked up by the default reconciler
     ``looks`` seconds after its request, absent every time. Returns its state, what the
@@ -52,7 +52,9 @@ async def _absent_at(
     accepted)."""
     async with (
         await Ledger.open(MEMORY, clock=clock) as ledger,
-        MarketClient("k" * 16, base_url="https://market.test", transport=_never_seen()) as client,
+        MarketClient(
+            "k" * 16, base_url="https://market.test", transport=service or _never_seen()
+        ) as client,
     ):
         await ledger.record_intent(Intent(PID, ITEM, "AK-47", PRICE, "deals"))
         await ledger.transition(PID, S.UNKNOWN)
@@ -125,3 +127,43 @@ async def test_two_absences_180_s_apart_past_300_s_release_it(
     assert state is S.RELEASED
     assert committed == 0  # its budget is free
     assert refusal is None  # and so is its item
+
+
+def _history_with_it_on_page_two(clock: VirtualClock) -> httpx.MockTransport:
+    """check-many never shows the id; my-history (100 rows a page, newest first, the
+    interface's page size) has 150 buy rows since the purchase, its own row 121st."""
+    now = int(clock.now())
+    rows: list[dict[str, object]] = [
+        {"id": 1_000 + n, "item_id": f"other-{n}", "price": 900, "status": 5, "created": now}
+        for n in range(150)
+    ]
+    rows[120] = {
+        "id": 77,
+        "item_id": ITEM,
+        "price": 4_900,
+        "status": 2,
+        "created": now,
+        "project_id": PID,
+    }
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v2/my-history":
+            skip = int(json.loads(request.content)["skip"])
+            body: object = {"success": True, "data": {"trades": rows[skip : skip + 100]}}
+        else:
+            body = {"success": True, "msg": None, "trades": []}
+        return httpx.Response(200, content=json.dumps(body).encode())
+
+    return httpx.MockTransport(answer)
+
+
+async def test_a_full_history_page_is_followed_by_the_next_before_anything_is_released(
+    clock: VirtualClock,
+) -> None:
+    """Twice absent from check-many, 180 s apart, but bought: its my-history row is on
+    the second page. A first page of 100 rows is not all there is."""
+    service = _history_with_it_on_page_two(clock)
+    state, committed, refusal = await _absent_at(clock, [301.0, 481.0], service)
+    assert state is S.BOUGHT
+    assert committed == 4_900  # the price the service charged
+    assert refusal is IntentRefusal.DUPLICATE_ITEM
