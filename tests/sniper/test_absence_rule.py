@@ -9,7 +9,7 @@ budget and its item.
 The numbers below are written out from that rule, never read from
 ``ReconcilerSettings``: a test that waits ``settings.absence_gap + 1`` follows a wrong
 constant (``absence_gap = 0`` released a lost purchase on a single absence, and no test
-saw it).
+saw it). A last case pins my-history's page size (100 rows): a full page is not the end.
 """
 
 from __future__ import annotations
