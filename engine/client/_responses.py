@@ -62,8 +62,10 @@ __all__ = [
 M = TypeVar("M", bound=WireModel)
 
 DEFAULT_RETRY_AFTER = 10.0
-MAX_RETRY_AFTER = 3600.0
 """Seconds to wait after a 429 that says neither ``msBeforeNext`` nor ``Retry-After``."""
+MAX_RETRY_AFTER = 3600.0
+"""The longest wait a 429 can ask for (an hour): a nonsense value such as ``inf`` or a
+day must not stop the bot."""
 
 _NOTHING_SENT = (
     httpx.ConnectError,

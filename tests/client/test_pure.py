@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine import PurchaseRefusal
-from engine.client import DEFAULT_RETRY_AFTER, Secret, TradeLink, classify_refusal
+from engine.client import Secret, TradeLink, classify_refusal
 from engine.client._responses import retry_after_seconds
 
 
@@ -50,10 +50,10 @@ def test_classify_refusal(msg: str | None, new_price: int | None, reason: Purcha
     [
         (httpx.Response(429, json={"msBeforeNext": 0}), 0.0),
         (httpx.Response(429, json={"msBeforeNext": -5}, headers={"Retry-After": "2"}), 2.0),
-        (httpx.Response(429, json={"msBeforeNext": None}), DEFAULT_RETRY_AFTER),
+        (httpx.Response(429, json={"msBeforeNext": None}), 10.0),  # no hint: 10 s
         (httpx.Response(429, headers={"Retry-After": "-3"}), 0.0),
         (httpx.Response(429, headers={"Retry-After": "1.5"}), 1.5),
-        (httpx.Response(429, text="<html>"), DEFAULT_RETRY_AFTER),
+        (httpx.Response(429, text="<html>"), 10.0),
     ],
 )
 def test_retry_after(response: httpx.Response, wait: float) -> None:

@@ -4,12 +4,14 @@ resistance, the window, Doppler phase separation, expiry and storage round trips
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.reference import MarketBook
+from engine import VirtualClock
+from engine.reference import MarketBook, ReferenceHub
 from engine.reference._sketch import MAX_BINS, bin_of, quantile, value_of
 from engine.snapshot import SnapshotTracker
 
@@ -138,8 +140,20 @@ def test_bait_listings_never_move_p25_or_the_floor() -> None:
     assert b.observations == 40
 
 
-def test_a_listing_counts_only_once_it_has_held_at_its_price() -> None:
-    feed = _Feed(MarketBook(hold=600))
+def _default_book() -> MarketBook:
+    """The book snipe runs with when the rules leave ``prices.market`` alone."""
+    return ReferenceHub(clock=VirtualClock()).book
+
+
+# The 10 minutes are the documented default of prices.market.hold (README), written here
+# rather than read from the settings, so a wrong default cannot pass.
+@pytest.mark.parametrize(
+    "make_book", [lambda: MarketBook(hold=600), _default_book], ids=["hold-600", "default"]
+)
+def test_a_listing_counts_only_once_it_has_held_at_its_price(
+    make_book: Callable[[], MarketBook],
+) -> None:
+    feed = _Feed(make_book())
     feed.poll([], 0)
     feed.poll([(1, NAME, 5_000), (2, NAME, 6_000)], 10)
     feed.poll([(1, NAME, 5_000), (2, NAME, 5_500)], 300)  # 2 dropped: a new observation

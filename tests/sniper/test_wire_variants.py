@@ -80,7 +80,7 @@ async def resolve_twice(
         clock.advance(3600)  # long past any grace
         reconciler = Reconciler(client=client, ledger=ledger, clock=clock, status=EngineStatus())
         await reconciler.resolve()
-        clock.advance(reconciler.settings.absence_gap + 1)
+        clock.advance(181)  # the documented gap is 180 s (not read from the settings)
         await reconciler.resolve()
         found = {pid: await ledger.get(pid) for pid in ids}
     return {pid: p.state.name if p else "missing" for pid, p in found.items()}
