@@ -440,7 +440,9 @@ class FeedClient:
             return
         else:
             self._report(
-                SetAside(f"feed.{name[:40]}", "(event)", "an event name the feed does not send")
+                SetAside(
+                    f"feed.{name[:40]}", "(event name)", "an event name the feed does not send"
+                )
             )
             return
         self._events[name] += 1
