@@ -70,8 +70,10 @@ _log = logging.getLogger("engine.client.feed")
 
 _M = TypeVar("_M", FeedListing, FeedRemoval)
 
-# A listing is well under 2 KiB; a frame past this is not the feed's (httpx-ws refuses it).
-_MAX_FRAME: Final = 1 << 20
+# How much httpx-ws reads from the socket at a time (its "max message size" is the read
+# size): a burst of ~2,800 events a second is ~1.5 MB/s, so reads larger than its 64 KiB
+# default take a burst in fewer turns of the loop.
+_READ_CHUNK: Final = 256 * 1024
 # What a connection attempt may raise when the network, the server or the websocket fails:
 # each ends the connection, none ends the client.
 _CONNECTION_ERRORS: Final = (
@@ -279,10 +281,16 @@ class FeedClient:
         self._silence = self._open_timeout
         self._open = None
         ended: _Ended | None = None
+        gone = False
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._watchdog, tg.cancel_scope)
-            ended = await self._connect_and_read(http, sink)
+            try:
+                ended = await self._connect_and_read(http, sink)
+            except _ConsumerGone:
+                gone = True  # raised outside the task group, which would wrap it in a group
             tg.cancel_scope.cancel()
+        if gone:
+            raise _ConsumerGone
         if ended is None:  # the watchdog cancelled it
             return _Ended("stall", f"no frame for {self._silence:g} s")
         return ended
@@ -303,7 +311,7 @@ class FeedClient:
                 self._url,
                 http,
                 keepalive_ping_interval_seconds=None,  # Engine.IO has its own heartbeat
-                max_message_size_bytes=_MAX_FRAME,
+                max_message_size_bytes=_READ_CHUNK,
                 session_class=AsyncWebSocketSession,
             ) as ws:
                 return await self._read(ws, sink)

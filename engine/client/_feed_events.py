@@ -107,7 +107,8 @@ class FeedHealth:
     ``events`` counts decoded events per name (``new``, ``update``, ``removed``);
     ``set_aside`` counts what could not be read, per field label; ``disconnects`` counts
     ended connections per reason (see :class:`FeedDisconnected`). Times are the client's
-    clock; ``bytes_received`` is the websocket messages' payload (UTF-8), without framing.
+    clock; ``bytes_received`` is the websocket messages' payload (UTF-8), without framing;
+    ``attempts`` counts the connections that ended or failed (each followed by a backoff).
     """
 
     connected: bool

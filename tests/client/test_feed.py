@@ -8,6 +8,7 @@ import logging
 import random
 from typing import Any
 
+import anyio
 import pytest
 from feed_support import CLOSE, DROP, FakeFeed, served, until
 
@@ -211,6 +212,22 @@ async def test_the_key_goes_in_a_header_and_nowhere_else(
     assert KEY not in repr(feed)
     assert caplog.records
     assert KEY not in caplog.text
+
+
+async def test_the_client_stops_when_nobody_listens(clock: VirtualClock) -> None:
+    server = FakeFeed()
+    async with served(server) as url:
+        feed = FeedClient(url, games=["csgo"], clock=clock)
+        send, receive = anyio.create_memory_object_stream[FeedEvent](0)
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(feed.run, send)
+                with receive:
+                    assert isinstance(await receive.receive(), FeedConnected)
+                await server.connections[0].send(NEW)
+            # the task group ended: run() returned once the event had nobody to go to
+    assert len(server.connections) == 1
+    assert feed.health().attempts == 0
 
 
 @pytest.mark.parametrize(
