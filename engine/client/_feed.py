@@ -112,7 +112,8 @@ class FeedClient:
     object stream. ``on_connect`` is called with each :class:`FeedConnected` as it
     happens (before it is queued); :meth:`health` tells the state at any time.
     Events are queued up to ``buffer``; when the consumer falls behind that far, reading
-    the socket waits for it (nothing is dropped), pings included.
+    the socket waits for it (nothing is dropped), pings included, and a consumer stuck
+    for pingInterval + pingTimeout makes the connection count as stalled.
     """
 
     def __init__(

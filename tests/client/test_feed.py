@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import random
+import socket
 from typing import Any
 
 import anyio
@@ -228,6 +229,26 @@ async def test_the_client_stops_when_nobody_listens(clock: VirtualClock) -> None
             # the task group ended: run() returned once the event had nobody to go to
     assert len(server.connections) == 1
     assert feed.health().attempts == 0
+
+
+async def test_a_feed_that_cannot_be_reached_is_retried_without_showing_the_key(
+    clock: VirtualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    async with FeedClient(url, games=["csgo"], api_key=KEY, clock=clock) as feed:
+        await until(lambda: feed.health().attempts == 1, "the first failure")
+        await until(lambda: clock.next_deadline() is not None, "the backoff")
+        clock.advance(1.0)
+        await until(lambda: feed.health().attempts == 2, "the retry")
+        health = feed.health()
+        assert not health.connected
+        assert health.generation == 0
+        assert health.disconnects == {"network": 2}
+    assert "ConnectError" in caplog.text
+    assert KEY not in caplog.text
 
 
 @pytest.mark.parametrize(
