@@ -10,6 +10,16 @@ log line, exception or repr ever shows it.
 from ._bulk import BulkItem, BulkItemResult, BulkPurchase, BulkStatus
 from ._client import MarketClient
 from ._core import DEFAULT_TIMEOUT, SnapshotStream
+from ._feed import FEED_ENDPOINT, FeedClient
+from ._feed_events import (
+    Backoff,
+    FeedConnected,
+    FeedDisconnected,
+    FeedEvent,
+    FeedHealth,
+    FeedListingEvent,
+    FeedRemovalEvent,
+)
 from ._params import Exterior, Game, Order, OrderBy, Sort
 from ._prices import PriceListStream, PricesDecoder
 from ._responses import DEFAULT_RETRY_AFTER, classify_refusal
@@ -20,12 +30,21 @@ from ._transport import KeyInjectingTransport
 __all__ = [
     "DEFAULT_RETRY_AFTER",
     "DEFAULT_TIMEOUT",
+    "FEED_ENDPOINT",
     "APIKey",
+    "Backoff",
     "BulkItem",
     "BulkItemResult",
     "BulkPurchase",
     "BulkStatus",
     "Exterior",
+    "FeedClient",
+    "FeedConnected",
+    "FeedDisconnected",
+    "FeedEvent",
+    "FeedHealth",
+    "FeedListingEvent",
+    "FeedRemovalEvent",
     "Game",
     "KeyInjectingTransport",
     "MarketClient",

@@ -31,6 +31,7 @@ from ._account import (
     WebhookRecord,
     WebhookResponse,
 )
+from ._feed import FeedListing, FeedRemoval
 from ._market import (
     CataloguePage,
     Listing,
@@ -42,7 +43,7 @@ from ._market import (
     SnapshotRow,
     Sticker,
 )
-from ._per_item import PerItem, SetAside, decode_per_item
+from ._per_item import PerItem, SetAside, decode_item, decode_per_item
 from ._prices import PriceItem
 from ._trading import (
     BulkBuyItemResult,
@@ -77,6 +78,8 @@ __all__ = [
     "CataloguePage",
     "DepositRecord",
     "DepositsPage",
+    "FeedListing",
+    "FeedRemoval",
     "ForceCheckResult",
     "HistoryPage",
     "HistoryTrade",
@@ -118,6 +121,7 @@ __all__ = [
     "WebhookRecord",
     "WebhookResponse",
     "WireModel",
+    "decode_item",
     "decode_per_item",
     "join_image_url",
     "parse_epoch",

@@ -26,7 +26,7 @@ from pydantic import PrivateAttr, ValidationError
 
 from ._types import WireModel
 
-__all__ = ["ANY_KEY", "INDEX", "PerItem", "SetAside", "decode_per_item"]
+__all__ = ["ANY_KEY", "INDEX", "PerItem", "SetAside", "decode_item", "decode_per_item"]
 
 ANY_KEY = "*"
 """In an item path: any key of an object (v2 search: the item names)."""
@@ -186,3 +186,22 @@ def _project_id(raw: Any) -> str | None:
     if isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip():
         return str(value)
     return None
+
+
+def decode_item(model: type[M], content: str | bytes, *, path: str) -> M | SetAside:
+    """One item standing alone (a feed event's payload) as ``model``, or the
+    :class:`SetAside` saying why it could not be read: ``field`` is the first field at
+    fault (``(json)`` when the text is not JSON, ``(item)`` when it is not an object)."""
+    try:
+        return model.model_validate_json(content)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+    first = errors[0]
+    if first["type"] == "json_invalid":
+        return SetAside(path, "(json)", "not JSON")
+    parts = [str(part) for part in first["loc"] if not isinstance(part, int)]
+    try:
+        raw = json.loads(content)
+    except ValueError:  # pydantic-core read it, Python's json does not
+        raw = None
+    return SetAside(path, ".".join(parts) or "(item)", first["msg"], _key(raw))
