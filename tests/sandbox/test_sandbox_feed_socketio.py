@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 import socketio  # type: ignore[import-untyped]
-from feed_support import PATIENCE, served
+from sandbox_feed_support import PATIENCE, served
 
 from engine import VirtualClock
 from engine.sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig

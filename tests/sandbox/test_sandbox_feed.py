@@ -7,7 +7,7 @@ import json
 
 import httpx
 import pytest
-from feed_support import Feed, feed, served
+from sandbox_feed_support import Feed, feed, served
 from httpx_ws import WebSocketDisconnect
 
 from engine import VirtualClock

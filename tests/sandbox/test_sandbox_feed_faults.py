@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from feed_support import advance_until, feed, served
+from sandbox_feed_support import advance_until, feed, served
 from httpx_ws import WebSocketDisconnect
 
 from engine import ConfigError, VirtualClock
