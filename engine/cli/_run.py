@@ -5,7 +5,7 @@ Exit status (``docs/snipe.service`` restarts exactly those a restart can fix):
 - 0 after a clean stop (``--for`` elapsed, SIGINT or SIGTERM): not restarted;
 - 1 a crash: an unexpected error outside the engine's loops (one line here, the
   traceback in the log): restarted;
-- 2 a rules file, argument or secret that cannot be used: not restarted;
+- 2 a rules file, argument, secret or ledger file that cannot be used: not restarted;
 - 3 refused to trade: the API key was rejected or the trade link is invalid (transient
   failures at start are waited out, never exit 3): not restarted;
 - 4 stopped while HALTED (a loop's unexpected errors included): not restarted, a person
