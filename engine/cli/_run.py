@@ -2,7 +2,8 @@
 
 Exit status (``docs/snipe.service`` restarts exactly those a restart can fix):
 
-- 0 after a clean stop (``--for`` elapsed, SIGINT or SIGTERM): not restarted;
+- 0 after a clean stop (``--for`` elapsed, SIGINT or SIGTERM), the start-up gate
+  passed or not (a line says when it never did): not restarted;
 - 1 a crash: an unexpected error outside the engine's loops (one line here, the
   traceback in the log): restarted;
 - 2 a rules file, argument, secret or ledger file that cannot be used: not restarted;
@@ -215,6 +216,9 @@ def run(args: argparse.Namespace) -> int:
             async with operations(engine, ops_settings):
                 await _run_until_signal(engine, args.duration)
             print(await engine.status_line(), file=sys.stderr)
+            gate = gate_words(engine)
+            if gate is not None:
+                print(gate, file=sys.stderr)
             return EXIT_HALTED if engine.status.mode is EngineMode.HALTED else EXIT_OK
 
     try:
@@ -266,10 +270,14 @@ def banner(ruleset: RuleSet, args: argparse.Namespace) -> str:
 
 async def _run_until_signal(engine: Engine, duration: float | None) -> None:
     """``engine.run`` until ``duration`` or SIGINT/SIGTERM; its errors (a refusal to trade)
-    come out as themselves, not wrapped in an exception group."""
+    come out as themselves, not wrapped in an exception group. ``duration`` bounds the
+    whole run, the start-up gate included: a script's ``--for`` ends even when the
+    service never answers."""
     error: Exception | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(_stop_on_signal, tg.cancel_scope)
+        if duration is not None:
+            tg.start_soon(_stop_after, engine, duration, tg.cancel_scope)
         try:
             await engine.run(duration=duration)
         except Exception as exc:
@@ -277,6 +285,23 @@ async def _run_until_signal(engine: Engine, duration: float | None) -> None:
         tg.cancel_scope.cancel()
     if error is not None:
         raise error
+
+
+async def _stop_after(engine: Engine, duration: float, scope: anyio.CancelScope) -> None:
+    await engine.clock.sleep(duration)
+    scope.cancel()
+
+
+def gate_words(engine: Engine) -> str | None:
+    """The line said when a run ended before its start-up gate passed (``--for`` or a
+    signal while the service could not be reached), else ``None``."""
+    if engine.status.buying_since is not None or engine.status.halted:
+        return None
+    waiting = engine.status.waiting or "the first check had not answered yet"
+    return (
+        f"snipe run: never passed the start-up gate ({engine.status.start_attempts}"
+        f" attempt(s); last: {waiting}): nothing was bought"
+    )
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:

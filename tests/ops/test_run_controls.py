@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
+import httpx
 import pytest
 
+from engine import VirtualClock
+from engine._plugins import make_plugin_host
 from engine.cli import main
+from engine.cli._run import _run_until_signal, gate_words
+from engine.rules import load_rules_text
+from engine.sniper._session import SessionOptions, open_engine
 
 TRADE_LINK = "https://steamcommunity.com/tradeoffer/new/?partner=123456789&token=AbCdEfGh"
 
@@ -44,3 +51,29 @@ def test_a_corrupted_ledger_is_one_line_and_exit_2_with_no_limits_file_left(
     assert str(ledger) in said[0]
     assert len(err.splitlines()) <= 3, err  # the banner, the one line: no traceback
     assert not (tmp_path / "ledger.sqlite.limits").exists()
+
+
+async def test_for_bounds_the_run_while_the_start_up_gate_waits_for_a_dead_address(
+    tmp_path: Path,
+) -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    clock = VirtualClock()
+    host = make_plugin_host(load_entry_points=False)
+    ruleset = load_rules_text(_rules("http://127.0.0.1:9"), host=host)
+    options = SessionOptions(ledger=tmp_path / "l.sqlite", transport=httpx.MockTransport(refuse))
+    start = clock.now()
+    async with open_engine(
+        ruleset, api_key="k" * 20, clock=clock, host=host, options=options
+    ) as engine:
+        # a real-time guard: before the fix the gate waited for ever
+        with anyio.fail_after(10):
+            async with clock.autojump():
+                await _run_until_signal(engine, 10.0)
+        assert clock.now() - start == pytest.approx(10.0, abs=1.0)
+        assert engine.status.start_attempts > 1
+        said = gate_words(engine)
+        assert said is not None
+        assert "never passed the start-up gate" in said
+        assert "nothing was bought" in said
