@@ -36,6 +36,7 @@ from ..rules import RuleSet, load_rules
 from ..rules._values import format_duration
 from ..sniper import Engine, EngineMode, EngineSettings, TradingRefused
 from ..sniper._guard import describe
+from ..sniper._orders import describe_orders
 from ..sniper._session import SessionOptions, open_engine
 from ..sniper._statusfile import status_path_for
 from ._args import duration
@@ -69,7 +70,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--remove-orders",
         action="store_true",
-        help="remove every buy order snipe placed, then exit",
+        help="remove every open buy order snipe placed (as the ledger has them), say which,"
+        " then exit without buying anything",
     )
     parser.add_argument(
         "--metrics-port",
@@ -189,6 +191,13 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"snipe run: {exc}", file=sys.stderr)
         return EXIT_CONFIG
+    if args.remove_orders and args.dry_run:
+        print(
+            "snipe run: --remove-orders withdraws the orders the ledger file holds;"
+            " it cannot be combined with --dry-run",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
     settings = EngineSettings(
         dry_run=args.dry_run,
         kill_file=args.kill_file,
@@ -213,12 +222,17 @@ def run(args: argparse.Namespace) -> int:
             settings=settings,
             options=options,
         ) as engine:
+            if args.remove_orders:
+                return await _remove_orders(engine)
             async with operations(engine, ops_settings):
                 await _run_until_signal(engine, args.duration)
             print(await engine.status_line(), file=sys.stderr)
             gate = gate_words(engine)
             if gate is not None:
                 print(gate, file=sys.stderr)
+            if not args.dry_run:
+                for line in await orders_at_stop(engine):
+                    print(line, file=sys.stderr)
             return EXIT_HALTED if engine.status.mode is EngineMode.HALTED else EXIT_OK
 
     try:
@@ -255,6 +269,11 @@ def banner(ruleset: RuleSet, args: argparse.Namespace) -> str:
     address = args.base_url or account.base_url
     caps = f"caps {format_usd(budgets.per_day)} a day, {format_usd(budgets.total)} in total"
     stop = f", stopping after {format_duration(args.duration)}" if args.duration else ""
+    if getattr(args, "remove_orders", False):
+        return (
+            f"snipe run: removing every open buy order ledger {args.ledger or account.ledger}"
+            f" holds, at {address}; buys nothing"
+        )
     if args.dry_run:
         ledger = args.ledger or account.ledger
         return (
@@ -302,6 +321,46 @@ def gate_words(engine: Engine) -> str | None:
         f"snipe run: never passed the start-up gate ({engine.status.start_attempts}"
         f" attempt(s); last: {waiting}): nothing was bought"
     )
+
+
+async def _remove_orders(engine: Engine) -> int:
+    """``--remove-orders``: withdraw every open buy order snipe placed, say which, exit
+    (0 when none is left open, 1 when the service could not be asked: try again)."""
+    removed, still = await engine.orders.withdraw()
+    if removed:
+        print(f"snipe run: removed {describe_orders(removed)}", file=sys.stderr)
+    elif not still:
+        print("snipe run: no open buy order to remove", file=sys.stderr)
+    if still:
+        print(
+            f"snipe run: {describe_orders(still)} could not be removed and may still buy"
+            f" (see the log): run with --remove-orders again",
+            file=sys.stderr,
+        )
+        return EXIT_CRASH
+    return EXIT_OK
+
+
+async def orders_at_stop(engine: Engine) -> list[str]:
+    """At a clean stop: withdraw the open buy orders (``orders.on_stop: remove``, the
+    default, or HALTED) or leave them (``keep``), and say which in either case."""
+    policy = engine.ruleset.orders.on_stop
+    setting = f"(orders.on_stop: {policy})"
+    if policy == "keep" and not engine.status.halted:
+        left = await engine.orders.left_open()
+        return (
+            [f"snipe run: {describe_orders(left)} left open on the service {setting}"]
+            if left
+            else []
+        )
+    removed, still = await engine.orders.withdraw()
+    lines = [f"snipe run: removed {describe_orders(removed)} {setting}"] if removed else []
+    if still:
+        lines.append(
+            f"snipe run: {describe_orders(still)} could not be removed and may still buy:"
+            " run `snipe run RULES --remove-orders`"
+        )
+    return lines
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:

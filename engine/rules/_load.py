@@ -162,6 +162,7 @@ def _compile(config: Any, doc: Document, host: PluginHost, problems: list[Proble
         notify=config.notify,
         prices=prices,
         sources_used=frozenset(used),
+        orders=config.orders,
     )
 
 
