@@ -322,7 +322,7 @@ class OrderManager:
         ]
         for order in orders if following else unsettled:
             mine = [
-                HistoryFill(r.id, r.price, r.status)
+                HistoryFill(r.id, r.price, r.status, r.item_id)
                 for r in fresh
                 if r.name == order.name
                 and (r.created is None or r.created >= order.created_at - _CLOCK_SLACK)
