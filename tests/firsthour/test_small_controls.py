@@ -1,0 +1,57 @@
+"""Small things a new user meets (issue 18, point 8): each message says what it means
+once, names what it is about, and each command's usage is its own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from engine import VirtualClock
+from engine.cli import main
+from engine.client._endpoints import USER
+from engine.client._responses import http_error
+from engine.ledger import Ledger
+from engine.sniper._gate import start_failure
+from engine.sniper._statusfile import status_path_for
+
+
+def test_a_rejected_key_is_said_once_in_its_line() -> None:
+    error = http_error(USER, httpx.Response(403), (), 0.0)
+    assert error is not None
+    line = str(start_failure(error))
+    assert line.startswith("the API key was rejected: ")
+    assert line.count("rejected") == 1
+    assert "non-whitelisted IP" in line
+
+
+@pytest.mark.parametrize(
+    ("spoil", "says"),
+    [
+        (lambda p: p.write_text("{not json"), "not JSON"),
+        (lambda p: p.write_text("[1, 2]"), "not an object"),
+        (lambda p: p.mkdir(), "cannot be read"),
+    ],
+)
+def test_status_says_an_unreadable_status_file_is_unreadable_and_why(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    spoil: Callable[[Path], object],
+    says: str,
+) -> None:
+    ledger = tmp_path / "ledger.sqlite"
+    anyio.run(_empty_ledger, ledger)
+    spoil(status_path_for(ledger))
+    assert main(["status", str(ledger)]) == 5
+    out = capsys.readouterr().out
+    assert "no status file" not in out
+    assert says in out
+    assert str(status_path_for(ledger)) in out
+
+
+async def _empty_ledger(path: Path) -> None:
+    async with await Ledger.open(path, clock=VirtualClock()):
+        pass
