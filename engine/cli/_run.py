@@ -244,7 +244,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"snipe run: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except OSError as exc:  # the metrics port cannot be bound
-        print(f"snipe run: cannot serve metrics: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{args.metrics_host}:{args.metrics_port}"
+        print(f"snipe run: cannot serve metrics on {where}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_CONFIG
     except Exception as exc:
         # not an exception group on the terminal: one line here, the traceback in the log

@@ -3,6 +3,7 @@ once, names what it is about, and each command's usage is its own."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,3 +56,41 @@ def test_status_says_an_unreadable_status_file_is_unreadable_and_why(
 async def _empty_ledger(path: Path) -> None:
     async with await Ledger.open(path, clock=VirtualClock()):
         pass
+
+
+RULES = """
+version: 1
+account:
+  base_url: "http://127.0.0.1:9"
+  trade_link: "https://steamcommunity.com/tradeoffer/new/?partner=123456789&token=AbCdEfGh"
+budgets: {per_day: "5.00", total: "10.00"}
+rules:
+  - name: deals
+    match: {names: ["AWP | Asiimov (Field-Tested)"]}
+    max_price: "2.00"
+"""
+
+
+@pytest.mark.parametrize("command", ["sandbox", "run"])
+def test_a_taken_port_is_named_with_its_address(
+    command: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SNIPE_API_KEY", "not-used")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(RULES)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        if command == "sandbox":
+            code = main(["sandbox", "--port", port])
+        else:
+            ledger = str(tmp_path / "l.sqlite")
+            code = main(["run", str(rules), "--ledger", ledger, "--metrics-port", port])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"127.0.0.1:{port}" in err
+    assert "in use" in err
