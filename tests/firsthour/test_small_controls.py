@@ -94,3 +94,35 @@ def test_a_taken_port_is_named_with_its_address(
     assert code == 2
     assert f"127.0.0.1:{port}" in err
     assert "in use" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage", "bad"),
+    [
+        (["check", "--bogus", "rules.yaml"], "usage: snipe check", "--bogus"),
+        (["ledger", "l.sqlite", "--jsno"], "usage: snipe ledger", "--jsno"),
+        (["run", "rules.yaml", "--fro", "10s"], "usage: snipe run", "--fro 10s"),
+    ],
+)
+def test_a_bad_flag_of_a_subcommand_prints_that_subcommands_usage(
+    argv: list[str], usage: str, bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert err.startswith(usage)
+    assert f"unrecognized arguments: {bad}" in err
+
+
+def test_prices_asks_for_a_rules_file_or_a_store_instead_of_guessing_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["prices", "AWP | Asiimov (Field-Tested)"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert err.startswith("usage: snipe prices")
+    assert "--rules" in err
+    assert "--store" in err
+    assert "rules.yaml" not in err.split("error:")[-1]
