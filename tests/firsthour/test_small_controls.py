@@ -126,3 +126,14 @@ def test_prices_asks_for_a_rules_file_or_a_store_instead_of_guessing_one(
     assert "--rules" in err
     assert "--store" in err
     assert "rules.yaml" not in err.split("error:")[-1]
+
+
+def test_check_never_cuts_a_rule_name_at_80_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["check", "rules.example.yaml"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines() if line.startswith(("┃", "│"))) <= 80
+    for name in ("redline-discount", "cheap-fn-pistols", "locked-butterflies"):
+        assert any(f"│{name} " in line for line in out.splitlines()), name
