@@ -256,6 +256,8 @@ class OrderManager:
         Returns the orders no longer open, and those still open or maybe open (the
         service could not be asked, or a lost create it does not list yet)."""
         before = [o for o in await self._ledger.orders() if o.active]
+        if not before:  # nothing to withdraw: no request (the service may be down)
+            return [], []
         await self.sync(allow_new=False, withdraw=True)
         still = [o for o in await self._ledger.orders() if o.active]
         kept = {o.id for o in still}
