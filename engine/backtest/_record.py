@@ -71,7 +71,8 @@ class Recorder:
         while stop is None or self.clock.now() < stop:
             started = self.clock.now()
             await self.step()
-            await self.clock.sleep_until(started + self.settings.snapshot_every)
+            due = started + self.settings.snapshot_every
+            await self.clock.sleep_until(due if stop is None else min(due, stop))
         return self.stats
 
     async def step(self) -> None:

@@ -116,9 +116,42 @@ def build_report(run: BacktestRun) -> Report:
         "purchases": rows,
         "references": reference_margins(run, held),
     }
+    if not held:  # only then: a report that bought something keeps its fingerprint
+        summary["nothing_bought"] = why_nothing_bought(run, attempts)
     lines = [_canonical({"purchase": p}) for p in run.purchases]
     lines += [_canonical({"event": e}) for e in run.events]
     return Report(summary, lines)
+
+
+_TOP_SKIPS = 3
+
+
+def why_nothing_bought(run: BacktestRun, attempts: int) -> list[str]:
+    """Why a replay bought nothing, in a few lines a newcomer can act on: no listing of a
+    watched name, or each rule's most frequent reasons for turning listings down."""
+    lines: list[str] = []
+    if run.halt_reason:
+        lines.append(f"the engine halted: {run.halt_reason}")
+    if attempts:
+        lines.append(
+            f"{attempts} purchase attempt(s), none went through (see 'missed': lost races,"
+            " listings gone before the request arrived, prices changed)"
+        )
+    if not run.listings_seen:
+        lines.append(
+            f"no listing of a name the rules watch was seen ({run.searches} searches,"
+            f" {run.snapshots} snapshots): the recording may be too short, or the rules name"
+            " items this market does not list"
+        )
+    for rule in run.ruleset.rules:
+        reasons = list((run.skips.get(rule.name) or {}).items())[:_TOP_SKIPS]
+        if not reasons:
+            if run.listings_seen:
+                lines.append(f"rule {rule.name!r}: no listing of its names was seen")
+            continue
+        said = "; ".join(f"{count:,} times, e.g. {reason}" for reason, count in reasons)
+        lines.append(f"rule {rule.name!r} turned listings down: {said}")
+    return lines
 
 
 def _purchase_row(run: BacktestRun, purchase: dict[str, Any]) -> dict[str, Any]:
@@ -212,7 +245,7 @@ def write_report(report: Report, directory: str | Path) -> list[Path]:
 
 def render_chart(summary: dict[str, Any]) -> bytes | None:
     """The chart as PNG bytes: cumulative spend and value over time, and per-rule results;
-    ``None`` without matplotlib."""
+    ``None`` without matplotlib, or when nothing was bought (nothing to draw)."""
     try:
         import matplotlib
 
@@ -223,6 +256,8 @@ def render_chart(summary: dict[str, Any]) -> bytes | None:
     import io
 
     rows = [r for r in summary["purchases"] if r["state"] in _HELD]
+    if not rows:  # flat lines on made-up axes say nothing: the report says why instead
+        return None
     start = datetime.fromisoformat(summary["recording"]["start"].replace("Z", "+00:00"))
     hours = [(r["t"] - start.timestamp()) / 3600 for r in rows]
     spend, reference, later = [0.0], [0.0], [0.0]
@@ -381,6 +416,9 @@ def markdown(summary: dict[str, Any], *, chart: bool) -> str:
     lines.append("")
     if totals["halted"]:
         lines += [f"**The engine halted during the replay:** {totals['halted']}", ""]
+    why = summary.get("nothing_bought")
+    if why is not None:
+        lines += ["## Nothing was bought", "", *(f"- {_cell(line)}" for line in why), ""]
     if chart:
         lines += ["![cumulative spend and value; per-rule results](chart.png)", ""]
     lines += ["## Per rule", "", _row(*_RULE_HEADERS), "|" + "---|" * len(_RULE_HEADERS)]
@@ -410,7 +448,7 @@ img {{ max-width: 100%; }}
 <p>{intro}</p>
 <p>Fingerprint: <code>{fingerprint}</code></p>
 {halted}<table>{totals}</table>
-{chart}
+{nothing}{chart}
 <h2>Per rule</h2>
 <table>{rules}</table>
 {references}<h2>Purchases</h2>
@@ -457,6 +495,13 @@ def _reference_rows(summary: dict[str, Any]) -> list[tuple[str, ...]]:
     return rows
 
 
+def _nothing_html(why: list[str] | None) -> str:
+    if why is None:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in why)
+    return f"<h2>Nothing was bought</h2>\n<ul>{items}</ul>\n"
+
+
 def html_page(summary: dict[str, Any], png: bytes | None) -> str:
     """The report as one self-contained HTML page: real tables, the chart embedded."""
     chart = ""
@@ -476,6 +521,7 @@ def html_page(summary: dict[str, Any], png: bytes | None) -> str:
             else ""
         ),
         totals=_html_table(None, [(k, v) for k, v in _totals_rows(summary)]),
+        nothing=_nothing_html(summary.get("nothing_bought")),
         chart=chart,
         rules=_html_table(_RULE_HEADERS, _rule_rows(summary)),
         references=(

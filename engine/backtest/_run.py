@@ -86,6 +86,11 @@ class BacktestRun:
     references_later: dict[str, dict[str, int]] = field(default_factory=dict)
     """project_id -> {reference source: its value for the purchase's name at the end of
     the replay}: what each reference says the purchase was worth later."""
+    listings_seen: int = 0
+    """Listings the engine's searches and catalogue pages showed it."""
+    skips: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Rule -> {a full reason of each kind that turned listings down: how often}, most
+    frequent first: why a rule bought nothing."""
 
 
 async def run_backtest(
@@ -179,7 +184,17 @@ async def run_backtest(
         warnings=engine.status.repeated_errors(),
         references_later=references_later,
         references_at_end=references_at_end,
+        listings_seen=engine.status.listings_seen,
+        skips=_skips(engine),
     )
+
+
+def _skips(engine: Engine) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    status = engine.status
+    for (rule, kind), count in status.skip_by_rule.most_common():
+        out.setdefault(rule, {})[status.skip_examples[rule, kind]] = count
+    return out
 
 
 def _references_later(

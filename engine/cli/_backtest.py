@@ -159,6 +159,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
             f"  {name}: {rule['purchases']} bought, spend {format_usd(rule['spend'])}, "
             f"margin {format_usd(rule['realised_margin'])}"
         )
+    for line in summary.get("nothing_bought") or ():
+        print(f"nothing bought: {line}")
     print(f"fingerprint {summary['fingerprint']}")
 
 

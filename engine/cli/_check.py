@@ -110,7 +110,10 @@ def _summary(console: Console, ruleset: RuleSet) -> None:
     for channel in describe_channels(ruleset.notify):
         console.print(f"  notify      {escape(channel)}")
     table = Table(title=None, show_lines=False, pad_edge=False)
-    for column in ("rule", "prio", "action", "max price", "caps", "criteria"):
+    # A rule name is what a user searches for in the file: never cut mid-word; the other
+    # columns give way (they wrap at spaces).
+    table.add_column("rule", no_wrap=True, overflow="fold")
+    for column in ("prio", "action", "max price", "caps", "criteria"):
         table.add_column(column, overflow="fold")
     for rule in (*ruleset.rules, *ruleset.buy_order_rules):
         caps = []

@@ -55,12 +55,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("name", metavar="NAME", help="the item's market name")
     parser.add_argument("--phase", help="a Doppler phase (Ruby, Phase 2, ...)")
-    where = parser.add_mutually_exclusive_group()
+    # required: the project ships no rules.yaml, and guessing a file is worse than asking
+    where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument(
         "--rules",
         metavar="RULES.yaml",
-        default="rules.yaml",
-        help="the rules file whose ledger the references sit beside (default rules.yaml)",
+        help="the rules file whose ledger the references sit beside",
     )
     where.add_argument("--store", metavar="PATH", help="the reference file itself")
     parser.add_argument("--json", action="store_true", help="print JSON (money in USD x 1000)")

@@ -1,10 +1,15 @@
-"""``snipe record``: record the market for backtests (docs/recording-format.md)."""
+"""``snipe record``: record the market for backtests (docs/recording-format.md).
+
+Exit status: 0 when something was recorded; 1 when nothing was (nothing answered, or
+every answer failed): a new folder is then removed, a resumed one is left as it was;
+2 for bad input."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import os
+import shutil
 import sys
 import time
 from typing import Any
@@ -14,6 +19,7 @@ import anyio
 from .._clock import Clock, ScaledClock, SystemClock
 from .._errors import ConfigError
 from .._limiter import DEFAULT_LIMITS, RateLimiter
+from ._args import duration
 
 __all__ = ["register"]
 
@@ -36,7 +42,20 @@ def register(subparsers: Any) -> None:
         default=os.environ.get("SNIPE_BASE_URL", _DEFAULT_URL),
         help=f"marketplace address (SNIPE_BASE_URL, else {_DEFAULT_URL}: `snipe sandbox`)",
     )
-    parser.add_argument("--for", dest="seconds", type=float, help="stop after SECONDS")
+    parser.add_argument(
+        "--for",
+        dest="seconds",
+        metavar="DURATION",
+        type=duration,
+        help="stop after this long: 600 (seconds), 90s, 10m, 1h30m, 2d",
+    )
+    parser.add_argument(
+        "--progress",
+        metavar="DURATION",
+        type=duration,
+        default=60.0,
+        help="print what was recorded so far this often (60s)",
+    )
     parser.add_argument(
         "--include-hold", action="store_true", help="record trade-locked listings too"
     )
@@ -61,12 +80,11 @@ def run(args: argparse.Namespace) -> int:
     for option, value in (("--speed", args.speed), ("--segment-mb", args.segment_mb)):
         if value <= 0:
             raise ConfigError("must be positive", location=option)
-    if args.seconds is not None and args.seconds <= 0:
-        raise ConfigError("must be positive", location="--for")
     key = os.environ.get(args.api_key_env)
     clock: Clock = (
         SystemClock() if args.speed == 1.0 else ScaledClock(start=time.time(), speed=args.speed)
     )
+    created = not os.path.exists(args.out)
     writer = RecordWriter(
         args.out,
         include_hold=args.include_hold,
@@ -96,17 +114,45 @@ def run(args: argparse.Namespace) -> int:
                 searches=key is not None, catalogue_pages=2 if key is not None else 0
             )
             recorder = Recorder(client, writer, clock, limiter, settings=settings, on_error=warn)
+            recorders.append(recorder)
             try:
-                await recorder.run(args.seconds)
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_progress, recorder, args.progress)
+                    await recorder.run(args.seconds)
+                    tg.cancel_scope.cancel()
             finally:
-                stats = recorder.stats
-                print(
-                    f"snipe record: {stats.snapshots} snapshots, {stats.searches} searches, "
-                    f"{stats.catalogue_pages} catalogue pages, {stats.errors} errors -> "
-                    f"{args.out}",
-                    file=sys.stderr,
-                )
+                print(f"snipe record: {_so_far(recorder)} -> {args.out}", file=sys.stderr)
 
+    recorders: list[Any] = []  # what main() recorded, read after a Ctrl-C too
     with writer, contextlib.suppress(KeyboardInterrupt):
         anyio.run(main)
-    return 0
+    if recorders and _recorded(recorders[0]):
+        return 0
+    if created:  # a folder holding only a header is refused by `snipe backtest`: not left
+        shutil.rmtree(args.out, ignore_errors=True)
+        left = f"{args.out} removed"
+    else:
+        left = f"{args.out} left as it was"
+    print(f"snipe record: error: nothing was recorded ({left})", file=sys.stderr)
+    return 1
+
+
+def _recorded(recorder: Any) -> int:
+    stats = recorder.stats
+    return int(stats.snapshots + stats.searches + stats.catalogue_pages)
+
+
+def _so_far(recorder: Any) -> str:
+    stats = recorder.stats
+    return (
+        f"{stats.snapshots} snapshots, {stats.searches} searches, "
+        f"{stats.catalogue_pages} catalogue pages, {stats.errors} errors"
+    )
+
+
+async def _progress(recorder: Any, every: float) -> None:
+    """A line of what was recorded so far, every ``every`` real seconds: a long recording
+    says it is alive."""
+    while True:
+        await anyio.sleep(every)
+        print(f"snipe record: so far {_so_far(recorder)}", file=sys.stderr, flush=True)

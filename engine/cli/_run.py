@@ -2,10 +2,11 @@
 
 Exit status (``docs/snipe.service`` restarts exactly those a restart can fix):
 
-- 0 after a clean stop (``--for`` elapsed, SIGINT or SIGTERM): not restarted;
+- 0 after a clean stop (``--for`` elapsed, SIGINT or SIGTERM), the start-up gate
+  passed or not (a line says when it never did): not restarted;
 - 1 a crash: an unexpected error outside the engine's loops (one line here, the
   traceback in the log): restarted;
-- 2 a rules file, argument or secret that cannot be used: not restarted;
+- 2 a rules file, argument, secret or ledger file that cannot be used: not restarted;
 - 3 refused to trade: the API key was rejected or the trade link is invalid (transient
   failures at start are waited out, never exit 3): not restarted;
 - 4 stopped while HALTED (a loop's unexpected errors included): not restarted, a person
@@ -35,6 +36,7 @@ from ..rules import RuleSet, load_rules
 from ..rules._values import format_duration
 from ..sniper import Engine, EngineMode, EngineSettings, TradingRefused
 from ..sniper._guard import describe
+from ..sniper._orders import describe_orders
 from ..sniper._session import SessionOptions, open_engine
 from ..sniper._statusfile import status_path_for
 from ._args import duration
@@ -68,7 +70,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--remove-orders",
         action="store_true",
-        help="remove every buy order snipe placed, then exit",
+        help="remove every open buy order snipe placed (as the ledger has them), say which,"
+        " then exit without buying anything",
     )
     parser.add_argument(
         "--metrics-port",
@@ -188,6 +191,13 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"snipe run: {exc}", file=sys.stderr)
         return EXIT_CONFIG
+    if args.remove_orders and args.dry_run:
+        print(
+            "snipe run: --remove-orders withdraws the orders the ledger file holds;"
+            " it cannot be combined with --dry-run",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
     settings = EngineSettings(
         dry_run=args.dry_run,
         kill_file=args.kill_file,
@@ -212,9 +222,17 @@ def run(args: argparse.Namespace) -> int:
             settings=settings,
             options=options,
         ) as engine:
+            if args.remove_orders:
+                return await _remove_orders(engine)
             async with operations(engine, ops_settings):
                 await _run_until_signal(engine, args.duration)
             print(await engine.status_line(), file=sys.stderr)
+            gate = gate_words(engine)
+            if gate is not None:
+                print(gate, file=sys.stderr)
+            if not args.dry_run:
+                for line in await orders_at_stop(engine):
+                    print(line, file=sys.stderr)
             return EXIT_HALTED if engine.status.mode is EngineMode.HALTED else EXIT_OK
 
     try:
@@ -226,7 +244,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"snipe run: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except OSError as exc:  # the metrics port cannot be bound
-        print(f"snipe run: cannot serve metrics: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{args.metrics_host}:{args.metrics_port}"
+        print(f"snipe run: cannot serve metrics on {where}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_CONFIG
     except Exception as exc:
         # not an exception group on the terminal: one line here, the traceback in the log
@@ -251,6 +270,11 @@ def banner(ruleset: RuleSet, args: argparse.Namespace) -> str:
     address = args.base_url or account.base_url
     caps = f"caps {format_usd(budgets.per_day)} a day, {format_usd(budgets.total)} in total"
     stop = f", stopping after {format_duration(args.duration)}" if args.duration else ""
+    if getattr(args, "remove_orders", False):
+        return (
+            f"snipe run: removing every open buy order ledger {args.ledger or account.ledger}"
+            f" holds, at {address}; buys nothing"
+        )
     if args.dry_run:
         ledger = args.ledger or account.ledger
         return (
@@ -266,10 +290,14 @@ def banner(ruleset: RuleSet, args: argparse.Namespace) -> str:
 
 async def _run_until_signal(engine: Engine, duration: float | None) -> None:
     """``engine.run`` until ``duration`` or SIGINT/SIGTERM; its errors (a refusal to trade)
-    come out as themselves, not wrapped in an exception group."""
+    come out as themselves, not wrapped in an exception group. ``duration`` bounds the
+    whole run, the start-up gate included: a script's ``--for`` ends even when the
+    service never answers."""
     error: Exception | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(_stop_on_signal, tg.cancel_scope)
+        if duration is not None:
+            tg.start_soon(_stop_after, engine, duration, tg.cancel_scope)
         try:
             await engine.run(duration=duration)
         except Exception as exc:
@@ -277,6 +305,63 @@ async def _run_until_signal(engine: Engine, duration: float | None) -> None:
         tg.cancel_scope.cancel()
     if error is not None:
         raise error
+
+
+async def _stop_after(engine: Engine, duration: float, scope: anyio.CancelScope) -> None:
+    await engine.clock.sleep(duration)
+    scope.cancel()
+
+
+def gate_words(engine: Engine) -> str | None:
+    """The line said when a run ended before its start-up gate passed (``--for`` or a
+    signal while the service could not be reached), else ``None``."""
+    if engine.status.buying_since is not None or engine.status.halted:
+        return None
+    waiting = engine.status.waiting or "the first check had not answered yet"
+    return (
+        f"snipe run: never passed the start-up gate ({engine.status.start_attempts}"
+        f" attempt(s); last: {waiting}): nothing was bought"
+    )
+
+
+async def _remove_orders(engine: Engine) -> int:
+    """``--remove-orders``: withdraw every open buy order snipe placed, say which, exit
+    (0 when none is left open, 1 when the service could not be asked: try again)."""
+    removed, still = await engine.orders.withdraw()
+    if removed:
+        print(f"snipe run: removed {describe_orders(removed)}", file=sys.stderr)
+    elif not still:
+        print("snipe run: no open buy order to remove", file=sys.stderr)
+    if still:
+        print(
+            f"snipe run: {describe_orders(still)} could not be removed and may still buy"
+            f" (see the log): run with --remove-orders again",
+            file=sys.stderr,
+        )
+        return EXIT_CRASH
+    return EXIT_OK
+
+
+async def orders_at_stop(engine: Engine) -> list[str]:
+    """At a clean stop: withdraw the open buy orders (``orders.on_stop: remove``, the
+    default, or HALTED) or leave them (``keep``), and say which in either case."""
+    policy = engine.ruleset.orders.on_stop
+    setting = f"(orders.on_stop: {policy})"
+    if policy == "keep" and not engine.status.halted:
+        left = await engine.orders.left_open()
+        return (
+            [f"snipe run: {describe_orders(left)} left open on the service {setting}"]
+            if left
+            else []
+        )
+    removed, still = await engine.orders.withdraw()
+    lines = [f"snipe run: removed {describe_orders(removed)} {setting}"] if removed else []
+    if still:
+        lines.append(
+            f"snipe run: {describe_orders(still)} could not be removed and may still buy:"
+            " run `snipe run RULES --remove-orders`"
+        )
+    return lines
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:

@@ -102,10 +102,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         anyio.run(_serve, sandbox, args.host, args.port, announce)
     except OSError as exc:
-        raise ConfigError(f"cannot listen: {exc.strerror}", location="--host/--port") from None
+        raise ConfigError(
+            f"cannot listen on {_address(args.host, args.port)}: {exc.strerror or exc}",
+            location="--host/--port",
+        ) from None
     except KeyboardInterrupt:
         print("snipe sandbox: stopped", file=sys.stderr)
     return 0
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _jitter(text: str) -> tuple[float, float]:

@@ -23,7 +23,7 @@ from .._errors import ConfigError, LedgerError
 from .._money import format_usd
 from ..ledger import BuyOrderRecord, Ledger, Purchase, is_overdue, summarize, utc_day_start
 from ..sniper._bandwidth import format_bytes
-from ..sniper._statusfile import read_status_file, status_path_for
+from ..sniper._statusfile import read_status_file, status_file_problem, status_path_for
 
 __all__ = ["register"]
 
@@ -62,6 +62,8 @@ def run(args: argparse.Namespace, *, clock: Clock | None = None) -> int:
     document = read_status_file(status_path_for(args.ledger))
     now = (clock or SystemClock()).now()
     report = build_report(purchases, document, now, orders=orders)
+    if document is None:
+        report["status_file_error"] = status_file_problem(status_path_for(args.ledger))
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
@@ -214,6 +216,8 @@ def _state_line(report: dict[str, Any], now: float) -> str:
     state = report["state"]
     updated = _number(report.get("updated_at"))
     started = _number(report.get("started_at"))
+    if state == "unknown" and report.get("status_file_error"):
+        return f"unknown: the status file {report['status_file_error']}"
     if state == "unknown":
         return "not running (no status file: snipe run writes LEDGER.status.json)"
     why = f"; {report['stopped_by']}" if report.get("stopped_by") else ""

@@ -137,7 +137,8 @@ def http_error(
         return None
     if code in (401, 403):
         return KeyRejected(
-            f"HTTP {code}: the API key was rejected (wrong key or non-whitelisted IP); "
+            # callers say "the API key was rejected: ..." themselves: not twice in a line
+            f"HTTP {code}: wrong key or non-whitelisted IP; "
             "stop trading and check the configuration",
             endpoint=endpoint.label,
             status_code=code,

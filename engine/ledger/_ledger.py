@@ -679,6 +679,22 @@ class Ledger(OrderBook):
         )
         return _purchase(rows[0]) if rows else None
 
+    async def live_items(self, item_ids: Collection[str]) -> set[str]:
+        """Those of ``item_ids`` that already have a live purchase (any state but FAILED
+        or RELEASED): one read, so a batch of decisions can skip them before the buyer
+        (the intent's own check stays the last line of defence)."""
+        wanted = sorted(set(item_ids))
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):  # under SQLite's parameter limit
+            chunk = wanted[start : start + 500]
+            rows = await self._read(
+                f"SELECT item_id FROM purchases WHERE item_id IN ({', '.join('?' * len(chunk))})"
+                f" AND state NOT IN ({_FREE_SQL})",
+                chunk,
+            )
+            found.update(str(r[0]) for r in rows)
+        return found
+
     async def purchases(
         self,
         *,

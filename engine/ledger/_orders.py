@@ -14,8 +14,11 @@ it like a purchase that may happen ``amount - filled`` more times:
 - **Every fill is a purchase.** A fill is a ``BOUGHT`` purchase (``project_id``
   ``ord-<key>-<n>``, at the order's price until the history tells what was paid), written
   from the ``filled`` count of the order list, or from ``my-history`` rows when the order
-  left the list (filled up, or removed) before its last fills were seen. A history row
-  gives the fill its trade id and price (:meth:`OrderBook.attach_fills`); its trade status
+  left the list (filled up, or removed) before its last fills were seen. A fill seen only
+  in the ``filled`` count has a stand-in item id (``order:<key>:<n>``) until its history row
+  names the item. A history row gives the fill its item id, trade id and price
+  (:meth:`OrderBook.attach_fills`; an item that already has a live purchase keeps the
+  stand-in, and the event names it); its trade status
   later moves it to ``COMPLETED`` or ``REFUNDED`` (which gives its budget back).
 - **Gone is not settled.** An order missing from the list is ``GONE``: it keeps its
   exposure until the history has shown every fill (``filled == amount``) or has been read
@@ -114,6 +117,7 @@ _COLUMNS = (
     " updated_at, gone_at, reason"
 )
 _FILL_DETAILS = {"source": "buy order"}
+_FREE_SQL = f"'{PurchaseState.FAILED.value}', '{PurchaseState.RELEASED.value}'"
 _HISTORY = "my-history"
 
 
@@ -195,6 +199,8 @@ class HistoryFill:
     trade_id: int
     price: Money | None
     status: int | None
+    item_id: str | None = None
+    """The item the fill bought, as the history names it."""
 
 
 def _order(row: Row) -> BuyOrderRecord:
@@ -473,11 +479,18 @@ async def _add_fills(
     new = []
     for n, fill in enumerate(fills, start=order.filled + 1):
         pid = f"{FILL_PREFIX}{order.fill_key}-{n}"
-        intent = Intent(pid, f"order:{order.fill_key}:{n}", order.name, order.price, order.rule)
+        item_id = await _free_item_id(store, fill.item_id if fill is not None else None)
+        # Until the history names the item (a fill seen in the order list's count), a
+        # stand-in id that no listing has.
+        intent = Intent(
+            pid, item_id or f"order:{order.fill_key}:{n}", order.name, order.price, order.rule
+        )
         await store._insert_intent(intent, now)
         details = dict(_FILL_DETAILS)
         if fill is not None:
             details = {"source": _HISTORY, "trade_id": str(fill.trade_id)}
+            if fill.item_id is not None:
+                details["item_id"] = fill.item_id
         await store._exec(
             "UPDATE purchases SET state = ?, updated_at = ?, game = ?, charged_price = ?,"
             " marketplace_id = ? WHERE project_id = ?",
@@ -505,12 +518,28 @@ async def _add_fills(
 async def _learn_trade(store: _Store, pid: str, row: HistoryFill, now: float) -> None:
     # Not a move: the fill stays BOUGHT; it learns its trade and what was paid. Logged as a
     # BOUGHT -> BOUGHT event so the history of the purchase says where the figure came from.
+    item_id = await _free_item_id(store, row.item_id)
     await store._exec(
         "UPDATE purchases SET marketplace_id = ?, charged_price = coalesce(?, charged_price),"
-        " updated_at = ? WHERE project_id = ?",
-        (row.trade_id, row.price, now, pid),
+        " item_id = coalesce(?, item_id), updated_at = ? WHERE project_id = ?",
+        (row.trade_id, row.price, item_id, now, pid),
     )
     details = {"source": _HISTORY, "trade_id": str(row.trade_id), "charged_price": row.price}
+    if row.item_id is not None:
+        details["item_id"] = row.item_id
     await store._add_event(
         pid, now, PurchaseState.BOUGHT, PurchaseState.BOUGHT, encode_details(details)
     )
+
+
+async def _free_item_id(store: _Store, item_id: str | None) -> str | None:
+    """``item_id`` when no live purchase holds it (a listing is bought at most once, and
+    the ledger's unique index says so), else ``None``: a fill of an item the ledger already
+    holds a live purchase of (bought, then relisted and filled) keeps its stand-in id, its
+    event names the real one."""
+    if not item_id:
+        return None
+    rows = await store._exec(
+        f"SELECT 1 FROM purchases WHERE item_id = ? AND state NOT IN ({_FREE_SQL})", (item_id,)
+    )
+    return None if rows else item_id

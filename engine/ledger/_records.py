@@ -76,6 +76,7 @@ DETAIL_FIELDS: frozenset[str] = frozenset(
         "charged_price",
         "endpoint",
         "http_status",
+        "item_id",
         "late",
         "marketplace_id",
         "msg",

@@ -169,6 +169,16 @@ class BuyOrder(StrictModel):
     amount: int = Field(1, ge=1, le=1000)
 
 
+class OrdersSettings(StrictModel):
+    """The ``orders:`` section: what happens to the buy orders snipe placed."""
+
+    on_stop: Literal["keep", "remove"] = "remove"
+    """At a clean stop (``--for``, SIGINT, SIGTERM): ``remove`` withdraws every open buy
+    order snipe placed (an open order spends by itself while nobody watches);
+    ``keep`` leaves them on the service (they keep their place in the queue) and the stop
+    line says how many were left open."""
+
+
 class RuleCore(StrictModel):
     """The keys every rule has, whatever plugins are loaded."""
 
@@ -243,6 +253,7 @@ def _config_model(
         budgets=(Budgets, ...),
         notify=(notify_model | None, None),
         prices=(PricesSettings | None, None),
+        orders=(OrdersSettings, OrdersSettings()),
         rules=(rules_type, ...),
     )
     return model

@@ -70,6 +70,9 @@ __all__ = ["Engine", "EngineSettings", "TradingRefused"]
 
 _UNSET = object()
 
+ALREADY_BOUGHT = "already bought or purchase pending (a listing is bought at most once)"
+"""The skip reason of a listing that already has a live purchase in the ledger."""
+
 log = logging.getLogger("snipe.engine")
 
 
@@ -574,6 +577,7 @@ class Engine:
         )
         decisions = evaluate(self.ruleset, listings, context)
         decisions = self._within_balance(decisions)
+        decisions = await self._not_bought_yet(decisions)
         if log.isEnabledFor(logging.DEBUG):
             for decision in decisions:
                 log.debug("%s", decision)
@@ -598,6 +602,23 @@ class Engine:
                 left -= d.price
             out.append(d)
         return out
+
+    async def _not_bought_yet(self, decisions: list[Decision]) -> list[Decision]:
+        """Turn down listings that already have a live purchase (bought, or its outcome
+        still unknown): without this, every search while a purchase is unresolved would
+        hand the same item to the buyer, to be refused by the ledger and logged again."""
+        accepted = [d.item_id for d in decisions if d.accepted]
+        live = await self.ledger.live_items(accepted) if accepted else set()
+        if not live:
+            return decisions
+        return [
+            Decision(
+                d.listing, d.rule, False, (ALREADY_BOUGHT,), d.price, d.action, d.priority, False
+            )
+            if d.accepted and d.item_id in live
+            else d
+            for d in decisions
+        ]
 
     async def _reference_prices(self, listings: list[Listing]) -> dict[str, dict[str, int]]:
         sources = self.host.price_sources()

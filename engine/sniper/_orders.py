@@ -50,7 +50,7 @@ from ._status import EngineStatus
 if TYPE_CHECKING:
     from .._plugins import PluginHost
 
-__all__ = ["Exposure", "OrderManager", "OrderSettings", "PlannedOrder"]
+__all__ = ["Exposure", "OrderManager", "OrderSettings", "PlannedOrder", "describe_orders"]
 
 log = logging.getLogger("snipe.orders")
 
@@ -251,6 +251,24 @@ class OrderManager:
         self.exposure = await self._ledger.order_exposure()
         return self.exposure
 
+    async def withdraw(self) -> tuple[list[BuyOrderRecord], list[BuyOrderRecord]]:
+        """Withdraw every open buy order snipe placed (``snipe run --remove-orders``, or a
+        clean stop with ``orders.on_stop: remove``), after recording their fills (a
+        create whose answer was lost and that the list shows is adopted, then removed).
+        Returns the orders no longer open, and those still open or maybe open (the
+        service could not be asked, or a lost create it does not list yet)."""
+        before = [o for o in await self._ledger.orders() if o.active]
+        if not before:  # nothing to withdraw: no request (the service may be down)
+            return [], []
+        await self.sync(allow_new=False, withdraw=True)
+        still = [o for o in await self._ledger.orders() if o.active]
+        kept = {o.id for o in still}
+        return [o for o in before if o.id not in kept], still
+
+    async def left_open(self) -> list[BuyOrderRecord]:
+        """The orders snipe placed that are open, or may be, on the service."""
+        return [o for o in await self._ledger.orders() if o.active]
+
     async def remove_all(self) -> int:
         """Remove every open order snipe placed (``snipe run --remove-orders``)."""
         removed = 0
@@ -308,7 +326,7 @@ class OrderManager:
         ]
         for order in orders if following else unsettled:
             mine = [
-                HistoryFill(r.id, r.price, r.status)
+                HistoryFill(r.id, r.price, r.status, r.item_id)
                 for r in fresh
                 if r.name == order.name
                 and (r.created is None or r.created >= order.created_at - _CLOCK_SLACK)
@@ -479,3 +497,12 @@ class OrderManager:
                 room = (cap.limit - before + held_money) // want.price if want.price else units
             units = min(units, max(0, room))
         return filled + units
+
+
+def describe_orders(orders: list[BuyOrderRecord]) -> str:
+    """``2 buy orders (A x3 at $1.00, B x1 at $0.50)``, for a stop line."""
+    what = ", ".join(
+        f"{o.name} x{max(0, o.amount - o.filled)} at {format_usd(o.price)}" for o in orders
+    )
+    count = f"{len(orders)} buy order{'' if len(orders) == 1 else 's'}"
+    return f"{count} ({what})" if orders else count

@@ -15,6 +15,7 @@ import anyio.to_thread
 import httpx
 
 from .._clock import Clock
+from .._errors import ConfigError, LedgerError
 from .._limiter import DEFAULT_LIMITS, Limit, RateLimiter
 from .._limitjournal import LimitJournal
 from .._plugins import PluginHost
@@ -68,23 +69,21 @@ async def open_engine(
     account = ruleset.account
     link_url = options.trade_link or account.trade_link
     if link_url is None:
-        from .._errors import ConfigError
-
         raise ConfigError(
             "a trade link is needed to buy: set account.trade_link", field="account.trade_link"
         )
     trade_link = TradeLink.parse(link_url)
     limiter = RateLimiter(clock, limits_for(ruleset))
     ledger_path = MEMORY if settings.dry_run else (options.ledger or account.ledger)
-    if options.limit_journal and ledger_path != MEMORY:
-        # before the first request: the previous process's calls still count at the service
-        journal = LimitJournal.for_ledger(ledger_path)
-        await anyio.to_thread.run_sync(
-            functools.partial(limiter.attach_journal, journal, timeout=options.timeout)
-        )
+    try:
+        # The ledger first: a missing, corrupt or foreign file is bad input, said in one
+        # line before anything is written beside it (the rate-limit journal included).
+        opened = await Ledger.open(ledger_path, clock=clock)
+    except LedgerError as exc:
+        raise ConfigError(str(exc)) from None
     try:
         async with (
-            await Ledger.open(ledger_path, clock=clock) as ledger,
+            opened as ledger,
             ReferenceHub.open(
                 ruleset.prices, clock=clock, ledger=ledger_path, wanted=ruleset.sources_used
             ) as references,
@@ -97,6 +96,13 @@ async def open_engine(
                 timeout=options.timeout,
             ) as client,
         ):
+            if options.limit_journal and ledger_path != MEMORY:
+                # before the first request: the previous process's calls still count at
+                # the service
+                journal = LimitJournal.for_ledger(ledger_path)
+                await anyio.to_thread.run_sync(
+                    functools.partial(limiter.attach_journal, journal, timeout=options.timeout)
+                )
             yield Engine(
                 ruleset=ruleset,
                 client=client,

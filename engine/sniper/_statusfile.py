@@ -23,6 +23,7 @@ __all__ = [
     "STATUS_SUFFIX",
     "read_status_file",
     "status_document",
+    "status_file_problem",
     "status_path_for",
     "write_status_file",
 ]
@@ -95,3 +96,18 @@ def read_status_file(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def status_file_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why the status file at ``path`` exists but cannot be used (``None`` when there is
+    no file, or it reads well): a reader must not call an unreadable file a missing one."""
+    file = Path(path)
+    if not file.exists():
+        return None
+    try:
+        data = json.loads(file.read_text("utf-8"))
+    except OSError as exc:
+        return f"{file}: cannot be read: {exc.strerror or exc}"
+    except ValueError as exc:
+        return f"{file}: is not a status file (not JSON: {exc})"
+    return None if isinstance(data, dict) else f"{file}: is not a status file (not an object)"

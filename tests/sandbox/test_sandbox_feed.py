@@ -7,8 +7,8 @@ import json
 
 import httpx
 import pytest
-from sandbox_feed_support import Feed, feed, served
 from httpx_ws import WebSocketDisconnect
+from sandbox_feed_support import Feed, feed, served
 
 from engine import VirtualClock
 from engine.sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sandbox_feed_support import advance_until, feed, served
 from httpx_ws import WebSocketDisconnect
+from sandbox_feed_support import advance_until, feed, served
 
 from engine import ConfigError, VirtualClock
 from engine.sandbox import (
