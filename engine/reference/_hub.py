@@ -3,10 +3,11 @@
 It owns the ``market`` book (fed from each snapshot diff and each search answer), the
 price lists (``service.*`` from ``GET /v1/prices``, ``file.*`` from paths or URLs) with the
 time each was fetched, and the reference file on disk. :meth:`ReferenceHub.quotes` gives
-the :class:`~engine.rules.Quote` tables of an evaluation batch; :meth:`ReferenceHub.run`
-is the background task that refreshes the lists on their periods and writes the learned
-prices to the file (``prices.flush_every``). A failing fetch is logged and counted, and
-the old list stays, its age growing: a rule's ``max_age`` is the guard against it.
+the :class:`~engine.rules.Quote` tables of an evaluation batch; :meth:`ReferenceHub.step`
+(the engine's ``references`` step, when :meth:`ReferenceHub.next_due` says) refreshes the
+lists on their periods and writes the learned prices to the file (``prices.flush_every``).
+A failing fetch is logged and counted, and the old list stays, its age growing: a rule's
+``max_age`` is the guard against it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -84,6 +85,7 @@ class ReferenceHub:
         are quoted per batch, and the service list is fetched only when one is named."""
         self.fetch_service = any(n.startswith("service.") for n in self.wanted or ())
         self._due: dict[str, float] = {}
+        self._next_flush: float | None = None
         self.errors: dict[str, str] = {}
         """Source -> the last fetch error (cleared by a good fetch)."""
         self.set_aside: dict[str, int] = {}
@@ -224,22 +226,37 @@ class ReferenceHub:
 
     # -- fetching ---------------------------------------------------------------------------
 
-    async def run(self, client: MarketClient) -> None:
-        """Refresh the lists when due and write learned prices, until cancelled."""
-        flush_every = self.settings.flush_every
-        next_flush = self.clock.now() + flush_every
-        while True:
-            now = self.clock.now()
-            await self.refresh_due(client, now)
-            if now >= next_flush:
-                next_flush = now + flush_every
-                try:
-                    await self.flush()
-                except Exception as exc:  # a cache: never a reason to stop buying
-                    self.errors["store"] = f"{type(exc).__name__}: {exc}"
-                    log.exception("writing the reference file failed; kept in memory")
-            wake = min([next_flush, *self._due.values()])
-            await self.clock.sleep(max(1.0, wake - self.clock.now()))
+    def next_due(self) -> float:
+        """When :meth:`step` next has something to do: the earliest list (or plugin
+        source) whose period has passed, or the next write of the learned prices."""
+        if self._next_flush is None:
+            return -math.inf  # never stepped: at once
+        dues = [self._next_flush]
+        if self.fetch_service:
+            dues.append(self._due_of("service"))
+        dues.extend(self._due_of(f"file.{name}") for name in self.settings.lists)
+        return min(dues)
+
+    async def step(
+        self,
+        client: MarketClient | None,
+        now: float,
+        *,
+        names: Callable[[], Sequence[str]] = lambda: (),
+    ) -> None:
+        """Refresh what is due and write the learned prices when their time has come: one
+        step of the engine's ``references`` kind (live and backtest alike). ``names``
+        gives the names the rules watch now."""
+        if self._next_flush is None:
+            self._next_flush = now + self.settings.flush_every
+        await self.refresh_due(client, now)
+        if now >= self._next_flush:
+            self._next_flush = now + self.settings.flush_every
+            try:
+                await self.flush()
+            except Exception as exc:  # a cache: never a reason to stop buying
+                self.errors["store"] = f"{type(exc).__name__}: {exc}"
+                log.exception("writing the reference file failed; kept in memory")
 
     async def refresh_due(self, client: MarketClient | None, now: float) -> None:
         """Fetch every list whose period has passed (a list restored from the file is due
@@ -252,6 +269,9 @@ class ReferenceHub:
                 await self._refresh(source, settings.every, self._fetch_list(source, settings))
 
     def _is_due(self, source: str, now: float) -> bool:
+        return now >= self._due_of(source)
+
+    def _due_of(self, source: str) -> float:
         due = self._due.get(source)
         if due is None:
             fetched = self.lists.get(SERVICE_SOURCES[0] if source == "service" else source, None)
@@ -262,7 +282,7 @@ class ReferenceHub:
             )
             due = fetched.fetched_at + every if fetched is not None else -math.inf
             self._due[source] = due
-        return now >= due
+        return due
 
     async def _refresh(self, source: str, every: float, fetch: Any) -> None:
         now = self.clock.now()
