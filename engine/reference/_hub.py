@@ -1,11 +1,15 @@
 """The engine's reference prices: one :class:`ReferenceHub` per engine.
 
 It owns the ``market`` book (fed from each snapshot diff and each search answer), the
-price lists (``service.*`` from ``GET /v1/prices``, ``file.*`` from paths or URLs) with the
-time each was fetched, and the reference file on disk. :meth:`ReferenceHub.quotes` gives
-the :class:`~engine.rules.Quote` tables of an evaluation batch; :meth:`ReferenceHub.step`
-(the engine's ``references`` step, when :meth:`ReferenceHub.next_due` says) refreshes the
-lists on their periods and writes the learned prices to the file (``prices.flush_every``).
+price lists (``service.*`` from ``GET /v1/prices``, ``file.*`` from paths or URLs) and the
+last answers of the plugins' price sources (:meth:`PriceSource.fetch`, every
+``PriceSource.every`` seconds), each with the time it was fetched, and the reference file
+on disk. Only the sources the rules name are fetched, and never on the buying path:
+decisions read what is held (:meth:`ReferenceHub.held_prices`), with its age.
+:meth:`ReferenceHub.quotes` gives the :class:`~engine.rules.Quote` tables of an
+evaluation batch; :meth:`ReferenceHub.step` (the engine's ``references`` step, when
+:meth:`ReferenceHub.next_due` says) refreshes the lists and sources on their periods and
+writes the learned prices to the file (``prices.flush_every``).
 A failing fetch is logged and counted, and the old list stays, its age growing: a rule's
 ``max_age`` is the guard against it.
 """
@@ -26,7 +30,7 @@ import httpx
 from .._clock import Clock
 from .._errors import APIError, ConfigError
 from ..models import Listing
-from ..rules._contract import NameView, Quote
+from ..rules._contract import NameView, PriceSource, Quote
 from ..rules._prices import ListSettings, PricesSettings
 from ._book import BUCKETS, STATISTICS, MarketBook, MarketKey, MarketStats
 from ._lists import parse_price_list, service_tables
@@ -86,6 +90,10 @@ class ReferenceHub:
         self.fetch_service = any(n.startswith("service.") for n in self.wanted or ())
         self._due: dict[str, float] = {}
         self._next_flush: float | None = None
+        self.sources: dict[str, PriceSource] = {}
+        """The plugins' price sources the rules name (see :meth:`use_sources`)."""
+        self.fetched: dict[str, tuple[float, dict[str, int]]] = {}
+        """Plugin source -> (when its last good answer came, {name: price})."""
         self.errors: dict[str, str] = {}
         """Source -> the last fetch error (cleared by a good fetch)."""
         self.set_aside: dict[str, int] = {}
@@ -226,6 +234,21 @@ class ReferenceHub:
 
     # -- fetching ---------------------------------------------------------------------------
 
+    def use_sources(self, sources: Mapping[str, PriceSource]) -> None:
+        """Fetch, on their own periods, those of the registered price ``sources`` that the
+        rules name and that have something to fetch (``every`` set)."""
+        self.sources = {
+            name: source
+            for name, source in sources.items()
+            if source.every is not None and (self.wanted is None or name in self.wanted)
+        }
+
+    def held_prices(self) -> tuple[dict[str, dict[str, int]], dict[str, float]]:
+        """What decisions read of the plugin sources: ``{source: {name: price}}`` as last
+        fetched, and ``{source: when}``. Never fetches: the buying path does not wait."""
+        prices = {name: table for name, (_, table) in self.fetched.items()}
+        return prices, {name: at for name, (at, _) in self.fetched.items()}
+
     def next_due(self) -> float:
         """When :meth:`step` next has something to do: the earliest list (or plugin
         source) whose period has passed, or the next write of the learned prices."""
@@ -235,6 +258,7 @@ class ReferenceHub:
         if self.fetch_service:
             dues.append(self._due_of("service"))
         dues.extend(self._due_of(f"file.{name}") for name in self.settings.lists)
+        dues.extend(self._due.get(name, -math.inf) for name in self.sources)
         return min(dues)
 
     async def step(
@@ -250,6 +274,9 @@ class ReferenceHub:
         if self._next_flush is None:
             self._next_flush = now + self.settings.flush_every
         await self.refresh_due(client, now)
+        for name, source in self.sources.items():
+            if now >= self._due.get(name, -math.inf):
+                await self._refresh_source(name, source, names())
         if now >= self._next_flush:
             self._next_flush = now + self.settings.flush_every
             try:
@@ -308,6 +335,20 @@ class ReferenceHub:
                 except Exception as exc:  # a cache: the list in memory is what counts
                     self.errors["store"] = f"{type(exc).__name__}: {exc}"
                     log.exception("writing %s to the reference file failed", source)
+
+    async def _refresh_source(self, name: str, source: PriceSource, names: Sequence[str]) -> None:
+        """One plugin source's fetch; a failure keeps the last answer (its age grows)."""
+        every = source.every or 60.0
+        self._due[name] = self.clock.now() + every
+        try:
+            answer = await source.fetch(names)
+            table = {str(k): int(v) for k, v in answer.items()}
+        except Exception as exc:  # a plugin's failure must never stop buying
+            self.errors[name] = f"{type(exc).__name__}: {exc}"
+            log.warning("price source %s: fetch failed, keeping the last answer: %r", name, exc)
+            return
+        self.errors.pop(name, None)
+        self.fetched[name] = (self.clock.now(), table)
 
     async def _fetch_service(self, client: MarketClient) -> list[PriceList]:
         items = []

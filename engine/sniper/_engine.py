@@ -214,7 +214,9 @@ class Engine:
         self.references = references or ReferenceHub(
             ruleset.prices, clock=clock, wanted=ruleset.sources_used
         )
-        """Reference prices (``market.*`` learned here, ``service.*``, ``file.*``)."""
+        """Reference prices (``market.*`` learned here, ``service.*``, ``file.*``, and the
+        plugins' sources the rules name, fetched by the references step)."""
+        self.references.use_sources(host.price_sources())
 
     # -- start-up gate -------------------------------------------------------------------
 
@@ -662,12 +664,15 @@ class Engine:
     ) -> tuple[list[Decision], EvalContext]:
         """The rules' decisions for ``listings`` at ``now``, with the budget as the ledger
         has it (in-flight purchases included) and the known balance."""
+        # the plugins' sources as last fetched by the references step: never fetched here
+        prices, as_of = self.references.held_prices()
         context = EvalContext(
             now=now,
-            reference_prices=await self._reference_prices(listings),
+            reference_prices=prices,
             budget=await budget_state(self.ledger, now),
             game=game,
             references=self.references.quotes(listings, self.ruleset.view, now),
+            reference_as_of=as_of,
         )
         decisions = evaluate(self.ruleset, listings, context)
         decisions = self._within_balance(decisions)
@@ -695,19 +700,6 @@ class Engine:
                 left -= d.price
             out.append(d)
         return out
-
-    async def _reference_prices(self, listings: list[Listing]) -> dict[str, dict[str, int]]:
-        sources = self.host.price_sources()
-        if not sources:
-            return {}
-        names = sorted({x.name for x in listings})
-        prices: dict[str, dict[str, int]] = {}
-        for name, source in sources.items():
-            try:
-                prices[name] = dict(await source.fetch(names))
-            except Exception as exc:  # a plugin's failure must never stop buying
-                self.status.error(f"price source {name!r} failed: {exc!r}")
-        return prices
 
     async def _step_reconcile(self, now: float) -> None:
         # The first pass at start: purchases an earlier run left unresolved are looked up
