@@ -1,36 +1,29 @@
 """The live engine: watch within the limit, decide, buy exactly once, reconcile.
 
-An :class:`Engine` is stepped: :meth:`Engine.next_due` says when it next has work and
-:meth:`Engine.step` does what is due at the clock's now. The kinds of step
-(:data:`STEP_KINDS`, in the order they run at one instant):
+An :class:`Engine` is stepped: :meth:`Engine.next_due` says when each kind of step is due
+and :meth:`Engine.step` does what is due now (:data:`STEP_KINDS`, their order at one
+instant; docs/architecture.md draws it):
 
 - **snapshot**: every ``snapshot_every`` seconds the prices snapshot (free of the search
-  limit) of each game the rules watch (:meth:`Engine.snapshot_games`, bytes counted) is
-  streamed and diffed against the previous one; watched names with a
-  new listing or a price drop that a rule could afford are flagged for an early search. The
-  first snapshot also resolves the rules' name patterns into watched names.
-- **references**: the reference lists (``service.*``, ``file.*``) and the plugins' price
-  sources, each on its own period, and the learned prices written to their file
-  (:class:`~engine.reference.ReferenceHub`); decisions read the values held.
-- **reconcile**: purchases of unknown outcome are resolved by ``project_id``; bought and
-  reserved ones are followed until they complete or are refunded; the balance is refreshed
-  and the buy orders synced (withdrawn while HALTED).
-- **search**: v2 search-by-name in batches of up to 50 names (flagged names first, then the
-  stalest), within the shared search budget of the rate limiter: flagged names at once,
-  background searches evenly spaced and never into the slot the search right after the
-  next snapshot needs (:class:`SearchPacer`); the listings go through the rules (a pure
-  function) and accepted decisions to the :class:`Buyer`. Every ``catalogue_every`` turns
-  a catalogue page is read instead.
+  limit) of the games the rules watch (:meth:`Engine.snapshot_games`) is streamed and
+  diffed; watched names with a new listing or a price drop a rule could afford are
+  flagged for an early search. The first snapshot resolves the rules' name patterns.
+- **references**: the reference lists and the plugins' price sources, each on its own
+  period, fetched off the buying path (:class:`~engine.reference.ReferenceHub`).
+- **reconcile**: unknown outcomes resolved by ``project_id``, bought and reserved ones
+  followed; the balance refreshed and the buy orders synced (withdrawn while HALTED).
+- **search**: v2 search-by-name in batches of up to 50 names of one game (flagged first,
+  then stalest) within the search budget: flagged names at once, background searches
+  paced by the :class:`SearchPacer`; every ``catalogue_every`` turns a catalogue page
+  instead. The listings go through the rules and accepted decisions to the :class:`Buyer`.
 - **status**: a periodic status line; a kill file halts buying.
 
-:meth:`Engine.start` is the start-up both share: the kill file, the start-up gate
-(:meth:`Engine.start_gate` checks the key and the trade link before the first purchase,
-waiting out transient failures; only a rejected key or an invalid link refuses to trade,
-:class:`TradingRefused`), then the buy orders. Purchases a previous run left unresolved are
-resolved by the reconcile step beside the running engine (see ``_gate.py`` for why that is
-safe). :meth:`Engine.run` (live) is a runner per kind that sleeps until that kind is due
-and steps it; a backtest moves a virtual clock to :meth:`Engine.next_due` and steps.
-
+:meth:`Engine.start` is the start-up live and backtest share: the kill file, the start-up
+gate (:meth:`Engine.start_gate`: key and trade link checked, transient failures waited
+out; only a rejected key or an invalid link refuses, :class:`TradingRefused`), the buy
+orders. Leftover purchases are resolved by the reconcile step beside buying (``_gate.py``
+says why that is safe). :meth:`Engine.run` (live) runs a runner per kind that sleeps until
+due and steps; a backtest moves a virtual clock to :meth:`Engine.next_due` and steps.
 Every step survives the unexpected: an error outside snipe's own types becomes a retried
 step or a HALT (``_guard.py``), never the end of the process.
 """
@@ -250,8 +243,7 @@ class Engine:
         """Start-up, shared by :meth:`run` and a backtest: the kill file (before anything
         that can spend, buy orders included), the start-up gate, buying allowed, then the
         buy orders the rules want. Every kind of step is due at once afterwards."""
-        now = self.clock.now()
-        self.status.started_at = now
+        self.status.started_at = self.clock.now()
         self._check_kill_file()
         await self.start_gate()
         if self.status.mode is EngineMode.STARTING:
@@ -347,16 +339,11 @@ class Engine:
         return done
 
     async def _step_one(self, kind: str, now: float) -> list[Decision] | None:
-        if kind == "snapshot":
-            await self._step_snapshot(now)
-        elif kind == "references":
-            await self._step_references(now)
-        elif kind == "reconcile":
-            await self._step_reconcile(now)
-        elif kind == "search":
+        if kind == "search":
             return await self._step_search(now)
-        else:
-            await self._step_status(now)
+        other = {"snapshot": self._step_snapshot, "references": self._step_references}
+        other.update(reconcile=self._step_reconcile, status=self._step_status)
+        await other[kind](now)
         return None
 
     async def _runner(self, kind: str) -> None:
@@ -364,20 +351,16 @@ class Engine:
         while True:
             due = self.next_due(kind)
             if due > self.clock.now():
-                await self._sleep_or_wake(due)
-                continue  # woken early (a snapshot ended): the due time may have moved
-            await self._turn(kind, due)
+                # or until a snapshot ends: its flags may make a search due sooner
+                await _event_or_deadline(self.clock, self._wake, due)
+                continue
+            await self._turn(kind, self.clock.now())
             await self.step(kind)
 
-    async def _sleep_or_wake(self, until: float) -> None:
-        """Sleep until ``until`` or until a snapshot ends (which may flag names and so
-        make a search due sooner), whichever comes first."""
-        await _event_or_deadline(self.clock, self._wake, until)
-
     async def _turn(self, kind: str, at: float) -> None:
-        """Live: let the kinds before ``kind`` in :data:`STEP_KINDS` that are due at the
-        same instant go first, as a backtest runs them; but never wait for one whose step
-        takes time (a long download): past ``at`` + :data:`TURN_WAIT`, ``kind`` goes."""
+        """Live: let the kinds before ``kind`` in :data:`STEP_KINDS` that are due by ``at``
+        (now) go first, as a backtest runs them; but never wait for one whose step takes
+        time (a long download): past ``at`` + :data:`TURN_WAIT`, ``kind`` goes."""
         kinds = self.step_kinds()
         earlier = kinds[: kinds.index(kind)]
         limit = at + TURN_WAIT
@@ -718,16 +701,14 @@ class Engine:
         # The reference lists and the plugins' price sources, each on its own period:
         # fetched here, beside the buying path, never between an answer and a purchase.
         try:
-            await self.references.step(self.client, now, names=self._reference_names)
+            names = lambda: sorted(self.schedule.watched)  # noqa: E731 - asked only when due
+            await self.references.step(self.client, now, names=names)
         except Exception as exc:  # a reference is never a reason to stop buying
             wait = self.guard.failed("references", exc, may_halt=False)
             self._due_at["references"] = self.clock.now() + wait
         else:
             self.guard.succeeded("references")
             self._due_at["references"] = now
-
-    def _reference_names(self) -> list[str]:
-        return sorted(self.schedule.watched)
 
     async def _reconcile_step(self, first: bool) -> None:
         if self.settings.dry_run:
