@@ -86,14 +86,16 @@ def snipe_register_criteria() -> Sequence[Criterion]:
 def snipe_register_price_sources() -> Sequence[PriceSource]:
     """Contribute reference price sources (named by ``discount.versus`` in a rule).
 
-    Called once per rules file load. Return :class:`~engine.rules.PriceSource` objects;
-    their ``fetch`` is awaited by the engine outside the hot path, and ``reference`` reads
-    the result per listing. A criterion that reads a source names it in
-    :attr:`~engine.rules.Compiled.references` (``discount`` names its ``versus``). The
-    built-in ``platform_price`` source and the ``market.*`` and ``service.*`` sources
-    (plugin ``builtin.reference``, fed by the engine's
-    :class:`~engine.reference.ReferenceHub`) are registered this way; ``file.NAME``
-    sources come from the rules file's ``prices.lists``.
+    Called once per rules file load. Return :class:`~engine.rules.PriceSource` objects.
+    A criterion that reads a source names it in :attr:`~engine.rules.Compiled.references`
+    (``discount`` names its ``versus``). The ``fetch`` of a source a rule names is awaited
+    by the engine's references step every ``PriceSource.every`` seconds (default 60), off
+    the buying path: a decision never waits for it, and reads the answer last held
+    (``reference`` per listing), whose age the ``max_age`` guard sees. Sources no rule names
+    are never fetched. The built-in ``platform_price`` source and the ``market.*`` and
+    ``service.*`` sources (plugin ``builtin.reference``, fed by the engine's
+    :class:`~engine.reference.ReferenceHub`) are registered this way; ``file.NAME`` sources
+    come from the rules file's ``prices.lists``.
 
     A rule's guards (``discount.min_observations``, ``discount.max_age``) read
     :meth:`~engine.rules.PriceSource.quote`: override it to report how many observations

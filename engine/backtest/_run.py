@@ -3,10 +3,11 @@
 :func:`run_backtest` wires the same :class:`~engine.sniper.Engine` (rules, buyer,
 reconciler, an in-memory :class:`~engine.ledger.Ledger`, the :class:`MarketClient` with its
 rate limiter) to a :class:`ReplayTransport` on a :class:`VirtualClock`, and drives the
-engine's steps itself, in a fixed order, moving the clock explicitly from one due step to
-the next: a snapshot poll every ``snapshot_every`` seconds, a search whenever the rate
-limiter allows one, a reconcile pass every ``reconcile_every`` seconds, as the engine's own
-loops do. No step runs concurrently with another, so the same inputs give the same ledger.
+engine itself: after :meth:`Engine.start` (as live), it moves the clock to
+:meth:`Engine.next_due` and calls :meth:`Engine.step`, which does what is due in a fixed
+order (the same schedule and the same code as live; only live runs kinds of step beside
+each other). No step runs concurrently with another, so the same inputs give the same
+ledger. The report's look-ahead check and budget notes come from what the steps return.
 """
 
 from __future__ import annotations
@@ -17,12 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._clock import VirtualClock
-from .._errors import APIError, KeyRejected, RateLimited
-from .._limiter import RateLimiter
 from .._plugins import PluginHost
 from ..ledger import MEMORY
 from ..rules import Decision, RuleSet
-from ..sniper import BuyerSettings, Engine, EngineMode, EngineSettings
+from ..sniper import BuyerSettings, Engine, EngineSettings
 from ..sniper._session import SessionOptions, open_engine
 from ._format import Record
 from ._market import FillModel, ReplayMarket, ReplayTrade
@@ -101,8 +100,14 @@ async def run_backtest(
     end: float,
     options: BacktestOptions = BacktestOptions(),
     progress: Callable[[float], None] | None = None,
+    live: bool = False,
 ) -> BacktestRun:
-    """Replay ``records`` (ending at ``end``) through the engine; see the module docstring."""
+    """Replay ``records`` (ending at ``end``) through the engine; see the module docstring.
+
+    ``live``: run the engine's live loop (:meth:`Engine.run`, a runner per kind of step)
+    on the virtual clock, jumping whenever every task waits, instead of stepping it: the
+    parity check that live and backtest decide alike (no look-ahead times, no budget
+    notes: those come from the steps' returns)."""
     ceilings: dict[str, int | None] = {}
 
     def ceiling(name: str) -> int | None:
@@ -141,9 +146,13 @@ async def run_backtest(
     async with open_engine(
         ruleset, api_key="backtest", clock=clock, host=host, settings=settings, options=session
     ) as engine:
-        ledger, limiter = engine.ledger, engine.limiter
-        driver = _Driver(engine, market, transport, clock, limiter, options, progress)
-        await driver.run(stop)
+        ledger = engine.ledger
+        driver = _Driver(engine, market, clock, progress)
+        if live:
+            async with clock.autojump():
+                await engine.run(duration=stop - clock.now())
+        else:
+            await driver.run(stop)
         market.finish()
         purchases = [p.to_json() for p in await ledger.purchases()]
         references_later = _references_later(engine, purchases, clock.now())
@@ -209,24 +218,19 @@ def _references_later(
 
 
 class _Driver:
-    """The engine's loops, stepped one at a time on the virtual clock."""
+    """Moves the virtual clock to the engine's next due time and steps it; keeps what the
+    report needs from what each step returns."""
 
     def __init__(
         self,
         engine: Engine,
         market: ReplayMarket,
-        transport: ReplayTransport,
         clock: VirtualClock,
-        limiter: RateLimiter,
-        options: BacktestOptions,
         progress: Callable[[float], None] | None,
     ) -> None:
         self.engine = engine
         self.market = market
-        self.transport = transport
         self.clock = clock
-        self.limiter = limiter
-        self.options = options
         self.progress = progress
         self.decision_times: list[tuple[float, float]] = []
         self._budget_missed: set[tuple[str, str]] = set()
@@ -234,101 +238,31 @@ class _Driver:
 
     async def run(self, stop: float) -> None:
         engine, clock = self.engine, self.clock
-        await engine.start_gate()
-        if engine.status.mode is EngineMode.STARTING:
-            engine.status.mode = EngineMode.RUNNING
-        now = clock.now()
-        next_snapshot = now
-        next_reconcile = now + self.options.reconcile_every
-        idle_until = now
-        while clock.now() <= stop:
-            now = clock.now()
-            if now >= next_snapshot:
-                await self._poll()
-                next_snapshot = clock.now() + self.options.snapshot_every
-                idle_until = clock.now()
-            if now >= next_reconcile:
-                await self._reconcile()
-                next_reconcile = clock.now() + self.options.reconcile_every
-            searching = self._searching()
-            if searching and idle_until <= clock.now() and self._search_due() <= clock.now():
-                idle_until = await self._search(next_snapshot)
-            due = [next_snapshot, next_reconcile]
-            if searching:
-                due.append(max(idle_until, self._search_due()))
-            then = max(min(due), clock.now())
+        await engine.start()
+        while True:
+            then = max(engine.next_due(), clock.now())
             if then > stop:
                 break
             clock.jump_to(then)
             self.market.advance_to(clock.now())
             if self.progress is not None:
                 self.progress(clock.now())
+            budget_skips = self._budget_skips()
+            done = await engine.step()
+            if not done:  # a due time that steps nothing would never end the replay
+                raise RuntimeError(f"the engine was due at {then} but stepped nothing")
+            for step in done:
+                if step.decisions is None:
+                    continue
+                self.decision_times.append((step.at, self.market.applied_until))
+                if self._budget_skips() != budget_skips:
+                    self._note(step.decisions)  # costly (reasons computed on demand)
         if self.progress is not None:
             self.progress(stop)
-
-    def _searching(self) -> bool:
-        engine = self.engine
-        return bool(engine.schedule.watched or getattr(engine, "_catalogue_games", None))
-
-    def _search_due(self) -> float:
-        """When the engine's search loop would send its next search."""
-        next_search_at = getattr(self.engine, "next_search_at", None)
-        if next_search_at is not None:
-            return float(next_search_at())
-        return self.limiter.next_free("search")
-
-    async def _reconcile(self) -> None:
-        # The engine's reconcile loop, one pass.
-        engine = self.engine
-        await engine.reconciler.run_once()
-        await engine._refresh_balance()
-        orders = getattr(engine, "orders", None)
-        if orders is not None:
-            await orders.sync(allow_new=engine.status.buying_allowed)
-
-    async def _poll(self) -> None:
-        try:
-            await self.engine.poll_snapshot()
-        except APIError as exc:
-            self.engine.status.error(f"snapshot: {exc}")
-        # price lists from files are read as they are now (not as they were then)
-        await self.engine.references.refresh_due(None, self.clock.now())
-
-    async def _search(self, next_snapshot: float) -> float:
-        """One turn of the engine's search loop; returns when the next may be tried."""
-        engine = self.engine
-        requests = self.transport_requests()
-        budget_skips = self._budget_skips()
-        now = self.clock.now()
-        catalogue_due = getattr(engine, "_catalogue_due", None)
-        catalogue = (catalogue_due is not None and catalogue_due()) or not engine.schedule.watched
-        try:
-            if catalogue:
-                decisions = await engine.catalogue_once()
-            else:
-                decisions = await engine.search_once()
-        except RateLimited:
-            engine.status.rate_limited += 1
-            return self.clock.now()
-        except KeyRejected as exc:
-            engine.status.halt(f"the API key was rejected: {exc.message}")
-            return float("inf")
-        except APIError as exc:
-            engine.status.error(f"search: {exc}")
-            return self.clock.now() + engine.settings.error_backoff
-        if self.transport_requests() == requests:
-            return next_snapshot  # nothing to search until the next snapshot
-        self.decision_times.append((now, self.market.applied_until))
-        if self._budget_skips() != budget_skips:
-            self._note(decisions)  # costly (reasons are computed on demand): only if needed
-        return self.clock.now()
 
     def _budget_skips(self) -> int:
         skips = self.engine.status.skip_reasons
         return sum(n for kind, n in skips.items() if kind.startswith(_BUDGET_WORDS))
-
-    def transport_requests(self) -> int:
-        return sum(self.transport.requests.values())
 
     def _note(self, decisions: list[Decision]) -> None:
         ceilings = self._ceilings

@@ -1,10 +1,10 @@
 """The replay marketplace as an ``httpx`` transport: the engine's own client talks to it.
 
-It answers the endpoints the engine calls (snapshot CSV, v2 search by name, buy one, bulk
-buy, check by project id, user, trade link check) from a :class:`ReplayMarket` brought up
-to the simulated clock before every answer. A purchase first moves the clock on by the
-fill model's latency: the request arrives that much later, and the listing must still be
-there then.
+It answers the endpoints the engine calls (snapshot CSV, the price list, v2 search by
+name, buy one, bulk buy, check by project id, user, trade link check) from a
+:class:`ReplayMarket` brought up to the simulated clock before every answer. A purchase
+first moves the clock on by the fill model's latency: the request arrives that much
+later, and the listing must still be there then.
 """
 
 from __future__ import annotations
@@ -60,6 +60,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         self.requests[key] = self.requests.get(key, 0) + 1
         self.market.advance_to(self.clock.now())
         params = request.url.params
+        if key == "GET /v1/prices":
+            return self._prices()
         if key == "GET /v1/prices/snapshot":
             return self._snapshot(include_hold=params.get("include_hold") in ("1", "true"))
         if key == "GET /v2/search-items-by-name":
@@ -94,6 +96,22 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             self._csv_cache = (cache_key, self._snapshot_bytes(include_hold))
         headers = {"content-type": "application/gzip"}
         return httpx.Response(200, content=self._csv_cache[1], headers=headers)
+
+    def _prices(self) -> httpx.Response:
+        """``GET /v1/prices`` as the recording knows it now: per name, the listings held
+        and their lowest price, and the reference price the recorded search answers gave
+        (none before one did). Recordings do not carry games: ``game`` is not filtered."""
+        rows: dict[str, dict[str, Any]] = {}
+        for name, price, _, _ in self.market.listings.values():
+            row = rows.get(name)
+            if row is None:
+                row = rows[name] = {"name": name, "count": 0, "min": price}
+                reference = self.market.references.get(name)
+                if reference:
+                    row["platform_price"] = reference
+            row["count"] += 1
+            row["min"] = min(row["min"], price)
+        return _json({"success": True, "items": [rows[n] for n in sorted(rows)]})
 
     def _snapshot_bytes(self, include_hold: bool) -> bytes:
         # Rebuilt after every recorded snapshot for the kept names: plain joins, with each

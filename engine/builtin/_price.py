@@ -117,6 +117,7 @@ class PlatformPrice(PriceSource):
 
     name = "platform_price"
     description = "the listing's platform_price field (the service's suggested price)"
+    every = None  # comes with each listing: nothing to fetch
 
     def reference(self, listing: Listing, view: NameView, ctx: EvalContext) -> Money | None:
         return listing.platform_price or None

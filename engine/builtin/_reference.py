@@ -34,6 +34,7 @@ class HubSource(PriceSource):
     def __init__(self, name: str, description: str) -> None:
         self.name = name
         self.description = description
+        self.every = None  # the hub learns and fetches these itself
 
 
 @hookimpl

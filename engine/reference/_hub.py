@@ -1,12 +1,17 @@
 """The engine's reference prices: one :class:`ReferenceHub` per engine.
 
 It owns the ``market`` book (fed from each snapshot diff and each search answer), the
-price lists (``service.*`` from ``GET /v1/prices``, ``file.*`` from paths or URLs) with the
-time each was fetched, and the reference file on disk. :meth:`ReferenceHub.quotes` gives
-the :class:`~engine.rules.Quote` tables of an evaluation batch; :meth:`ReferenceHub.run`
-is the background task that refreshes the lists on their periods and writes the learned
-prices to the file (``prices.flush_every``). A failing fetch is logged and counted, and
-the old list stays, its age growing: a rule's ``max_age`` is the guard against it.
+price lists (``service.*`` from ``GET /v1/prices``, ``file.*`` from paths or URLs) and the
+last answers of the plugins' price sources (:meth:`PriceSource.fetch`, every
+``PriceSource.every`` seconds), each with the time it was fetched, and the reference file
+on disk. Only the sources the rules name are fetched, and never on the buying path:
+decisions read what is held (:meth:`ReferenceHub.held_prices`), with its age.
+:meth:`ReferenceHub.quotes` gives the :class:`~engine.rules.Quote` tables of an
+evaluation batch; :meth:`ReferenceHub.step` (the engine's ``references`` step, when
+:meth:`ReferenceHub.next_due` says) refreshes the lists and sources on their periods and
+writes the learned prices to the file (``prices.flush_every``).
+A failing fetch is logged and counted, and the old list stays, its age growing: a rule's
+``max_age`` is the guard against it.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -25,7 +30,7 @@ import httpx
 from .._clock import Clock
 from .._errors import APIError, ConfigError
 from ..models import Listing
-from ..rules._contract import NameView, Quote
+from ..rules._contract import NameView, PriceSource, Quote
 from ..rules._prices import ListSettings, PricesSettings
 from ._book import BUCKETS, STATISTICS, MarketBook, MarketKey, MarketStats
 from ._lists import parse_price_list, service_tables
@@ -84,6 +89,11 @@ class ReferenceHub:
         are quoted per batch, and the service list is fetched only when one is named."""
         self.fetch_service = any(n.startswith("service.") for n in self.wanted or ())
         self._due: dict[str, float] = {}
+        self._next_flush: float | None = None
+        self.sources: dict[str, PriceSource] = {}
+        """The plugins' price sources the rules name (see :meth:`use_sources`)."""
+        self.fetched: dict[str, tuple[float, dict[str, int]]] = {}
+        """Plugin source -> (when its last good answer came, {name: price})."""
         self.errors: dict[str, str] = {}
         """Source -> the last fetch error (cleared by a good fetch)."""
         self.set_aside: dict[str, int] = {}
@@ -224,22 +234,56 @@ class ReferenceHub:
 
     # -- fetching ---------------------------------------------------------------------------
 
-    async def run(self, client: MarketClient) -> None:
-        """Refresh the lists when due and write learned prices, until cancelled."""
-        flush_every = self.settings.flush_every
-        next_flush = self.clock.now() + flush_every
-        while True:
-            now = self.clock.now()
-            await self.refresh_due(client, now)
-            if now >= next_flush:
-                next_flush = now + flush_every
-                try:
-                    await self.flush()
-                except Exception as exc:  # a cache: never a reason to stop buying
-                    self.errors["store"] = f"{type(exc).__name__}: {exc}"
-                    log.exception("writing the reference file failed; kept in memory")
-            wake = min([next_flush, *self._due.values()])
-            await self.clock.sleep(max(1.0, wake - self.clock.now()))
+    def use_sources(self, sources: Mapping[str, PriceSource]) -> None:
+        """Fetch, on their own periods, those of the registered price ``sources`` that the
+        rules name and that have something to fetch (``every`` set)."""
+        self.sources = {
+            name: source
+            for name, source in sources.items()
+            if source.every is not None and (self.wanted is None or name in self.wanted)
+        }
+
+    def held_prices(self) -> tuple[dict[str, dict[str, int]], dict[str, float]]:
+        """What decisions read of the plugin sources: ``{source: {name: price}}`` as last
+        fetched, and ``{source: when}``. Never fetches: the buying path does not wait."""
+        prices = {name: table for name, (_, table) in self.fetched.items()}
+        return prices, {name: at for name, (at, _) in self.fetched.items()}
+
+    def next_due(self) -> float:
+        """When :meth:`step` next has something to do: the earliest list (or plugin
+        source) whose period has passed, or the next write of the learned prices."""
+        if self._next_flush is None:
+            return -math.inf  # never stepped: at once
+        dues = [self._next_flush]
+        if self.fetch_service:
+            dues.append(self._due_of("service"))
+        dues.extend(self._due_of(f"file.{name}") for name in self.settings.lists)
+        dues.extend(self._due.get(name, -math.inf) for name in self.sources)
+        return min(dues)
+
+    async def step(
+        self,
+        client: MarketClient | None,
+        now: float,
+        *,
+        names: Callable[[], Sequence[str]] = lambda: (),
+    ) -> None:
+        """Refresh what is due and write the learned prices when their time has come: one
+        step of the engine's ``references`` kind (live and backtest alike). ``names``
+        gives the names the rules watch now."""
+        if self._next_flush is None:
+            self._next_flush = now + self.settings.flush_every
+        await self.refresh_due(client, now)
+        for name, source in self.sources.items():
+            if now >= self._due.get(name, -math.inf):
+                await self._refresh_source(name, source, names())
+        if now >= self._next_flush:
+            self._next_flush = now + self.settings.flush_every
+            try:
+                await self.flush()
+            except Exception as exc:  # a cache: never a reason to stop buying
+                self.errors["store"] = f"{type(exc).__name__}: {exc}"
+                log.exception("writing the reference file failed; kept in memory")
 
     async def refresh_due(self, client: MarketClient | None, now: float) -> None:
         """Fetch every list whose period has passed (a list restored from the file is due
@@ -252,6 +296,9 @@ class ReferenceHub:
                 await self._refresh(source, settings.every, self._fetch_list(source, settings))
 
     def _is_due(self, source: str, now: float) -> bool:
+        return now >= self._due_of(source)
+
+    def _due_of(self, source: str) -> float:
         due = self._due.get(source)
         if due is None:
             fetched = self.lists.get(SERVICE_SOURCES[0] if source == "service" else source, None)
@@ -262,7 +309,7 @@ class ReferenceHub:
             )
             due = fetched.fetched_at + every if fetched is not None else -math.inf
             self._due[source] = due
-        return now >= due
+        return due
 
     async def _refresh(self, source: str, every: float, fetch: Any) -> None:
         now = self.clock.now()
@@ -288,6 +335,20 @@ class ReferenceHub:
                 except Exception as exc:  # a cache: the list in memory is what counts
                     self.errors["store"] = f"{type(exc).__name__}: {exc}"
                     log.exception("writing %s to the reference file failed", source)
+
+    async def _refresh_source(self, name: str, source: PriceSource, names: Sequence[str]) -> None:
+        """One plugin source's fetch; a failure keeps the last answer (its age grows)."""
+        every = source.every or 60.0
+        self._due[name] = self.clock.now() + every
+        try:
+            answer = await source.fetch(names)
+            table = {str(k): int(v) for k, v in answer.items()}
+        except Exception as exc:  # a plugin's failure must never stop buying
+            self.errors[name] = f"{type(exc).__name__}: {exc}"
+            log.warning("price source %s: fetch failed, keeping the last answer: %r", name, exc)
+            return
+        self.errors.pop(name, None)
+        self.fetched[name] = (self.clock.now(), table)
 
     async def _fetch_service(self, client: MarketClient) -> list[PriceList]:
         items = []

@@ -84,9 +84,10 @@ class EvalContext:
     """Everything outside the listings that a decision depends on.
 
     ``now`` is epoch seconds (from the injected clock). ``reference_prices`` maps a price
-    source name to ``{item name: price}`` (USD x 1000), filled by the engine from the price
-    source plugins before evaluating. ``game`` is the game the listings were fetched for
-    (a rule with ``match.game`` rejects listings of an unknown game). Build a new context
+    source name to ``{item name: price}`` (USD x 1000): the last answer of the source's
+    :meth:`PriceSource.fetch` the engine holds, fetched at ``reference_as_of[name]``.
+    ``game`` is the game the listings were fetched for (a rule with ``match.game`` rejects
+    listings of an unknown game). Build a new context
     per batch rather than changing the mappings of one already used: decisions read it
     again when their reasons are asked for. ``references`` maps a source name to
     ``{(base name, phase): Quote}`` for sources that report observations and age (the
@@ -99,6 +100,7 @@ class EvalContext:
     budget: BudgetState = field(default_factory=BudgetState)
     game: str | None = None
     references: Mapping[str, Mapping[QuoteKey, Quote]] = field(default_factory=dict)
+    reference_as_of: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,17 +275,25 @@ class PriceSource:
     """A reference price source, contributed through ``snipe_register_price_sources``.
 
     A criterion names the sources it reads in :attr:`Compiled.references` (the built-in
-    ``discount`` names those of its ``versus``). Before evaluating, the engine awaits
-    :meth:`fetch` for the watched names (I/O happens there, never in a predicate) and puts
-    the answer into :attr:`EvalContext.reference_prices` under :attr:`name`;
-    :meth:`reference` then reads it per listing. Subclass and set ``name``.
+    ``discount`` names those of its ``versus``). When a rule names a source, the engine
+    awaits :meth:`fetch` for the watched names every :attr:`every` seconds, in its
+    references step beside the buying path (I/O happens there, never in a predicate, never
+    between a search answer and a purchase). Decisions read the answer last held, put into
+    :attr:`EvalContext.reference_prices` under :attr:`name`, with the time it was fetched
+    in :attr:`EvalContext.reference_as_of` (its age, for ``discount.max_age``);
+    :meth:`reference` then reads it per listing. A failed fetch keeps the last answer,
+    its age growing. Subclass and set ``name``.
     """
 
     name: str = ""
     description: str = ""
+    every: float | None = 60.0
+    """Seconds between two :meth:`fetch` calls; ``None``: never fetched (a source whose
+    prices come with the listing, or from the engine's reference hub)."""
 
     async def fetch(self, names: Sequence[str]) -> Mapping[str, Money]:
-        """Reference prices (USD x 1000) for ``names``; names without one are left out."""
+        """Reference prices (USD x 1000) for ``names``; names without one are left out.
+        Called off the buying path, every :attr:`every` seconds; it may take its time."""
         return {}
 
     def reference(self, listing: Listing, view: NameView, ctx: EvalContext) -> Money | None:
@@ -302,14 +312,15 @@ class PriceSource:
         source: by (base name, phase) when the listing's phase is known (a Doppler phase is
         never judged by another phase's price, nor by the name's price over all phases),
         else by (base name, ``None``). Otherwise :meth:`reference`, with no observation
-        count and as of now (a price that comes with the listing is current).
+        count, as of when :meth:`fetch` answered (``ctx.reference_as_of``), else as of now
+        (a price that comes with the listing is current).
         """
         table = ctx.references.get(self.name)
         if table is not None:
             phase = listing.phase or view.phase
             return table.get((view.base_name, phase))
         price = self.reference(listing, view, ctx)
-        return Quote(price, None, ctx.now) if price else None
+        return Quote(price, None, ctx.reference_as_of.get(self.name, ctx.now)) if price else None
 
     def __repr__(self) -> str:
         return f"<PriceSource {self.name!r}>"

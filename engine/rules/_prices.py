@@ -109,3 +109,4 @@ class ListSource(PriceSource):
     def __init__(self, list_name: str) -> None:
         self.name = f"file.{list_name}"
         self.description = f"the price list prices.lists.{list_name}"
+        self.every = None  # fetched by the hub on prices.lists.NAME.every

@@ -1,19 +1,21 @@
 """The live engine: watch within the limit, decide, buy exactly once, reconcile.
 
-One :class:`Engine` runs these tasks in one anyio task group:
+An :class:`Engine` is stepped: :meth:`Engine.next_due` says when each kind of step is due
+and :meth:`Engine.step` does what is due now (:data:`STEP_KINDS`, their order at one
+instant; docs/architecture.md draws it):
 
 - **snapshot**: every ``snapshot_every`` seconds the prices snapshot (free of the search
-  limit) of each game the rules watch (:meth:`Engine.snapshot_games`, bytes counted) is
-  streamed and diffed against the previous one; watched names with a
-  new listing or a price drop that a rule could afford are flagged for an early search. The
-  first snapshot also resolves the rules' name patterns into watched names.
-- **search**: v2 search-by-name in batches of up to 50 names (flagged names first, then the
-  stalest), within the shared search budget of the rate limiter: flagged names at once,
-  background searches evenly spaced and never into the slot the search right after the
-  next snapshot needs (:class:`SearchPacer`); the listings go through the rules (a pure
-  function) and accepted decisions to the :class:`Buyer`.
-- **reconcile**: purchases of unknown outcome are resolved by ``project_id``; bought and
-  reserved ones are followed until they complete or are refunded; the balance is refreshed.
+  limit) of the games the rules watch (:meth:`Engine.snapshot_games`) is streamed and
+  diffed; watched names with a new listing or a price drop a rule could afford are
+  flagged for an early search. The first snapshot resolves the rules' name patterns.
+- **references**: the reference lists and the plugins' price sources, each on its own
+  period, fetched off the buying path (:class:`~engine.reference.ReferenceHub`).
+- **reconcile**: unknown outcomes resolved by ``project_id``, bought and reserved ones
+  followed; the balance refreshed and the buy orders synced (withdrawn while HALTED).
+- **search**: v2 search-by-name in batches of up to 50 names of one game (flagged first,
+  then stalest) within the search budget: flagged names at once, background searches
+  paced by the :class:`SearchPacer`; every ``catalogue_every`` turns a catalogue page
+  instead. The listings go through the rules and accepted decisions to the :class:`Buyer`.
 - **status**: a periodic status line; a kill file halts buying; the daily summary at
   each UTC midnight.
 
@@ -22,12 +24,13 @@ The plugins hear of refunds, HALT and each day's end from the engine itself
 status goes HALTED, ``snipe_daily_summary`` from :class:`DayEnds`). Observers read
 :meth:`Engine.view`, one bounded :class:`EngineView` of the engine's state.
 
-Before the first purchase, :meth:`Engine.start_gate` checks the key and the trade link,
-waiting out transient failures; only a rejected key or an invalid link refuses to trade
-(:class:`TradingRefused`). Purchases a previous run left unresolved are resolved by the
-reconcile task beside the running engine (see ``_gate.py`` for why that is safe).
-
-Every loop survives the unexpected: an error outside snipe's own types becomes a retried
+:meth:`Engine.start` is the start-up live and backtest share: the kill file, the start-up
+gate (:meth:`Engine.start_gate`: key and trade link checked, transient failures waited
+out; only a rejected key or an invalid link refuses, :class:`TradingRefused`), the buy
+orders. Leftover purchases are resolved by the reconcile step beside buying (``_gate.py``
+says why that is safe). :meth:`Engine.run` (live) runs a runner per kind that sleeps until
+due and steps; a backtest moves a virtual clock to :meth:`Engine.next_due` and steps.
+Every step survives the unexpected: an error outside snipe's own types becomes a retried
 step or a HALT (``_guard.py``), never the end of the process.
 """
 
@@ -66,7 +69,15 @@ from ._schedule import SearchPacer, SearchSchedule
 from ._status import EngineMode, EngineStatus
 from ._view import EngineView, build_view, status_line
 
-__all__ = ["Engine", "EngineSettings", "TradingRefused"]
+__all__ = ["STEP_KINDS", "Engine", "EngineSettings", "StepDone", "TradingRefused"]
+
+STEP_KINDS = ("snapshot", "references", "reconcile", "search", "status")
+"""The kinds of step, in the order they run when due at the same instant: a snapshot's
+flags are searched at once, and a search reads the references and the balance of now."""
+
+TURN_WAIT = 0.001
+"""Live: how long a kind due at the same instant as an earlier one waits for it (see
+:meth:`Engine._turn`)."""
 
 _UNSET = object()
 
@@ -102,6 +113,16 @@ class EngineSettings:
     """Unexpected errors in a row in one loop before the engine HALTs (see ``_guard.py``)."""
     buyer: BuyerSettings = field(default_factory=BuyerSettings)
     reconciler: ReconcilerSettings = field(default_factory=ReconcilerSettings)
+
+
+@dataclass(frozen=True, slots=True)
+class StepDone:
+    """One kind of step that ran: its kind, the engine's time when it began, and for a
+    search turn that got an answer, the rules' decisions on it (``None`` otherwise)."""
+
+    kind: str
+    at: float
+    decisions: list[Decision] | None = None
 
 
 class Engine:
@@ -140,7 +161,14 @@ class Engine:
         self._next_snapshot_at: float | None = None
         self._snapshot_failures = 0
         self._polling = False
-        self._search_wake = anyio.Event()
+        self._wake = anyio.Event()
+        """Set (and replaced) when a snapshot ends: live runners re-read their due time."""
+        self._due_at: dict[str, float] = {}
+        self._next_status_line = math.inf
+        self._search_stopped = False
+        self._reconciled = False
+        self._stepping: set[str] = set()
+        self._stepped = anyio.Event()
         self.orders = OrderManager(
             ruleset=ruleset,
             client=client,
@@ -198,7 +226,9 @@ class Engine:
         self.references = references or ReferenceHub(
             ruleset.prices, clock=clock, wanted=ruleset.sources_used
         )
-        """Reference prices (``market.*`` learned here, ``service.*``, ``file.*``)."""
+        """Reference prices (``market.*`` learned here, ``service.*``, ``file.*``, and the
+        plugins' sources the rules name, fetched by the references step)."""
+        self.references.use_sources(host.price_sources())
 
     # -- start-up gate -------------------------------------------------------------------
 
@@ -228,11 +258,12 @@ class Engine:
 
     # -- running -------------------------------------------------------------------------
 
-    async def run(self, *, duration: float | None = None) -> EngineStatus:
-        """Pass the start-up gate, then watch and buy until cancelled or ``duration``
-        seconds (of the engine's clock) have passed. Purchases in flight are finished."""
+    async def start(self) -> None:
+        """Start-up, shared by :meth:`run` and a backtest: the kill file (before anything
+        that can spend, buy orders included), the start-up gate, buying allowed, then the
+        buy orders the rules want. Every kind of step is due at once afterwards."""
         self.status.started_at = self.clock.now()
-        self._check_kill_file()  # before anything that can spend, buy orders included
+        self._check_kill_file()
         await self.start_gate()
         if self.status.mode is EngineMode.STARTING:
             self.status.mode = EngineMode.RUNNING
@@ -242,18 +273,27 @@ class Engine:
                 self.status.buying_since - self.status.started_at,
             )
         await self._start_orders()
+        now = self.clock.now()
+        self._due_at = {kind: now for kind in STEP_KINDS}
+        self._next_status_line = now + self.settings.status_every
+
+    async def run(self, *, duration: float | None = None) -> EngineStatus:
+        """:meth:`start`, then step until cancelled or ``duration`` seconds (of the
+        engine's clock) have passed. Purchases in flight are finished.
+
+        One runner per kind of step sleeps until that kind is due (:meth:`next_due`) and
+        steps it (:meth:`step`), so a long snapshot download never holds back a due search
+        or reconcile pass; kinds due at the same instant start in :data:`STEP_KINDS` order,
+        as a backtest runs them (see :meth:`_turn`)."""
+        await self.start()
         try:
             async with anyio.create_task_group() as tg:
-                if self.settings.use_snapshot:
-                    tg.start_soon(self._snapshot_loop)
-                tg.start_soon(self._search_loop)
-                tg.start_soon(self._reconcile_loop)
-                tg.start_soon(self._status_loop)
-                tg.start_soon(self.references.run, self.client)
+                for kind in self.step_kinds():
+                    tg.start_soon(self._runner, kind)
                 if duration is not None:
                     await self.clock.sleep(duration)
                     tg.cancel_scope.cancel()
-        except Exception as exc:  # every loop guards its steps: this is a bug of a loop
+        except Exception as exc:  # every step is guarded: this is a bug of a runner
             self.guard.failed("engine", _unwrap(exc), halt=True)
         finally:
             if self.status.mode is not EngineMode.HALTED:
@@ -270,18 +310,95 @@ class Engine:
         else:
             await self.orders.sync()
 
-    async def _snapshot_loop(self) -> None:
-        while True:
-            try:
-                await self.poll_snapshot()
-            except APIError as exc:
-                self.status.error(f"snapshot: {exc}")
-            except Exception as exc:
-                await self.clock.sleep(self.guard.failed("snapshot", exc))
+    # -- the step ------------------------------------------------------------------------
+
+    def step_kinds(self) -> tuple[str, ...]:
+        """The kinds of step this engine runs, in the order they run at one instant."""
+        if self.settings.use_snapshot:
+            return STEP_KINDS
+        return tuple(k for k in STEP_KINDS if k != "snapshot")
+
+    def next_due(self, kind: str | None = None) -> float:
+        """When ``kind`` (or, without it, the earliest kind) of step is next due, on the
+        engine's clock; ``math.inf`` when nothing will be due before something else
+        changes (a search with nothing to search waits for a snapshot). Only meaningful
+        after :meth:`start`."""
+        if kind is None:
+            return min(self.next_due(k) for k in self.step_kinds())
+        due = self._due_at.get(kind, math.inf)
+        if kind == "search":
+            if self._search_stopped or not (self.schedule.watched or self._catalogue_games):
+                return math.inf
+            return max(due, self.next_search_at())
+        if kind == "references":
+            return max(due, self.references.next_due())
+        return due
+
+    async def step(self, kind: str | None = None) -> list[StepDone]:
+        """Do what is due now (on the engine's clock): each kind of step whose time has
+        come (only ``kind``, with it), in :data:`STEP_KINDS` order, each seeing what the
+        ones before it did. An unexpected error in a step is the :class:`LoopGuard`'s
+        (logged once, counted per kind, retried after a backoff; HALT after too many in a
+        row, or at once on the buying path). Returns what was done, for observers (a
+        backtest's report)."""
+        done: list[StepDone] = []
+        for k in (kind,) if kind is not None else self.step_kinds():
+            # the due time first: some are "now or later", read from the clock
+            if self.next_due(k) > self.clock.now():
                 continue
-            else:
-                self.guard.succeeded("snapshot")
-            await self.clock.sleep_until(self.next_snapshot_at or self.clock.now())
+            at = self.clock.now()
+            self._stepping.add(k)
+            try:
+                decisions = await self._step_one(k, at)
+            finally:
+                self._stepping.discard(k)
+                self._stepped.set()
+                self._stepped = anyio.Event()
+            done.append(StepDone(k, at, decisions))
+        return done
+
+    async def _step_one(self, kind: str, now: float) -> list[Decision] | None:
+        if kind == "search":
+            return await self._step_search(now)
+        other = {"snapshot": self._step_snapshot, "references": self._step_references}
+        other.update(reconcile=self._step_reconcile, status=self._step_status)
+        await other[kind](now)
+        return None
+
+    async def _runner(self, kind: str) -> None:
+        """Live: sleep until ``kind`` is due, take its turn, step it; for ever."""
+        while True:
+            due = self.next_due(kind)
+            if due > self.clock.now():
+                # or until a snapshot ends: its flags may make a search due sooner
+                await _event_or_deadline(self.clock, self._wake, due)
+                continue
+            await self._turn(kind, self.clock.now())
+            await self.step(kind)
+
+    async def _turn(self, kind: str, at: float) -> None:
+        """Live: let the kinds before ``kind`` in :data:`STEP_KINDS` that are due by ``at``
+        (now) go first, as a backtest runs them; but never wait for one whose step takes
+        time (a long download): past ``at`` + :data:`TURN_WAIT`, ``kind`` goes."""
+        kinds = self.step_kinds()
+        earlier = kinds[: kinds.index(kind)]
+        limit = at + TURN_WAIT
+        while any(k in self._stepping or self.next_due(k) <= at for k in earlier):
+            if self.clock.now() >= limit:
+                return
+            await _event_or_deadline(self.clock, self._stepped, limit)
+
+    async def _step_snapshot(self, now: float) -> None:
+        try:
+            await self.poll_snapshot()
+        except APIError as exc:
+            self.status.error(f"snapshot: {exc}")
+        except Exception as exc:
+            self._due_at["snapshot"] = self.clock.now() + self.guard.failed("snapshot", exc)
+            return
+        else:
+            self.guard.succeeded("snapshot")
+        self._due_at["snapshot"] = self.next_snapshot_at or self.clock.now()
 
     @property
     def next_snapshot_at(self) -> float | None:
@@ -317,7 +434,8 @@ class Engine:
         finally:
             self._polling = False
             self._next_snapshot_at = max(next_at, self.clock.now())
-            self._search_wake.set()
+            woken, self._wake = self._wake, anyio.Event()
+            woken.set()
 
     def snapshot_games(self) -> tuple[str | None, ...]:
         """The games the next snapshot poll fetches (``game=``; ``None``: unfiltered).
@@ -422,31 +540,30 @@ class Engine:
         rules = self.ruleset.view(name).rules
         return max((r.max_price for r in rules), default=None)
 
-    async def _search_loop(self) -> None:
-        while True:
-            if not self.schedule.watched and not self._catalogue_games:
-                await self.clock.sleep(self.settings.snapshot_every)
-                continue
-            if not await self._search_turn():
-                continue
-            catalogue = self._catalogue_due() or not self.schedule.watched
-            try:
-                if catalogue:
-                    await self.catalogue_once()
-                else:
-                    await self.search_once()
-            except RateLimited:
-                self.status.rate_limited += 1  # the limiter is paused; the next call waits
-            except KeyRejected as exc:
-                self.status.halt(f"the API key was rejected: {exc.message}")
-                return
-            except APIError as exc:
-                self.status.error(f"search: {exc}")
-                await self.clock.sleep(self.settings.error_backoff)
-            except Exception as exc:
-                await self.clock.sleep(self.guard.failed("search", exc))
+    async def _step_search(self, now: float) -> list[Decision] | None:
+        """One search turn: a catalogue page every ``catalogue_every`` turns (or when no
+        name is watched yet), else the next batch of names. The decisions, or ``None``
+        when the turn failed."""
+        catalogue = self._catalogue_due() or not self.schedule.watched
+        try:
+            if catalogue:
+                decisions = await self.catalogue_once()
             else:
-                self.guard.succeeded("search")
+                decisions = await self.search_once()
+        except RateLimited:
+            self.status.rate_limited += 1  # the limiter is paused; the next call waits
+        except KeyRejected as exc:
+            self.status.halt(f"the API key was rejected: {exc.message}")
+            self._search_stopped = True
+        except APIError as exc:
+            self.status.error(f"search: {exc}")
+            self._due_at["search"] = self.clock.now() + self.settings.error_backoff
+        except Exception as exc:
+            self._due_at["search"] = self.clock.now() + self.guard.failed("search", exc)
+        else:
+            self.guard.succeeded("search")
+            return decisions
+        return None
 
     def next_search_at(self) -> float:
         """When the next search should go out: at once (as the rate limiter allows) for
@@ -458,25 +575,6 @@ class Engine:
         now = self.clock.now()
         flags_at = now if self._polling else self._next_snapshot_at
         return max(free, self.pacer.background_at(now, flags_at=flags_at))
-
-    async def _search_turn(self) -> bool:
-        """Wait until :meth:`next_search_at`, or until a snapshot ends (which may flag
-        names or move that time); ``True`` when it is time to search."""
-        due = self.next_search_at()
-        if due <= self.clock.now():
-            return True
-        self._search_wake = woken = anyio.Event()
-        async with anyio.create_task_group() as tg:
-
-            async def wake() -> None:
-                await woken.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(wake)
-            if math.isfinite(due):
-                await self.clock.sleep_until(due)
-                tg.cancel_scope.cancel()
-        return False
 
     async def search_once(self) -> list[Decision]:
         """Search the next batch of names, decide, and buy what is accepted."""
@@ -568,12 +666,15 @@ class Engine:
     ) -> tuple[list[Decision], EvalContext]:
         """The rules' decisions for ``listings`` at ``now``, with the budget as the ledger
         has it (in-flight purchases included) and the known balance."""
+        # the plugins' sources as last fetched by the references step: never fetched here
+        prices, as_of = self.references.held_prices()
         context = EvalContext(
             now=now,
-            reference_prices=await self._reference_prices(listings),
+            reference_prices=prices,
             budget=await budget_state(self.ledger, now),
             game=game,
             references=self.references.quotes(listings, self.ruleset.view, now),
+            reference_as_of=as_of,
         )
         decisions = evaluate(self.ruleset, listings, context)
         decisions = self._within_balance(decisions)
@@ -620,33 +721,31 @@ class Engine:
             for d in decisions
         ]
 
-    async def _reference_prices(self, listings: list[Listing]) -> dict[str, dict[str, int]]:
-        sources = self.host.price_sources()
-        if not sources:
-            return {}
-        names = sorted({x.name for x in listings})
-        prices: dict[str, dict[str, int]] = {}
-        for name, source in sources.items():
-            try:
-                prices[name] = dict(await source.fetch(names))
-            except Exception as exc:  # a plugin's failure must never stop buying
-                self.status.error(f"price source {name!r} failed: {exc!r}")
-        return prices
-
-    async def _reconcile_loop(self) -> None:
-        # The first pass at once: purchases an earlier run left unresolved are looked up
+    async def _step_reconcile(self, now: float) -> None:
+        # The first pass at start: purchases an earlier run left unresolved are looked up
         # as soon as their grace has passed, beside the buying that has already resumed.
-        first = True
-        while True:
-            if not first:
-                await self.clock.sleep(self.settings.reconcile_every)
-            try:
-                await self._reconcile_step(first)
-            except Exception as exc:
-                await self.clock.sleep(self.guard.failed("reconcile", exc))
-            else:
-                self.guard.succeeded("reconcile")
-            first = False
+        first, self._reconciled = not self._reconciled, True
+        wait = self.settings.reconcile_every
+        try:
+            await self._reconcile_step(first)
+        except Exception as exc:
+            wait += self.guard.failed("reconcile", exc)
+        else:
+            self.guard.succeeded("reconcile")
+        self._due_at["reconcile"] = self.clock.now() + wait
+
+    async def _step_references(self, now: float) -> None:
+        # The reference lists and the plugins' price sources, each on its own period:
+        # fetched here, beside the buying path, never between an answer and a purchase.
+        try:
+            names = lambda: sorted(self.schedule.watched)  # noqa: E731 - asked only when due
+            await self.references.step(self.client, now, names=names)
+        except Exception as exc:  # a reference is never a reason to stop buying
+            wait = self.guard.failed("references", exc, may_halt=False)
+            self._due_at["references"] = self.clock.now() + wait
+        else:
+            self.guard.succeeded("references")
+            self._due_at["references"] = now
 
     async def _reconcile_step(self, first: bool) -> None:
         if self.settings.dry_run:
@@ -658,20 +757,22 @@ class Engine:
                 allow_new=self.status.buying_allowed, withdraw=self.status.halted
             )
 
-    async def _status_loop(self) -> None:
-        next_line = self.clock.now() + self.settings.status_every
-        while True:
-            try:
-                self._check_kill_file()
-                if self.clock.now() >= next_line:
-                    log.info("%s", await self.status_line())
-                    next_line += self.settings.status_every
-                await self.daily.step(self)
-            except Exception as exc:
-                await self.clock.sleep(self.guard.failed("status", exc))
-                continue
-            self.guard.succeeded("status")
-            await self.clock.sleep(1.0)
+    async def _step_status(self, now: float) -> None:
+        """The kill file (every second when one is configured) and the status line."""
+        try:
+            self._check_kill_file()
+            if now >= self._next_status_line:
+                log.info("%s", await self.status_line())
+                self._next_status_line += self.settings.status_every
+            await self.daily.step(self)
+        except Exception as exc:
+            self._due_at["status"] = self.clock.now() + self.guard.failed("status", exc)
+            return
+        self.guard.succeeded("status")
+        kill_check = now + 1.0 if self.settings.kill_file else math.inf
+        self._due_at["status"] = min(
+            kill_check, self._next_status_line, self.daily.due_at(self.clock.now())
+        )
 
     def _check_kill_file(self) -> None:
         path = self.settings.kill_file
@@ -686,6 +787,20 @@ class Engine:
         """Spend against caps, search budget used, coverage, candidates, purchase states. A
         dry run says so and speaks of what it would have spent and bought."""
         return status_line(await self.view())
+
+
+async def _event_or_deadline(clock: Clock, event: anyio.Event, deadline: float) -> None:
+    """Wait until ``event`` is set or ``deadline`` (on ``clock``; none if infinite)."""
+    async with anyio.create_task_group() as tg:
+
+        async def wait() -> None:
+            await event.wait()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(wait)
+        if math.isfinite(deadline):
+            await clock.sleep_until(deadline)
+            tg.cancel_scope.cancel()
 
 
 def _unwrap(exc: Exception) -> Exception:

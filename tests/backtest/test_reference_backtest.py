@@ -102,3 +102,13 @@ async def test_the_learned_reference_uses_nothing_from_later_in_the_recording(
     assert p25 is not None
     assert 10_000 <= p25 <= 10_110
     assert full.references_at_end != part.references_at_end  # it went on learning
+
+
+async def test_a_backtest_reads_the_service_price_list_on_its_schedule(tmp_path: Path) -> None:
+    """The engine's references step fetches GET /v1/prices in a backtest as it does live
+    (it used to be skipped there, so a rule priced against it never bought)."""
+    data = write(tmp_path / "rec", recording())
+    # prices.service.every is 10 minutes: fetched at start and again within the recording
+    ruleset = rules("{min: 30, versus: service.platform_price, max_age: 15m}")
+    run = await backtest(ruleset, data, race_factor=0.0)
+    assert "901" in {p["item_id"] for p in run.purchases}  # 42% under the list's price
