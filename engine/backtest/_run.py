@@ -22,8 +22,7 @@ from .._limiter import RateLimiter
 from .._plugins import PluginHost
 from ..ledger import MEMORY
 from ..rules import Decision, RuleSet
-from ..sniper import BuyerSettings, Engine, EngineMode, EngineSettings
-from ..sniper._session import SessionOptions, open_engine
+from ..sniper import BuyerSettings, Engine, EngineMode, EngineSettings, SessionOptions, open_engine
 from ._format import Record
 from ._market import FillModel, ReplayMarket, ReplayTrade
 from ._transport import ReplayTransport

@@ -28,8 +28,7 @@ from .._plugins import make_plugin_host
 from ..ledger import MEMORY
 from ..rules import load_rules
 from ..sandbox import MarketConfig, Sandbox, SandboxConfig
-from ..sniper import Engine, EngineSettings, Outcome, PurchaseRecord
-from ..sniper._session import SessionOptions, open_engine
+from ..sniper import Engine, EngineSettings, Outcome, PurchaseRecord, SessionOptions, open_engine
 from ._args import duration, positive
 from ._demo_view import (
     WIDTH,

@@ -10,7 +10,7 @@ log line, exception or repr ever shows it.
 from ._bulk import BulkItem, BulkItemResult, BulkPurchase, BulkStatus
 from ._client import MarketClient
 from ._core import DEFAULT_TIMEOUT, SnapshotStream
-from ._params import Exterior, Game, Order, OrderBy, Sort
+from ._params import GAMES, Exterior, Game, Order, OrderBy, Sort
 from ._prices import PriceListStream, PricesDecoder
 from ._responses import DEFAULT_RETRY_AFTER, classify_refusal
 from ._secret import APIKey, Secret
@@ -20,6 +20,7 @@ from ._transport import KeyInjectingTransport
 __all__ = [
     "DEFAULT_RETRY_AFTER",
     "DEFAULT_TIMEOUT",
+    "GAMES",
     "APIKey",
     "BulkItem",
     "BulkItemResult",

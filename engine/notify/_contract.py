@@ -15,7 +15,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import ConfigError
-from ..client._secret import Secret
+from ..client import Secret
 from ._events import EVENT_KINDS, EventKind, Notice
 
 __all__ = ["Channel", "ChannelConfig", "NotifierKind", "secret_from_env"]

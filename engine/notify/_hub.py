@@ -17,7 +17,7 @@ import httpx
 from .._clock import Clock
 from .._errors import ConfigError
 from ..hookspecs import hookimpl
-from ..rules._schema import NotifyCore, criterion_values
+from ..rules import NotifyCore, criterion_values
 from ._contract import Channel, NotifierKind
 from ._delivery import Delivery, DeliverySettings
 from ._events import (

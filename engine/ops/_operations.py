@@ -33,8 +33,7 @@ from .._errors import SnipeError
 from ..ledger import Purchase, PurchaseState, utc_day_start
 from ..metrics import CONTENT_TYPE, EngineMetrics, Response, open_listener, serve_listener
 from ..notify import DailySummary, Delivery, NotificationHub, build_delivery, utc_day
-from ..sniper import Engine, EngineMode, TradingRefused
-from ..sniper._statusfile import status_document, write_status_file
+from ..sniper import Engine, EngineMode, TradingRefused, status_document, write_status_file
 
 __all__ = ["Operations", "OpsSettings", "daily_summary", "operations"]
 

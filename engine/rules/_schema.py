@@ -95,7 +95,7 @@ class Account(StrictModel):
         if value is None:
             return None
         # the very check `snipe run` makes, so `snipe check` passes only what run accepts
-        from ..client._tradelink import TradeLink
+        from ..client import TradeLink
 
         try:
             TradeLink.parse(value)

@@ -41,8 +41,7 @@ from .._errors import APIError, KeyRejected, RateLimited, Unavailable
 from .._limiter import Lane, RateLimiter
 from .._money import format_usd
 from .._plugins import PluginHost
-from ..client import Game, MarketClient, TradeLink
-from ..client._params import GAMES
+from ..client import GAMES, Game, MarketClient, TradeLink
 from ..ledger import Ledger
 from ..models import Listing
 from ..reference import ReferenceHub

@@ -32,6 +32,7 @@ from pydantic import TypeAdapter, ValidationError
 from .._plugins import make_plugin_host
 from ..models import Listing
 from ..rules import (
+    CORE_RULE_KEYS,
     BudgetState,
     Compiled,
     Criterion,
@@ -47,7 +48,6 @@ from ..rules import (
     load_rules_text,
     split_name,
 )
-from ..rules._schema import CORE_RULE_KEYS
 
 __all__ = [
     "EDGE_LISTINGS",
