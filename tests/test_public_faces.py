@@ -111,3 +111,134 @@ def test_imports_across_packages_use_public_faces() -> None:
     for name, path in engine_modules().items():
         found += face_violations(name, path, ast.parse(path.read_text("utf-8")))
     assert not found, "\n".join(found)
+
+
+# -- import cycles --------------------------------------------------------------------------
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _without_type_checking(tree: ast.AST) -> ast.AST:
+    """The tree with the bodies of ``if TYPE_CHECKING:`` removed (they never run)."""
+
+    class Strip(ast.NodeTransformer):
+        def visit_If(self, node: ast.If) -> ast.AST:
+            if _is_type_checking(node.test):
+                node.body = [ast.Pass()]
+            self.generic_visit(node)
+            return node
+
+    return Strip().visit(tree)
+
+
+class _ModuleLevel(ast.NodeVisitor):
+    """Collects the import statements that run when the module is imported: those outside
+    function bodies (class bodies run at import time)."""
+
+    def __init__(self) -> None:
+        self.found: list[ast.stmt] = []
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        pass
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        pass
+
+    def visit_Import(self, node: ast.Import) -> None:
+        self.found.append(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self.found.append(node)
+
+
+def import_graph(*, type_checking: bool, functions: bool = False) -> dict[str, set[str]]:
+    """module -> the engine modules it imports at module level. An edge goes to the module
+    named, or to the submodule when ``from package import submodule``; importing
+    ``engine.rules._schema`` also runs ``engine/rules/__init__.py``, but that is not an edge
+    here. Imports in a function body are edges only when ``functions`` is true: they run
+    when called, after every module is loaded, and are the one sanctioned way to reach up
+    a layer (the rules loader builds the default plugin host that way). ``if
+    TYPE_CHECKING:`` imports are edges only when ``type_checking`` is true."""
+    modules = engine_modules()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text("utf-8"))
+        if not type_checking:
+            tree = _without_type_checking(tree)
+        if not functions:
+            collector = _ModuleLevel()
+            collector.visit(tree)
+            tree = ast.Module(body=collector.found, type_ignores=[])
+        for _line, target, names in imported(path, tree):
+            for reached in [f"{target}.{n}" for n in names] or [target]:
+                reached = reached if reached in modules else target
+                if reached in modules and reached != name:
+                    graph[name].add(reached)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        found.append(sorted(group))
+    return found
+
+
+def test_cycles_finds_a_circle_and_only_it() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_among_engine_modules() -> None:
+    """No module of engine/ imports, at module level, one that imports it back."""
+    assert cycles(import_graph(type_checking=False)) == []
+
+
+def test_no_import_cycle_in_the_rules_package_at_all() -> None:
+    """The rules circle (``_schema`` and ``_prices`` importing each other) stays undone:
+    ``StrictModel`` lives in ``rules/_strict.py``, below both. Every import counts here,
+    late ones in functions included."""
+    graph = import_graph(type_checking=True, functions=True)
+    rules = {m: {t for t in ts if t.startswith("engine.rules")} for m, ts in graph.items()}
+    rules = {m: ts for m, ts in rules.items() if m.startswith("engine.rules")}
+    assert cycles(rules) == []

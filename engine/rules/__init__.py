@@ -34,10 +34,10 @@ from ._schema import (
     Budgets,
     NotifyCore,
     RateLimits,
-    StrictModel,
     closest,
     criterion_values,
 )
+from ._strict import StrictModel
 from ._values import (
     BASIS_POINTS,
     USD,
