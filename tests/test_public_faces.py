@@ -242,3 +242,20 @@ def test_no_import_cycle_in_the_rules_package_at_all() -> None:
     rules = {m: {t for t in ts if t.startswith("engine.rules")} for m, ts in graph.items()}
     rules = {m: ts for m, ts in rules.items() if m.startswith("engine.rules")}
     assert cycles(rules) == []
+
+
+# -- size ----------------------------------------------------------------------------------
+
+MAX_LINES = 800
+
+
+def test_every_source_file_is_under_800_lines() -> None:
+    """A file that grows past this is split along its seams (as the ledger was: writing in
+    ``_ledger.py``, reading in ``_queries.py``, buy orders in ``_orders.py``)."""
+    long = [
+        f"{path.relative_to(ROOT)}: {count} lines"
+        for top in ("engine", "plugins", "tests", "bench")
+        for path in sorted((ROOT / top).rglob("*.py"))
+        if (count := len(path.read_text("utf-8").splitlines())) >= MAX_LINES
+    ]
+    assert not long, "\n".join(long)
