@@ -24,8 +24,9 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
+from ._events import DailySummary
+from ._notifiers import NotifierKind
 from .ledger import Purchase
-from .notify import DailySummary, NotifierKind
 from .rules import CORE_RULE_KEYS, NOTIFY_CORE_KEYS, Criterion, Decision, EvalContext, PriceSource
 
 __all__ = [

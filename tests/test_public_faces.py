@@ -259,3 +259,27 @@ def test_every_source_file_is_under_800_lines() -> None:
         if (count := len(path.read_text("utf-8").splitlines())) >= MAX_LINES
     ]
     assert not long, "\n".join(long)
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for nxt in graph[todo.pop()] - seen:
+            seen.add(nxt)
+            todo.append(nxt)
+    return seen
+
+
+def test_hookspecs_takes_the_event_types_from_below_notify() -> None:
+    """The circle ``_plugins -> builtin -> notify -> hookspecs -> notify`` stays undone:
+    the hook specifications take the notification types from ``engine/_events.py`` and
+    ``engine/_notifiers.py``, which reach (by any import, type-checking and late ones
+    included) neither the hooks, nor notify, nor the plugin host and the built-ins that
+    register the notifiers."""
+    graph = import_graph(type_checking=True, functions=True)
+    assert not {t for t in graph["engine.hookspecs"] if t.startswith("engine.notify")}
+    above = ("engine.hookspecs", "engine.notify", "engine.builtin", "engine._plugins")
+    for low in ("engine._events", "engine._notifiers"):
+        reached = reachable(graph, low)
+        assert not [m for m in reached if m.startswith(above)], low

@@ -5,6 +5,7 @@ Configured in the rules file's ``notify:`` section; secrets come from the enviro
 Channels are plugins (``snipe_register_notifiers``), the built-in ones included.
 """
 
+from .._notifiers import Channel, ChannelConfig, NotifierKind, secret_from_env
 from ._channels import (
     DiscordChannel,
     DiscordConfig,
@@ -18,7 +19,6 @@ from ._channels import (
     sign,
     verify_signature,
 )
-from ._contract import Channel, ChannelConfig, NotifierKind, secret_from_env
 from ._delivery import ChannelStats, Delivery, DeliverySettings
 from ._events import (
     EVENT_KINDS,
