@@ -283,3 +283,26 @@ def test_hookspecs_takes_the_event_types_from_below_notify() -> None:
     for low in ("engine._events", "engine._notifiers"):
         reached = reachable(graph, low)
         assert not [m for m in reached if m.startswith(above)], low
+
+
+# -- the module map --------------------------------------------------------------------------
+
+
+def test_the_architecture_map_names_every_module() -> None:
+    """docs/architecture.md's module table names every module under engine/: a package by
+    its folder (`` `engine/rules/` ``), a module by its path (`` `engine/rules/_load.py` ``)
+    or by its file name in its package's row (`` `_yaml.py` `` in the `engine/rules/` row)."""
+    doc = (ROOT / "docs" / "architecture.md").read_text("utf-8")
+    rows = [line for line in doc.splitlines() if line.startswith("| `")]
+
+    def named(path: Path) -> bool:
+        rel = path.relative_to(ROOT)
+        if path.name == "__init__.py":
+            return f"`{rel.parent.as_posix()}/`" in doc
+        if f"`{rel.as_posix()}`" in doc:
+            return True
+        package = f"`{rel.parent.as_posix()}/`"
+        return any(package in row.split("|")[1] and f"`{path.name}`" in row for row in rows)
+
+    missing = [str(p.relative_to(ROOT)) for p in sorted(ENGINE.rglob("*.py")) if not named(p)]
+    assert not missing, "not in docs/architecture.md: " + ", ".join(missing)
