@@ -61,10 +61,14 @@ from engine import ScaledClock
 from engine._plugins import make_plugin_host
 from engine.ops import OpsSettings, operations
 from engine.rules import load_rules
-from engine.sniper import EngineMode, EngineSettings
-from engine.sniper._bandwidth import format_bytes
-from engine.sniper._session import SessionOptions, open_engine
-from engine.sniper._statusfile import status_path_for
+from engine.sniper import (
+    EngineMode,
+    EngineSettings,
+    SessionOptions,
+    format_bytes,
+    open_engine,
+    status_path_for,
+)
 
 CENTS = 1000
 CAPS = torture.Caps(total=3000 * CENTS, per_day=250 * CENTS, rules={})

@@ -24,7 +24,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-__all__ = ["Clock", "ScaledClock", "SystemClock", "VirtualClock"]
+__all__ = ["Clock", "ScaledClock", "SystemClock", "VirtualClock", "event_or_deadline"]
 
 
 @runtime_checkable
@@ -231,6 +231,20 @@ async def _settle_asyncio() -> None:
             continue  # callbacks are queued: something is still running
         if all(t is this or _blocked(t) for t in asyncio.all_tasks(loop)):
             return
+
+
+async def event_or_deadline(clock: Clock, event: anyio.Event, deadline: float) -> None:
+    """Wait until ``event`` is set or ``deadline`` (on ``clock``; none if infinite)."""
+    async with anyio.create_task_group() as tg:
+
+        async def wait() -> None:
+            await event.wait()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(wait)
+        if math.isfinite(deadline):
+            await clock.sleep_until(deadline)
+            tg.cancel_scope.cancel()
 
 
 def _blocked(task: asyncio.Task[object]) -> bool:

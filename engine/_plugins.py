@@ -24,12 +24,10 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
+from ._events import DailySummary
+from ._notifiers import NotifierKind
 from .ledger import Purchase
-from .notify._contract import NotifierKind
-from .notify._events import DailySummary
-from .rules._contract import Criterion, EvalContext, PriceSource
-from .rules._evaluate import Decision
-from .rules._schema import CORE_RULE_KEYS, NOTIFY_CORE_KEYS
+from .rules import CORE_RULE_KEYS, NOTIFY_CORE_KEYS, Criterion, Decision, EvalContext, PriceSource
 
 __all__ = [
     "ENTRY_POINT_GROUP",

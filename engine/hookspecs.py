@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from ._events import DailySummary
+    from ._notifiers import NotifierKind
     from .ledger import Purchase
-    from .notify import DailySummary, NotifierKind
     from .rules import Criterion, Decision, EvalContext, PriceSource
 
 __all__ = [

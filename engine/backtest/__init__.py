@@ -20,8 +20,9 @@ from ._format import (
 )
 from ._market import FillModel, ReplayMarket, ReplayTrade
 from ._record import Recorder, RecorderSettings
-from ._report import Report, build_report, write_report
+from ._report import Report, build_report, later_label, write_report
 from ._run import BacktestOptions, BacktestRun, run_backtest
+from ._sweep import load_sweep, run_sweep
 from ._transport import ReplayTransport
 
 __all__ = [
@@ -39,9 +40,12 @@ __all__ = [
     "ReplayTransport",
     "Report",
     "build_report",
+    "later_label",
+    "load_sweep",
     "read_header",
     "read_records",
     "recording_span",
     "run_backtest",
+    "run_sweep",
     "write_report",
 ]

@@ -21,8 +21,7 @@ from .._clock import VirtualClock
 from .._plugins import PluginHost
 from ..ledger import MEMORY
 from ..rules import Decision, RuleSet
-from ..sniper import BuyerSettings, Engine, EngineSettings
-from ..sniper._session import SessionOptions, open_engine
+from ..sniper import BuyerSettings, Engine, EngineSettings, SessionOptions, open_engine
 from ._format import Record
 from ._market import FillModel, ReplayMarket, ReplayTrade
 from ._transport import ReplayTransport

@@ -8,9 +8,9 @@ Reading them is the quickest way to learn how to write a criterion.
 
 from __future__ import annotations
 
-from ..notify import _builtin as _notify
 from . import _hold as _hold
 from . import _match as _match
+from . import _notify as _notify
 from . import _price as _price
 from . import _reference as _reference
 from . import _stickers as _stickers

@@ -20,9 +20,18 @@ from pydantic import Field
 
 from ..hookspecs import hookimpl
 from ..models import Listing
-from ..rules._contract import Compiled, Criterion, EvalContext, NameView, RuleContext
-from ..rules._schema import StrictModel
-from ..rules._values import Duration, Percent, format_duration, format_percent
+from ..rules import (
+    Compiled,
+    Criterion,
+    Duration,
+    EvalContext,
+    NameView,
+    Percent,
+    RuleContext,
+    StrictModel,
+    format_duration,
+    format_percent,
+)
 from ._price import Discount, discount_reason, worth_function
 
 __all__ = ["Hold"]

@@ -20,9 +20,7 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from ..hookspecs import hookimpl
 from ..models import Listing
-from ..rules._contract import Compiled, Criterion, EvalContext, NameView, RuleContext
-from ..rules._names import split_name
-from ..rules._schema import StrictModel
+from ..rules import Compiled, Criterion, EvalContext, NameView, RuleContext, StrictModel, split_name
 
 __all__ = ["Match", "snipe_register_criteria"]
 

@@ -17,21 +17,20 @@ from pydantic import Field, model_validator
 from .._money import Money, format_usd
 from ..hookspecs import hookimpl
 from ..models import Listing
-from ..rules._contract import (
+from ..rules import (
+    BASIS_POINTS,
+    USD,
     Compiled,
     Criterion,
+    Duration,
     EvalContext,
     NameView,
+    Percent,
     PriceSource,
     Quote,
     RuleContext,
-)
-from ..rules._schema import StrictModel, closest
-from ..rules._values import (
-    BASIS_POINTS,
-    USD,
-    Duration,
-    Percent,
+    StrictModel,
+    closest,
     format_duration,
     format_percent,
 )

@@ -12,7 +12,7 @@ into :attr:`~engine.rules.EvalContext.references`, which :meth:`PriceSource.quot
 from __future__ import annotations
 
 from ..hookspecs import hookimpl
-from ..rules._contract import PriceSource
+from ..rules import PriceSource
 
 __all__ = ["MARKET_STATISTICS", "SERVICE_FIELDS", "HubSource"]
 

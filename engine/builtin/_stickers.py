@@ -17,9 +17,18 @@ from pydantic import Field, model_validator
 from .._money import Money, format_usd
 from ..hookspecs import hookimpl
 from ..models import Listing
-from ..rules._contract import Compiled, Criterion, EvalContext, NameView, RuleContext
-from ..rules._schema import StrictModel
-from ..rules._values import USD, Percent, Wear, format_percent
+from ..rules import (
+    USD,
+    Compiled,
+    Criterion,
+    EvalContext,
+    NameView,
+    Percent,
+    RuleContext,
+    StrictModel,
+    Wear,
+    format_percent,
+)
 
 __all__ = ["Stickers", "sticker_counter"]
 

@@ -14,10 +14,18 @@ from pydantic import BeforeValidator, model_validator
 
 from ..hookspecs import hookimpl
 from ..models import PHASES, Listing
-from ..rules._contract import Compiled, Criterion, EvalContext, NameView, RuleContext
-from ..rules._names import known_phases, split_name
-from ..rules._schema import StrictModel, closest
-from ..rules._values import Wear
+from ..rules import (
+    Compiled,
+    Criterion,
+    EvalContext,
+    NameView,
+    RuleContext,
+    StrictModel,
+    Wear,
+    closest,
+    known_phases,
+    split_name,
+)
 
 __all__ = ["FloatRange", "PhaseSet"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..rules._values import parse_duration
+from ..rules import parse_duration
 
 __all__ = ["duration", "positive"]
 

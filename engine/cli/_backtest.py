@@ -136,7 +136,7 @@ def _with_progress(main: Any, start: float, end: float) -> Any:
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
-    from ..backtest._report import later_label
+    from ..backtest import later_label
 
     totals, missed = summary["totals"], summary["missed"]
     hit = "-" if totals["hit_rate"] is None else f"{totals['hit_rate'] * 100:.1f}%"
@@ -173,7 +173,7 @@ def print_warnings(warnings: dict[str, tuple[int, int]], *, of: int = 1) -> None
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from ..backtest._sweep import load_sweep, run_sweep
+    from ..backtest import load_sweep, run_sweep
 
     sweep = load_sweep(args.sweep)
     if args.rules:

@@ -17,7 +17,7 @@ from rich.table import Table
 from .._money import format_usd
 from ..notify import describe_channels
 from ..rules import RuleSet, check_rules_file, explain
-from ..sniper._bandwidth import daily_estimate
+from ..sniper import daily_estimate
 from ._prices import reference_lines
 
 __all__ = ["register"]

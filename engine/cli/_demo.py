@@ -28,8 +28,14 @@ from .._plugins import make_plugin_host
 from ..ledger import MEMORY
 from ..rules import load_rules
 from ..sandbox import MarketConfig, Sandbox, SandboxConfig
-from ..sniper import Engine, EngineSettings, PurchaseRecord, status_line
-from ..sniper._session import SessionOptions, open_engine
+from ..sniper import (
+    Engine,
+    EngineSettings,
+    PurchaseRecord,
+    SessionOptions,
+    open_engine,
+    status_line,
+)
 from ._args import duration, positive
 from ._demo_view import (
     WIDTH,

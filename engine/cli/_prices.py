@@ -33,11 +33,9 @@ from ..reference import (
     ReferenceHub,
     SourceReading,
     parse_price_list,
+    store_path_for,
 )
-from ..reference._store import store_path_for
-from ..rules import EvalContext, RuleSet, split_name
-from ..rules._prices import PricesSettings
-from ..rules._values import format_duration
+from ..rules import EvalContext, PricesSettings, RuleSet, format_duration, split_name
 
 __all__ = ["reference_lines", "register"]
 

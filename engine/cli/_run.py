@@ -32,13 +32,18 @@ from .._errors import ConfigError, InvalidRequest
 from .._money import format_usd
 from .._plugins import make_plugin_host
 from ..ops import OpsSettings, operations
-from ..rules import RuleSet, load_rules
-from ..rules._values import format_duration
-from ..sniper import Engine, EngineMode, EngineSettings, TradingRefused
-from ..sniper._guard import describe
-from ..sniper._orders import describe_orders
-from ..sniper._session import SessionOptions, open_engine
-from ..sniper._statusfile import status_path_for
+from ..rules import RuleSet, format_duration, load_rules
+from ..sniper import (
+    Engine,
+    EngineMode,
+    EngineSettings,
+    SessionOptions,
+    TradingRefused,
+    describe,
+    describe_orders,
+    open_engine,
+    status_path_for,
+)
 from ._args import duration
 
 __all__ = ["register"]

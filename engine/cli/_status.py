@@ -22,8 +22,7 @@ from .._clock import Clock, SystemClock
 from .._errors import ConfigError, LedgerError
 from .._money import format_usd
 from ..ledger import BuyOrderRecord, Ledger, Purchase, is_overdue, summarize, utc_day_start
-from ..sniper._bandwidth import format_bytes
-from ..sniper._statusfile import read_status_file, status_file_problem, status_path_for
+from ..sniper import format_bytes, read_status_file, status_file_problem, status_path_for
 
 __all__ = ["register"]
 

@@ -20,7 +20,7 @@ from ._feed_events import (
     FeedListingEvent,
     FeedRemovalEvent,
 )
-from ._params import Exterior, Game, Order, OrderBy, Sort
+from ._params import GAMES, Exterior, Game, Order, OrderBy, Sort
 from ._prices import PriceListStream, PricesDecoder
 from ._responses import DEFAULT_RETRY_AFTER, classify_refusal
 from ._secret import APIKey, Secret
@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_RETRY_AFTER",
     "DEFAULT_TIMEOUT",
     "FEED_ENDPOINT",
+    "GAMES",
     "APIKey",
     "Backoff",
     "BulkItem",

@@ -34,6 +34,7 @@ from ._records import (
 from ._resolve import (
     DEFAULT_ABSENCE_GAP,
     DEFAULT_GRACE,
+    DEFAULT_HISTORY_SLACK,
     DEFAULT_WATCH,
     Absence,
     Resolution,
@@ -42,6 +43,7 @@ from ._resolve import (
     release,
     resolve,
     resolve_history,
+    sent_at,
 )
 from ._schema import SCHEMA_VERSION
 from ._states import (
@@ -58,6 +60,7 @@ __all__ = [
     "BUDGET_STATES",
     "DEFAULT_ABSENCE_GAP",
     "DEFAULT_GRACE",
+    "DEFAULT_HISTORY_SLACK",
     "DEFAULT_WATCH",
     "DETAIL_FIELDS",
     "FILL_PREFIX",
@@ -92,6 +95,7 @@ __all__ = [
     "release",
     "resolve",
     "resolve_history",
+    "sent_at",
     "summarize",
     "utc_day_start",
 ]

@@ -5,6 +5,7 @@ Configured in the rules file's ``notify:`` section; secrets come from the enviro
 Channels are plugins (``snipe_register_notifiers``), the built-in ones included.
 """
 
+from .._notifiers import Channel, ChannelConfig, NotifierKind, secret_from_env
 from ._channels import (
     DiscordChannel,
     DiscordConfig,
@@ -12,10 +13,12 @@ from ._channels import (
     TelegramConfig,
     WebhookChannel,
     WebhookConfig,
+    build_discord,
+    build_telegram,
+    build_webhook,
     sign,
     verify_signature,
 )
-from ._contract import Channel, ChannelConfig, NotifierKind, secret_from_env
 from ._delivery import ChannelStats, Delivery, DeliverySettings
 from ._events import (
     EVENT_KINDS,
@@ -50,6 +53,9 @@ __all__ = [
     "WebhookConfig",
     "build_channels",
     "build_delivery",
+    "build_discord",
+    "build_telegram",
+    "build_webhook",
     "describe_channels",
     "halted_notice",
     "purchase_notice",

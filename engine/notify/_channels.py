@@ -24,8 +24,8 @@ import httpx
 from pydantic import Field, field_validator, model_validator
 
 from .._errors import ConfigError
-from ..client._secret import Secret
-from ._contract import ChannelConfig, secret_from_env
+from .._notifiers import ChannelConfig, secret_from_env
+from ..client import Secret
 from ._events import EventKind, Notice
 
 __all__ = [

@@ -22,7 +22,7 @@ import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .._clock import Clock
-from ._contract import Channel
+from .._notifiers import Channel
 from ._events import Notice
 
 __all__ = ["ChannelStats", "Delivery", "DeliverySettings"]

@@ -9,10 +9,9 @@ dollars.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
+from .._events import EVENT_KINDS, DailySummary, EventKind, Notice
 from .._money import format_usd
 
 if TYPE_CHECKING:
@@ -30,48 +29,7 @@ __all__ = [
     "summary_notice",
 ]
 
-EventKind = Literal["purchase", "refund", "halted", "daily_summary"]
-EVENT_KINDS: tuple[EventKind, ...] = ("purchase", "refund", "halted", "daily_summary")
-
 _BASIS_POINTS = 10_000
-
-
-@dataclass(frozen=True)
-class Notice:
-    """One message, channel-neutral: a title, text lines, an optional image, and ``data``
-    (plain JSON values) for machine receivers."""
-
-    kind: EventKind
-    title: str
-    lines: tuple[str, ...]
-    at: float
-    data: Mapping[str, Any] = field(default_factory=dict)
-    image: str | None = None
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines)
-
-
-@dataclass(frozen=True)
-class DailySummary:
-    """One UTC day of trading, as the ledger has it (passed to ``snipe_daily_summary``)."""
-
-    day: str
-    """``YYYY-MM-DD`` (UTC)."""
-    purchases: int
-    """Purchases written that day that went through (bought, reserved or completed)."""
-    spent: int
-    refunds: int
-    refunded: int
-    failed: int
-    unresolved: int
-    spent_total: int
-    """Everything committed so far (all days), against ``cap_total``."""
-    cap_per_day: int
-    cap_total: int
-    dry_run: bool = False
-    """A dry run's day: the purchases are ones it would have made; nothing was spent."""
 
 
 def _discount_bp(price: int, reference: int | None) -> int | None:

@@ -16,9 +16,9 @@ import httpx
 
 from .._clock import Clock
 from .._errors import ConfigError
+from .._notifiers import Channel, NotifierKind
 from ..hookspecs import hookimpl
-from ..rules._schema import NotifyCore, criterion_values
-from ._contract import Channel, NotifierKind
+from ..rules import NotifyCore, criterion_values
 from ._delivery import Delivery, DeliverySettings
 from ._events import (
     DailySummary,

@@ -31,9 +31,14 @@ from anyio.abc import SocketAttribute
 from .._errors import SnipeError
 from ..metrics import CONTENT_TYPE, EngineMetrics, Response, open_listener, serve_listener
 from ..notify import Delivery, NotificationHub, build_delivery
-from ..sniper import Engine, EngineMode, TradingRefused
-from ..sniper._daily import daily_summary
-from ..sniper._statusfile import status_document, write_status_file
+from ..sniper import (
+    Engine,
+    EngineMode,
+    TradingRefused,
+    daily_summary,
+    status_document,
+    write_status_file,
+)
 
 __all__ = ["Operations", "OpsSettings", "daily_summary", "operations"]
 

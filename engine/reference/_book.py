@@ -37,7 +37,7 @@ from itertools import islice
 from typing import cast
 
 from .._money import Money
-from ..rules._names import split_name
+from ..rules import split_name
 from ._series import NEVER, PRICE_MAX, Series, unpack
 from ._sketch import RATIO, merge_into, quantile
 

@@ -30,8 +30,7 @@ import httpx
 from .._clock import Clock
 from .._errors import APIError, ConfigError
 from ..models import Listing
-from ..rules._contract import NameView, PriceSource, Quote
-from ..rules._prices import ListSettings, PricesSettings
+from ..rules import ListSettings, NameView, PriceSource, PricesSettings, Quote
 from ._book import BUCKETS, STATISTICS, MarketBook, MarketKey, MarketStats
 from ._lists import parse_price_list, service_tables
 from ._store import PriceList, PriceStore, store_path_for

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from .._errors import ConfigError
 from .._money import Money
 from ..models import PriceItem
-from ..rules._names import split_name
+from ..rules import split_name
 from ._book import MarketKey
 
 __all__ = [

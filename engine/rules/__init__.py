@@ -26,10 +26,34 @@ from ._contract import (
 from ._evaluate import Decision, evaluate, explain, summarize_rejections
 from ._load import LoadResult, check_rules_file, check_rules_text, load_rules, load_rules_text
 from ._names import NameParts, doppler_phases, known_phases, split_name
-from ._schema import Account, Budgets, RateLimits, StrictModel
-from ._values import USD, Duration, Percent, Wear, parse_duration, parse_percent
+from ._prices import ListSettings, PricesSettings
+from ._schema import (
+    CORE_RULE_KEYS,
+    NOTIFY_CORE_KEYS,
+    Account,
+    Budgets,
+    NotifyCore,
+    RateLimits,
+    closest,
+    criterion_values,
+)
+from ._strict import StrictModel
+from ._values import (
+    BASIS_POINTS,
+    USD,
+    Duration,
+    Percent,
+    Wear,
+    format_duration,
+    format_percent,
+    parse_duration,
+    parse_percent,
+)
 
 __all__ = [
+    "BASIS_POINTS",
+    "CORE_RULE_KEYS",
+    "NOTIFY_CORE_KEYS",
     "USD",
     "Account",
     "BudgetState",
@@ -40,13 +64,16 @@ __all__ = [
     "Decision",
     "Duration",
     "EvalContext",
+    "ListSettings",
     "LoadResult",
     "NameFilter",
     "NameParts",
     "NameView",
+    "NotifyCore",
     "Percent",
     "Predicate",
     "PriceSource",
+    "PricesSettings",
     "Problem",
     "Quote",
     "RateLimits",
@@ -58,9 +85,13 @@ __all__ = [
     "Wear",
     "check_rules_file",
     "check_rules_text",
+    "closest",
+    "criterion_values",
     "doppler_phases",
     "evaluate",
     "explain",
+    "format_duration",
+    "format_percent",
     "known_phases",
     "load_rules",
     "load_rules_text",

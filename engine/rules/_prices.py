@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import Field, field_validator, model_validator
 
 from ._contract import PriceSource
-from ._schema import StrictModel
+from ._strict import StrictModel
 from ._values import Duration
 
 __all__ = ["ListSettings", "ListSource", "MarketSettings", "PricesSettings", "ServiceSettings"]

@@ -19,7 +19,6 @@ from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
@@ -31,6 +30,8 @@ from pydantic import (
 
 from .._errors import ConfigError, InvalidRequest
 from ._contract import Criterion, Problem
+from ._prices import PricesSettings
+from ._strict import StrictModel
 from ._values import USD, Duration
 from ._yaml import Document
 
@@ -43,16 +44,9 @@ __all__ = [
     "NotifyCore",
     "RateLimits",
     "RuleCore",
-    "StrictModel",
     "build_config_model",
     "problems_from_validation_error",
 ]
-
-
-class StrictModel(BaseModel):
-    """Base of every model of the rules file: unknown keys are errors, values immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
 class RateLimits(StrictModel):
@@ -95,7 +89,7 @@ class Account(StrictModel):
         if value is None:
             return None
         # the very check `snipe run` makes, so `snipe check` passes only what run accepts
-        from ..client._tradelink import TradeLink
+        from ..client import TradeLink
 
         try:
             TradeLink.parse(value)
@@ -239,8 +233,6 @@ def _config_model(
         _ALIAS_PREFIX + key: (schema | None, Field(default=None, alias=key))
         for key, schema in notifiers
     }
-    from ._prices import PricesSettings  # it builds on StrictModel, defined here
-
     notify_model = create_model("Notify", __base__=NotifyCore, __module__=__name__, **notify_fields)
     rule_model = create_model("Rule", __base__=RuleCore, __module__=__name__, **fields)
     rules_type = Annotated[list[rule_model], Field(min_length=1)]

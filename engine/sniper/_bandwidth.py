@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..client._params import GAMES
+from ..client import GAMES
 from ..rules import RuleSet
 
 __all__ = [

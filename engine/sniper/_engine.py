@@ -45,13 +45,12 @@ from typing import cast
 
 import anyio
 
-from .._clock import Clock
+from .._clock import Clock, event_or_deadline
 from .._errors import APIError, KeyRejected, RateLimited, Unavailable
 from .._limiter import Lane, RateLimiter
 from .._money import format_usd
 from .._plugins import PluginHost
-from ..client import Game, MarketClient, TradeLink
-from ..client._params import GAMES
+from ..client import GAMES, Game, MarketClient, TradeLink
 from ..ledger import Ledger
 from ..models import Listing
 from ..reference import ReferenceHub
@@ -62,7 +61,7 @@ from ._budget import budget_state, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
 from ._daily import DayEnds
 from ._gate import GateSettings, StartGate, TradingRefused
-from ._guard import LoopGuard
+from ._guard import LoopGuard, unwrap
 from ._orders import OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
 from ._schedule import SearchPacer, SearchSchedule
@@ -294,7 +293,7 @@ class Engine:
                     await self.clock.sleep(duration)
                     tg.cancel_scope.cancel()
         except Exception as exc:  # every step is guarded: this is a bug of a runner
-            self.guard.failed("engine", _unwrap(exc), halt=True)
+            self.guard.failed("engine", unwrap(exc), halt=True)
         finally:
             if self.status.mode is not EngineMode.HALTED:
                 self.status.mode = EngineMode.STOPPED
@@ -371,7 +370,7 @@ class Engine:
             due = self.next_due(kind)
             if due > self.clock.now():
                 # or until a snapshot ends: its flags may make a search due sooner
-                await _event_or_deadline(self.clock, self._wake, due)
+                await event_or_deadline(self.clock, self._wake, due)
                 continue
             await self._turn(kind, self.clock.now())
             await self.step(kind)
@@ -386,7 +385,7 @@ class Engine:
         while any(k in self._stepping or self.next_due(k) <= at for k in earlier):
             if self.clock.now() >= limit:
                 return
-            await _event_or_deadline(self.clock, self._stepped, limit)
+            await event_or_deadline(self.clock, self._stepped, limit)
 
     async def _step_snapshot(self, now: float) -> None:
         try:
@@ -787,24 +786,3 @@ class Engine:
         """Spend against caps, search budget used, coverage, candidates, purchase states. A
         dry run says so and speaks of what it would have spent and bought."""
         return status_line(await self.view())
-
-
-async def _event_or_deadline(clock: Clock, event: anyio.Event, deadline: float) -> None:
-    """Wait until ``event`` is set or ``deadline`` (on ``clock``; none if infinite)."""
-    async with anyio.create_task_group() as tg:
-
-        async def wait() -> None:
-            await event.wait()
-            tg.cancel_scope.cancel()
-
-        tg.start_soon(wait)
-        if math.isfinite(deadline):
-            await clock.sleep_until(deadline)
-            tg.cancel_scope.cancel()
-
-
-def _unwrap(exc: Exception) -> Exception:
-    """The first real error inside (nested) exception groups."""
-    while isinstance(exc, ExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc

@@ -24,7 +24,7 @@ from collections import Counter
 from .._errors import SnipeError
 from ._status import EngineStatus
 
-__all__ = ["LoopGuard", "describe"]
+__all__ = ["LoopGuard", "describe", "unwrap"]
 
 log = logging.getLogger("snipe.engine")
 
@@ -83,3 +83,10 @@ class LoopGuard:
     def succeeded(self, loop: str) -> None:
         """A step of ``loop`` went through: its count in a row starts again."""
         self._in_a_row.pop(loop, None)
+
+
+def unwrap(exc: Exception) -> Exception:
+    """The first real error inside (nested) exception groups."""
+    while isinstance(exc, ExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

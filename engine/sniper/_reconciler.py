@@ -39,14 +39,15 @@ from .._money import format_usd
 from ..client import MarketClient
 from ..ledger import (
     BUDGET_STATES,
+    DEFAULT_HISTORY_SLACK,
     FILL_PREFIX,
     Absence,
     Cap,
     Ledger,
     Purchase,
     PurchaseState,
+    sent_at,
 )
-from ..ledger._resolve import DEFAULT_HISTORY_SLACK, sent_at
 from ..models import HistoryTrade, ProjectTrade
 from ._status import EngineStatus
 

@@ -40,6 +40,7 @@ from .._plugins import make_plugin_host
 from ..client import Game
 from ..models import Listing
 from ..rules import (
+    CORE_RULE_KEYS,
     BudgetState,
     Compiled,
     Criterion,
@@ -55,7 +56,6 @@ from ..rules import (
     load_rules_text,
     split_name,
 )
-from ..rules._schema import CORE_RULE_KEYS
 
 __all__ = [
     "EDGE_LISTINGS",

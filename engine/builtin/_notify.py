@@ -4,15 +4,15 @@ third-party plugin (see :data:`engine.builtin.BUILTIN_PLUGINS`)."""
 from __future__ import annotations
 
 from ..hookspecs import hookimpl
-from ._channels import (
+from ..notify import (
     DiscordConfig,
+    NotifierKind,
     TelegramConfig,
     WebhookConfig,
     build_discord,
     build_telegram,
     build_webhook,
 )
-from ._contract import NotifierKind
 
 __all__ = ["snipe_register_notifiers"]
 

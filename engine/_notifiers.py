@@ -14,9 +14,9 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._errors import ConfigError
-from ..client._secret import Secret
+from ._errors import ConfigError
 from ._events import EVENT_KINDS, EventKind, Notice
+from .client import Secret
 
 __all__ = ["Channel", "ChannelConfig", "NotifierKind", "secret_from_env"]
 
