@@ -26,11 +26,23 @@ from ._contract import (
 from ._evaluate import Decision, evaluate, explain, summarize_rejections
 from ._load import LoadResult, check_rules_file, check_rules_text, load_rules, load_rules_text
 from ._names import NameParts, doppler_phases, known_phases, split_name
+from ._portfolio import VALUE_SOURCES, PortfolioSettings
+from ._prices import PricesSettings
 from ._schema import Account, Budgets, RateLimits, StrictModel
-from ._values import USD, Duration, Percent, Wear, parse_duration, parse_percent
+from ._values import (
+    USD,
+    Duration,
+    Percent,
+    Wear,
+    format_duration,
+    format_percent,
+    parse_duration,
+    parse_percent,
+)
 
 __all__ = [
     "USD",
+    "VALUE_SOURCES",
     "Account",
     "BudgetState",
     "Budgets",
@@ -45,8 +57,10 @@ __all__ = [
     "NameParts",
     "NameView",
     "Percent",
+    "PortfolioSettings",
     "Predicate",
     "PriceSource",
+    "PricesSettings",
     "Problem",
     "Quote",
     "RateLimits",
@@ -61,6 +75,8 @@ __all__ = [
     "doppler_phases",
     "evaluate",
     "explain",
+    "format_duration",
+    "format_percent",
     "known_phases",
     "load_rules",
     "load_rules_text",

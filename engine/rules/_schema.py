@@ -229,6 +229,7 @@ def _config_model(
         _ALIAS_PREFIX + key: (schema | None, Field(default=None, alias=key))
         for key, schema in notifiers
     }
+    from ._portfolio import PortfolioSettings  # it builds on StrictModel, defined here
     from ._prices import PricesSettings  # it builds on StrictModel, defined here
 
     notify_model = create_model("Notify", __base__=NotifyCore, __module__=__name__, **notify_fields)
@@ -243,6 +244,7 @@ def _config_model(
         budgets=(Budgets, ...),
         notify=(notify_model | None, None),
         prices=(PricesSettings | None, None),
+        portfolio=(PortfolioSettings | None, None),
         rules=(rules_type, ...),
     )
     return model
