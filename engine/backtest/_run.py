@@ -21,6 +21,7 @@ from .._errors import APIError, KeyRejected, RateLimited
 from .._limiter import RateLimiter
 from .._plugins import PluginHost
 from ..ledger import MEMORY
+from ..portfolio import Portfolio, hub_lookup, value_portfolio
 from ..rules import Decision, RuleSet
 from ..sniper import BuyerSettings, Engine, EngineMode, EngineSettings
 from ..sniper._session import SessionOptions, open_engine
@@ -86,6 +87,8 @@ class BacktestRun:
     references_later: dict[str, dict[str, int]] = field(default_factory=dict)
     """project_id -> {reference source: its value for the purchase's name at the end of
     the replay}: what each reference says the purchase was worth later."""
+    portfolio: Portfolio | None = None
+    """What was held at the end, valued by the same code as ``snipe portfolio``."""
 
 
 async def run_backtest(
@@ -140,7 +143,15 @@ async def run_backtest(
         driver = _Driver(engine, market, transport, clock, limiter, options, progress)
         await driver.run(stop)
         market.finish()
-        purchases = [p.to_json() for p in await ledger.purchases()]
+        ledger_purchases = await ledger.purchases()
+        purchases = [p.to_json() for p in ledger_purchases]
+        worth = ruleset.portfolio
+        portfolio = value_portfolio(
+            ledger_purchases,
+            hub_lookup(engine.references, worth.value_by, clock.now()),
+            worth,
+            now=clock.now(),
+        )
         references_later = _references_later(engine, purchases, clock.now())
         references_at_end = {
             name: {
@@ -179,6 +190,7 @@ async def run_backtest(
         warnings=engine.status.repeated_errors(),
         references_later=references_later,
         references_at_end=references_at_end,
+        portfolio=portfolio,
     )
 
 
