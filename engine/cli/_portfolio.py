@@ -171,9 +171,9 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         notes.append(missing + ": nothing can be valued (has `snipe run` run?)")
     notes.append(
-        "sales on the service are not read: its history (my-history) has sell rows, but a"
-        " traded item gets a new platform id, so they cannot be tied to a purchase; give"
-        " them with --sales"
+        "sales on the service are not read: my-history has sell rows, but they name the"
+        " item by the id it was listed under, and nothing in the interface ties that to"
+        " a purchase (on the platform a traded item gets a new id); give sales with --sales"
     )
     if args.json:
         document = {"ledger": args.ledger, **portfolio.to_json(), "notes": notes}
