@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 import time
 from datetime import UTC, datetime
@@ -30,13 +31,21 @@ from ..ledger import Ledger, Purchase
 from ..portfolio import (
     GROUPINGS,
     Group,
+    Lookup,
     Portfolio,
     Sale,
     hub_lookup,
     parse_sales,
     value_portfolio,
 )
-from ..reference import BUCKETS, PriceStore, ReferenceHub, store_path_for
+from ..reference import (
+    BUCKETS,
+    PriceList,
+    PriceStore,
+    ReferenceHub,
+    parse_price_list,
+    store_path_for,
+)
 from ..rules import (
     VALUE_SOURCES,
     PortfolioSettings,
@@ -136,27 +145,57 @@ def _read_sales(paths: list[str]) -> list[Sale]:
 
 async def _load(
     ledger_path: str, store_path: str | None, prices: PricesSettings, source: str, now: float
-) -> tuple[list[Purchase], Any, str | None]:
+) -> tuple[list[Purchase], Lookup, str | None]:
     try:
         async with await Ledger.open(ledger_path, clock=SystemClock(), readonly=True) as ledger:
             purchases = await ledger.purchases()
     except LedgerError as exc:
         raise ConfigError(str(exc)) from None
     path = store_path or store_path_for(ledger_path)
+    missing = None
     if path is None or not await anyio.Path(path).exists():
         hub = ReferenceHub(prices, clock=SystemClock())
-        return purchases, hub_lookup(hub, source, now), f"no reference file at {path}"
-    store = PriceStore.open_read_only(path)
-    window = round(store.bucket_seconds * BUCKETS)
-    if window and window != prices.market.window:  # read buckets with the width written
-        market = prices.market.model_copy(update={"window": window})
-        prices = prices.model_copy(update={"market": market})
-    hub = ReferenceHub(prices, clock=SystemClock(), store=store)
+        missing = f"no reference file at {path}: no market.* or service.* reference"
+    else:
+        hub = await _restored(str(path), prices)
+    await _read_list(hub, prices, source, now)
+    return purchases, hub_lookup(hub, source, now), missing
+
+
+async def _restored(path: str, prices: PricesSettings) -> ReferenceHub:
+    """A hub restored from the reference file, read-only."""
     try:
+        store = PriceStore.open_read_only(path)
+    except sqlite3.Error as exc:
+        raise ConfigError(f"cannot read the reference file: {exc}", location=path) from None
+    try:
+        window = round(store.bucket_seconds * BUCKETS)
+        if window and window != prices.market.window:  # read buckets with the width written
+            market = prices.market.model_copy(update={"window": window})
+            prices = prices.model_copy(update={"market": market})
+        hub = ReferenceHub(prices, clock=SystemClock(), store=store)
         await hub.restore()
+    except sqlite3.Error as exc:
+        raise ConfigError(f"cannot read the reference file: {exc}", location=path) from None
     finally:
         store.close_sync()
-    return purchases, hub_lookup(hub, source, now), None
+    return hub
+
+
+async def _read_list(hub: ReferenceHub, prices: PricesSettings, source: str, now: float) -> None:
+    """A ``file.NAME`` list with a ``path`` that no run has stored yet is read now (as
+    ``snipe prices`` does), its age counted from now."""
+    settings = prices.lists.get(source.removeprefix("file."))
+    if not source.startswith("file.") or source in hub.lists or settings is None:
+        return
+    if settings.path is None:
+        return  # an address: only a run fetches it
+    try:
+        data = await anyio.Path(settings.path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the price list: {exc}", location=settings.path) from None
+    rows = parse_price_list(data, origin=settings.path, fmt=settings.format, unit=settings.unit)
+    hub.lists[source] = PriceList(source, rows.prices, now, settings.path, len(rows.set_aside))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -169,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
     portfolio = value_portfolio(purchases, lookup, settings, now=now, sales=sales)
     notes = list(portfolio.notes)
     if missing:
-        notes.append(missing + ": nothing can be valued (has `snipe run` run?)")
+        notes.append(missing)
     notes.append(
         "sales on the service are not read: my-history has sell rows, but they name the"
         " item by the id it was listed under, and nothing in the interface ties that to"

@@ -237,3 +237,37 @@ def test_unreadable_files_exit_2(
         argv += ["--rules", str(tmp_path / "r.yaml")]
     assert main(["portfolio", *argv]) == 2
     assert "snipe portfolio: error:" in capsys.readouterr().err
+
+
+def test_a_price_list_no_run_has_read_is_read_now(
+    ledger: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "buff.csv").write_text(f'market_hash_name,price\n"{AWP}",45.50\n')
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        f"""version: 1
+account: {{base_url: "http://127.0.0.1:9", ledger: "{ledger}"}}
+budgets: {{per_day: "10.00", total: "10.00"}}
+prices:
+  lists:
+    buff: {{path: "{tmp_path / "buff.csv"}"}}
+portfolio: {{value_by: file.buff}}
+rules:
+  - name: r
+    match: {{names: ["{REDLINE}"]}}
+    max_price: "20.00"
+"""
+    )
+    doc = _json(capsys, str(ledger), "--rules", str(rules))
+    holdings = {h["project_id"]: h for h in doc["holdings"]}  # type: ignore[attr-defined]
+    assert holdings["snp-2"]["value"] == 45_500
+    assert holdings["snp-2"]["reference"]["observations"] is None  # a list counts none
+    assert holdings["snp-1"]["no_value"] == "no file.buff reference"
+
+
+def test_a_corrupt_reference_file_exits_2(ledger: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    Path(f"{ledger}.prices.sqlite").write_bytes(b"not a database" * 100)
+    assert main(["portfolio", str(ledger)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read the reference file" in err
+    assert f"{ledger}.prices.sqlite" in err
