@@ -4,10 +4,11 @@
   :class:`Portfolio` (sans-I/O; the same code for ``snipe portfolio`` and the backtest
   report's "Portfolio at the end");
 - :func:`hub_lookup`: the lookup of one source in a :class:`~engine.reference.ReferenceHub`;
+- :func:`value_ledger`: the portfolio of an open ledger against a hub (a running engine's);
 - :func:`parse_sales`: sales made elsewhere, from a CSV file.
 """
 
-from ._references import hub_lookup
+from ._references import hub_lookup, value_ledger
 from ._sales import SALE_COLUMNS, parse_sales
 from ._value import (
     GROUPINGS,
@@ -37,5 +38,6 @@ __all__ = [
     "group_key",
     "hub_lookup",
     "parse_sales",
+    "value_ledger",
     "value_portfolio",
 ]

@@ -5,10 +5,29 @@ says, with its observation count and age."""
 
 from __future__ import annotations
 
-from ..reference import ReferenceHub
-from ._value import Lookup, Reference
+from collections.abc import Iterable
 
-__all__ = ["hub_lookup"]
+from ..ledger import Ledger
+from ..reference import ReferenceHub
+from ..rules import PortfolioSettings
+from ._value import Lookup, Portfolio, Reference, Sale, value_portfolio
+
+__all__ = ["hub_lookup", "value_ledger"]
+
+
+async def value_ledger(
+    ledger: Ledger,
+    hub: ReferenceHub,
+    settings: PortfolioSettings,
+    *,
+    now: float,
+    sales: Iterable[Sale] = (),
+) -> Portfolio:
+    """The portfolio of an open ledger against a hub's references at ``now``: what a
+    running engine (its ``ledger`` and ``references``) or a control plane shows."""
+    purchases = await ledger.purchases()
+    lookup = hub_lookup(hub, settings.value_by, now)
+    return value_portfolio(purchases, lookup, settings, now=now, sales=sales)
 
 
 def hub_lookup(hub: ReferenceHub, source: str, now: float) -> Lookup:
