@@ -23,6 +23,9 @@ phase is only valued by that phase's reference, never by the name over all phase
 *up* to the unit (USD x 1000), so a rounded figure never flatters the trader. Without a
 fee set, values are before any fee and the portfolio says so.
 
+**Groups.** By the purchase: its item (market name), rule, and the UTC day and ISO week
+it was bought; a sale's realised result counts in its purchase's groups.
+
 **Liquidity.** A holding whose ``unlock_at`` is after ``now`` is *illiquid* (trade-locked:
 it cannot be sold yet); RESERVED without a known unlock time is illiquid too. Illiquid
 holdings are valued like the others and their value is also totalled apart.
@@ -360,6 +363,11 @@ def _match_sales(
             state = every[sale.project_id].state.value
             raise ConfigError(
                 f"sale of {sale.project_id!r}: the purchase is {state}, not held",
+                location=sale.origin,
+            )
+        if sale.sold_at < held[sale.project_id].created_at:
+            raise ConfigError(
+                f"sale of {sale.project_id!r} is dated before the purchase was made",
                 location=sale.origin,
             )
         first = out.get(sale.project_id)

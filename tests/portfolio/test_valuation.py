@@ -255,6 +255,11 @@ def test_a_sale_realises_its_result_and_leaves_the_holdings(
             "also given at sales.csv:2",
             "sales.csv:7",
         ),
+        (
+            [Sale("p1", 1_000, NOW - 2 * DAY, "sales.csv:5")],
+            "dated before the purchase",
+            "sales.csv:5",
+        ),
     ],
 )
 def test_a_sale_of_nothing_held_is_bad_input_named_by_its_place(
