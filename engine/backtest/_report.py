@@ -118,6 +118,8 @@ def build_report(run: BacktestRun) -> Report:
     }
     if not held:  # only then: a report that bought something keeps its fingerprint
         summary["nothing_bought"] = why_nothing_bought(run, attempts)
+    if run.portfolio is not None:
+        summary["portfolio"] = run.portfolio.to_json()
     lines = [_canonical({"purchase": p}) for p in run.purchases]
     lines += [_canonical({"event": e}) for e in run.events]
     return Report(summary, lines)
@@ -428,6 +430,12 @@ def markdown(summary: dict[str, Any], *, chart: bool) -> str:
         lines += ["", "## Margin against each reference", "", _REFERENCES_INTRO, ""]
         lines += [_row(*_REFERENCE_HEADERS), "|" + "---|" * len(_REFERENCE_HEADERS)]
         lines += [_row(*r) for r in references]
+    portfolio = _portfolio_rows(summary)
+    if portfolio:
+        lines += ["", "## Portfolio at the end", "", _portfolio_intro(summary), ""]
+        lines += [_row(*_PORTFOLIO_HEADERS), "|" + "---|" * len(_PORTFOLIO_HEADERS)]
+        lines += [_row(*r) for r in portfolio]
+        lines += [""] + [f"- {note}" for note in summary["portfolio"]["notes"]]
     lines += ["", "## Purchases", "", _row(*_PURCHASE_HEADERS)]
     lines.append("|" + "---|" * len(_PURCHASE_HEADERS))
     lines += [_row(*r) for r in _purchase_rows(summary)]
@@ -451,7 +459,7 @@ img {{ max-width: 100%; }}
 {nothing}{chart}
 <h2>Per rule</h2>
 <table>{rules}</table>
-{references}<h2>Purchases</h2>
+{references}{portfolio}<h2>Purchases</h2>
 <table>{purchases}</table>
 </body></html>
 """
@@ -531,5 +539,58 @@ def html_page(summary: dict[str, Any], png: bytes | None) -> str:
             if _reference_rows(summary)
             else ""
         ),
+        portfolio=_portfolio_html(summary),
         purchases=_html_table(_PURCHASE_HEADERS, _purchase_rows(summary)),
+    )
+
+
+_PORTFOLIO_HEADERS = (
+    "rule",
+    "held",
+    "cost",
+    "valued",
+    "value",
+    "unrealised margin",
+    "no value",
+    "illiquid",
+)
+
+
+def _portfolio_intro(summary: dict[str, Any]) -> str:
+    p = summary["portfolio"]
+    return (
+        f"What was held when the replay ended, valued by `{p['settings']['value_by']}` "
+        f"(the same code as `snipe portfolio`): {p['fee']}. Holdings without a usable "
+        "reference are left out of value and margin."
+    )
+
+
+def _portfolio_rows(summary: dict[str, Any]) -> list[tuple[str, ...]]:
+    p = summary.get("portfolio")
+    if p is None:
+        return []
+    return [
+        (
+            g["key"],
+            str(g["holdings"]),
+            _usd(g["cost"]),
+            str(g["valued"]),
+            _usd(g["value"]),
+            _usd(g["margin"]),
+            str(g["unvalued"]),
+            str(g["illiquid"]),
+        )
+        for g in [*p["by"]["rule"], p["totals"]]
+    ]
+
+
+def _portfolio_html(summary: dict[str, Any]) -> str:
+    rows = _portfolio_rows(summary)
+    if not rows:
+        return ""
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in summary["portfolio"]["notes"])
+    return (
+        "<h2>Portfolio at the end</h2>\n"
+        f"<p>{html.escape(_portfolio_intro(summary))}</p>\n"
+        f"<table>{_html_table(_PORTFOLIO_HEADERS, rows)}</table>\n<ul>{notes}</ul>\n"
     )

@@ -20,6 +20,7 @@ from typing import Any
 from .._clock import VirtualClock
 from .._plugins import PluginHost
 from ..ledger import MEMORY
+from ..portfolio import Portfolio, hub_lookup, value_portfolio
 from ..rules import Decision, RuleSet
 from ..sniper import BuyerSettings, Engine, EngineSettings, SessionOptions, open_engine
 from ._format import Record
@@ -89,6 +90,8 @@ class BacktestRun:
     skips: dict[str, dict[str, int]] = field(default_factory=dict)
     """Rule -> {a full reason of each kind that turned listings down: how often}, most
     frequent first: why a rule bought nothing."""
+    portfolio: Portfolio | None = None
+    """What was held at the end, valued by the same code as ``snipe portfolio``."""
 
 
 async def run_backtest(
@@ -153,7 +156,15 @@ async def run_backtest(
         else:
             await driver.run(stop)
         market.finish()
-        purchases = [p.to_json() for p in await ledger.purchases()]
+        ledger_purchases = await ledger.purchases()
+        purchases = [p.to_json() for p in ledger_purchases]
+        worth = ruleset.portfolio
+        portfolio = value_portfolio(
+            ledger_purchases,
+            hub_lookup(engine.references, worth.value_by, clock.now()),
+            worth,
+            now=clock.now(),
+        )
         references_later = _references_later(engine, purchases, clock.now())
         references_at_end = {
             name: {
@@ -194,6 +205,7 @@ async def run_backtest(
         references_at_end=references_at_end,
         listings_seen=engine.status.listings_seen,
         skips=_skips(engine),
+        portfolio=portfolio,
     )
 
 

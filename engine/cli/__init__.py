@@ -34,6 +34,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "._backtest",
     "._status",
     "._prices",
+    "._portfolio",
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -26,6 +26,7 @@ from ._contract import (
 from ._evaluate import Decision, evaluate, explain, summarize_rejections
 from ._load import LoadResult, check_rules_file, check_rules_text, load_rules, load_rules_text
 from ._names import NameParts, doppler_phases, known_phases, split_name
+from ._portfolio import VALUE_SOURCES, PortfolioSettings
 from ._prices import ListSettings, PricesSettings
 from ._schema import (
     CORE_RULE_KEYS,
@@ -55,6 +56,7 @@ __all__ = [
     "CORE_RULE_KEYS",
     "NOTIFY_CORE_KEYS",
     "USD",
+    "VALUE_SOURCES",
     "Account",
     "BudgetState",
     "Budgets",
@@ -71,6 +73,7 @@ __all__ = [
     "NameView",
     "NotifyCore",
     "Percent",
+    "PortfolioSettings",
     "Predicate",
     "PriceSource",
     "PricesSettings",

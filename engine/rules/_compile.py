@@ -36,6 +36,7 @@ from ._contract import (
     Test,
 )
 from ._names import split_name
+from ._portfolio import PortfolioSettings
 from ._prices import PricesSettings
 from ._schema import CORE_RULE_KEYS, Account, Budgets, NotifyCore, OrdersSettings, format_path
 
@@ -386,6 +387,7 @@ class RuleSet:
         problems: Sequence[Problem] = (),
         notify: NotifyCore | None = None,
         prices: PricesSettings | None = None,
+        portfolio: PortfolioSettings | None = None,
         sources_used: frozenset[str] = frozenset(),
         orders: OrdersSettings | None = None,
     ) -> None:
@@ -394,6 +396,8 @@ class RuleSet:
         """The ``orders:`` section (defaults when absent)."""
         self.prices = prices or PricesSettings()
         """The ``prices:`` section (defaults when absent)."""
+        self.portfolio = portfolio or PortfolioSettings()
+        """The ``portfolio:`` section (defaults when absent)."""
         self.sources_used = sources_used.union(*(r.references for r in rules))
         """Every price source a rule's criteria read (:attr:`Compiled.references`), and
         ``sources_used`` given."""

@@ -160,6 +160,7 @@ def _compile(config: Any, doc: Document, host: PluginHost, problems: list[Proble
         notify=config.notify,
         prices=prices,
         orders=config.orders,
+        portfolio=config.portfolio,
     )
 
 

@@ -30,6 +30,7 @@ from pydantic import (
 
 from .._errors import ConfigError, InvalidRequest
 from ._contract import Criterion, Problem
+from ._portfolio import PortfolioSettings
 from ._prices import PricesSettings
 from ._strict import StrictModel
 from ._values import USD, Duration
@@ -246,6 +247,7 @@ def _config_model(
         notify=(notify_model | None, None),
         prices=(PricesSettings | None, None),
         orders=(OrdersSettings, OrdersSettings()),
+        portfolio=(PortfolioSettings | None, None),
         rules=(rules_type, ...),
     )
     return model
