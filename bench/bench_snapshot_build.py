@@ -45,7 +45,13 @@ async def serve(snapshot: Snapshot) -> tuple[int, int, float]:
     received = 0
     status = 0
 
+    asked = False
+
     async def receive() -> dict[str, Any]:
+        nonlocal asked
+        if asked:  # the server listens for a disconnect while it streams: none comes
+            await anyio.sleep_forever()
+        asked = True
         return {"type": "http.request", "body": b"", "more_body": False}
 
     async def send(message: dict[str, Any]) -> None:

@@ -1,25 +1,34 @@
-"""A tiny HTTP/1.1 responder on anyio (both backends), enough for a Prometheus scrape and a
-health probe: ``GET`` only, one request per connection, no request body, bounded reads.
+"""The metrics server: ``/metrics`` and ``/healthz`` (whatever the handler answers), a
+Starlette application served by hypercorn on asyncio or trio, whichever runs.
 
-prometheus-client's own server runs in a thread; this one lives in the engine's event
-loop, so ``/healthz`` answering at all proves the loop is responsive.
+It lives in the engine's own event loop (prometheus-client's server runs in a thread), so
+``/healthz`` answering at all proves the loop is responsive. It is the same web toolkit the
+sandbox and the control-plane API use: routing, errors and tests look the same everywhere.
+Answers are small and final: ``GET``/``HEAD`` only, one request per connection
+(``connection: close``), request heads bounded by hypercorn (16 KiB) and idle connections
+dropped by its keep-alive timeout.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Awaitable, Callable
-from contextlib import suppress
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
+import sniffio
 from anyio.abc import Listener, SocketAttribute, SocketStream, TaskStatus
+from hypercorn.config import Config
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response as WebResponse
+from starlette.routing import Route
 
-__all__ = ["Handler", "Response", "open_listener", "serve_http", "serve_listener"]
+__all__ = ["Handler", "Response", "metrics_app", "open_listener", "serve_http", "serve_listener"]
 
-_MAX_HEAD = 16 * 1024
-_READ_TIMEOUT = 10.0
-_REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 400: "Bad Request"}
-_REASONS |= {503: "Service Unavailable", 500: "Internal Server Error"}
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -32,6 +41,45 @@ class Response:
 Handler = Callable[[str], Awaitable[Response]]
 """path -> response, for a ``GET``."""
 
+_MAX_HEAD = 16 * 1024
+_ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+
+def metrics_app(handler: Handler) -> Starlette:
+    """The ASGI application answering every path with ``handler`` (``GET`` and ``HEAD``
+    only; a bug in the handler is a 500, never a dead server)."""
+
+    async def endpoint(request: Request) -> WebResponse:
+        if _head_size(request) > _MAX_HEAD:
+            # the parser bounds heads that arrive in pieces; one that came whole is
+            # bounded here, so that no path is ever handed on at any length
+            return _web(Response(400, b"request head too large\n"))
+        if request.method not in ("GET", "HEAD"):
+            return _web(Response(405, b"GET only\n"))
+        try:
+            response = await handler(request.url.path)
+        except Exception:
+            log.exception("metrics handler failed for %s", request.url.path)
+            response = Response(500, b"internal error\n")
+        return _web(response)
+
+    return Starlette(routes=[Route("/{path:path}", endpoint, methods=_ANY_METHOD)])
+
+
+def _head_size(request: Request) -> int:
+    scope = request.scope
+    size = len(scope.get("raw_path") or b"") + len(scope.get("query_string", b""))
+    return size + sum(len(name) + len(value) + 4 for name, value in scope["headers"])
+
+
+def _web(response: Response) -> WebResponse:
+    return WebResponse(
+        response.body,
+        response.status,
+        headers={"connection": "close"},
+        media_type=response.content_type,
+    )
+
 
 async def serve_http(
     handler: Handler,
@@ -40,62 +88,37 @@ async def serve_http(
     port: int = 0,
     task_status: TaskStatus[int] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve ``handler`` on ``host:port`` until cancelled; ``task_status`` gets the port
-    (useful with ``port=0``). ``OSError`` when the address cannot be bound."""
+    """Serve ``handler`` on ``host:port`` (loopback by default) until cancelled;
+    ``task_status`` gets the port (useful with ``port=0``). ``OSError`` when the address
+    cannot be bound."""
     listener = await open_listener(host, port)
     task_status.started(listener.extra(SocketAttribute.local_port))
     await serve_listener(listener, handler)
 
 
 async def open_listener(host: str, port: int) -> Listener[SocketStream]:
-    """A listening socket on ``host:port`` (``port`` 0: any free port)."""
+    """A listening socket on ``host:port`` (``port`` 0: any free port), bound now so that
+    a port in use is a plain ``OSError`` before anything starts."""
     return await anyio.create_tcp_listener(local_host=host, local_port=port)
 
 
 async def serve_listener(listener: Listener[SocketStream], handler: Handler) -> None:
     """Answer connections on ``listener`` with ``handler`` until cancelled; closes it."""
     async with listener:
+        raw = listener.extra(SocketAttribute.raw_socket)
+        config = Config()
+        # hypercorn takes a copy of the listening socket and owns that copy; the
+        # listener keeps (and closes) its own
+        config.bind = [f"fd://{os.dup(raw.fileno())}"]
+        config.accesslog = None
+        config.loglevel = "WARNING"
+        config.include_server_header = False
+        app: Any = metrics_app(handler)  # ASGI 3; hypercorn types it with its own TypedDicts
+        if sniffio.current_async_library() == "trio":
+            from hypercorn.trio import serve as trio_serve
 
-        async def connection(stream: SocketStream) -> None:
-            # a client that goes away, stalls or sends garbage gets nothing more; whatever
-            # happens to one connection, the server (and the engine beside it) goes on
-            with suppress(Exception):
-                async with stream:
-                    await _answer(stream, handler)
+            await trio_serve(app, config, shutdown_trigger=anyio.sleep_forever)
+        else:
+            from hypercorn.asyncio import serve as asyncio_serve
 
-        await listener.serve(connection)
-
-
-async def _answer(stream: SocketStream, handler: Handler) -> None:
-    head = b""
-    with anyio.fail_after(_READ_TIMEOUT):
-        while b"\r\n\r\n" not in head and b"\n\n" not in head:
-            if len(head) > _MAX_HEAD:
-                await _write(stream, Response(400, b"request head too large\n"))
-                return
-            head += await stream.receive(4096)
-    line = head.split(b"\n", 1)[0].decode("latin-1").strip()
-    parts = line.split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/"):
-        await _write(stream, Response(400, b"bad request line\n"))
-        return
-    method, target = parts[0], parts[1]
-    if method not in ("GET", "HEAD"):
-        await _write(stream, Response(405, b"GET only\n"))
-        return
-    try:
-        response = await handler(target.split("?", 1)[0])
-    except Exception:
-        response = Response(500, b"internal error\n")
-    await _write(stream, response, head_only=method == "HEAD")
-
-
-async def _write(stream: SocketStream, response: Response, *, head_only: bool = False) -> None:
-    reason = _REASONS.get(response.status, "")
-    head = (
-        f"HTTP/1.1 {response.status} {reason}\r\n"
-        f"Content-Type: {response.content_type}\r\n"
-        f"Content-Length: {len(response.body)}\r\n"
-        "Connection: close\r\n\r\n"
-    ).encode("latin-1")
-    await stream.send(head if head_only else head + response.body)
+            await asyncio_serve(app, config, shutdown_trigger=anyio.sleep_forever)

@@ -1,4 +1,10 @@
-"""The ASGI application: request in, faults and limits applied, handler called, answer out.
+"""The ASGI application, on Starlette: request in, faults and limits applied, handler
+called, answer out.
+
+Starlette does the plumbing (routing, reading the body, sending answers and streams,
+lifespan, websockets); the route handlers stay plain functions from a
+:class:`~._http.Request` value to a :class:`~._http.Response` value, so the sandbox's
+behaviour is decided without any I/O and the toolkit only carries it.
 
 Two flavours share everything but how a lost answer looks. In-process (``wire_faults``
 false, for ``httpx.ASGITransport``) a timeout or a dropped connection is raised as the
@@ -11,12 +17,19 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import AsyncIterator, Iterator
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 import anyio.lowlevel
 import httpx
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request as WebRequest
+from starlette.responses import Response as WebResponse
+from starlette.responses import StreamingResponse
+from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
 
 from . import (  # noqa: F401 - registration
     _routes_account,
@@ -25,7 +38,8 @@ from . import (  # noqa: F401 - registration
     _routes_trading,
 )
 from ._faults import Fault
-from ._http import ROUTES, BadRequest, Request, Response, Route, html_response, json_response
+from ._http import ROUTES, BadRequest, Request, Response, html_response, json_response
+from ._http import Route as Handled
 from ._inspect import inspect_request
 
 if TYPE_CHECKING:
@@ -33,13 +47,10 @@ if TYPE_CHECKING:
 
 __all__ = ["DroppedConnection", "SandboxApp"]
 
-# The ASGI 3 callable types, as httpx.ASGITransport and hypercorn spell them.
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-
-
 _KNOWN_STATUSES = frozenset(status.value for status in HTTPStatus)
+# Every path takes every method, so that a wrong method is answered the way the service
+# does (405 with a JSON body), not with the toolkit's plain-text 405.
+_ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 class DroppedConnection(Exception):
@@ -47,40 +58,44 @@ class DroppedConnection(Exception):
 
 
 class SandboxApp:
-    """ASGI 3 application over a :class:`Sandbox`."""
+    """ASGI 3 application over a :class:`Sandbox` (a Starlette application inside)."""
 
     def __init__(self, sandbox: Sandbox, *, wire_faults: bool) -> None:
         self.sandbox = sandbox
         self.wire_faults = wire_faults
+        routes: list[BaseRoute] = [
+            Route(path, self._interface, methods=_ANY_METHOD)
+            for path in sorted({path for _, path in ROUTES})
+        ]
+        routes.append(Route("/_sandbox/{rest:path}", self._inspect, methods=_ANY_METHOD))
+        self.web = Starlette(routes=routes, exception_handlers={404: self._not_found})
+        self.web.router.redirect_slashes = False  # "/v1/user/" is not found, as on the service
 
     def __repr__(self) -> str:
         return f"SandboxApp(wire_faults={self.wire_faults})"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
-            return
-        if scope["type"] != "http":
-            return
-        request = Request.from_scope(scope, await _read_body(receive))
-        if request.path.startswith("/_sandbox/"):
-            self.sandbox.advance()
-            await _send_response(send, inspect_request(self.sandbox, request))
-            return
-        there, back = self.sandbox.network_delays()
-        if there > 0.0:
-            await self.sandbox.clock.sleep(there)  # it arrives (and is counted) only now
-        if back > 0.0:
-            send = _delayed(send, self.sandbox.clock.sleep, back)
+        await self.web(scope, receive, send)
+
+    # -- endpoints --------------------------------------------------------------------
+
+    async def _inspect(self, web: WebRequest) -> WebResponse:
+        request = Request.from_scope(web.scope, await web.body())
         self.sandbox.advance()
+        return _web(inspect_request(self.sandbox, request))
+
+    async def _not_found(self, web: WebRequest, exc: Exception) -> WebResponse:
+        assert isinstance(exc, HTTPException)
+        request = Request.from_scope(web.scope, await web.body())
+        back = await self._arrive()
+        return await self._answer(self._unknown(request, 404), back)
+
+    async def _interface(self, web: WebRequest) -> WebResponse:
+        request = Request.from_scope(web.scope, await web.body())
+        back = await self._arrive()
         found = ROUTES.get((request.method, request.path))
         if found is None:
-            known_path = any(path == request.path for _, path in ROUTES)
-            status = 405 if known_path else 404
-            response = json_response({"success": False, "msg": "Not found"}, status)
-            self._count(request, status)
-            await _send_response(send, response)
-            return
+            return await self._answer(self._unknown(request, 405), back)
         if found.purchase:
             self.sandbox.record_purchase_request(request)
         fault = self.sandbox.faults.draw(request.method, request.path)
@@ -88,13 +103,34 @@ class SandboxApp:
             self.sandbox.faults_fired.append(
                 {"endpoint": request.endpoint, "kind": fault.kind, "at": self.sandbox.now()}
             )
-        await self._serve(found, request, fault, send)
+        return await self._serve(found, request, fault, back)
+
+    async def _arrive(self) -> float:
+        """The way there (the request is counted only once it arrives); returns the
+        delay of the way back."""
+        there, back = self.sandbox.network_delays()
+        if there > 0.0:
+            await self.sandbox.clock.sleep(there)
+        self.sandbox.advance()
+        return back
+
+    async def _answer(self, response: Response | WebResponse, back: float) -> WebResponse:
+        """``response`` once the way back is over."""
+        if back > 0.0:
+            await self.sandbox.clock.sleep(back)
+        return response if isinstance(response, WebResponse) else _web(response)
+
+    def _unknown(self, request: Request, status: int) -> Response:
+        self._count(request, status)
+        return json_response({"success": False, "msg": "Not found"}, status)
 
     def _count(self, request: Request, status: int) -> None:
         self.sandbox.requests[request.endpoint] += 1
         self.sandbox.requests[f"{request.endpoint} {status}"] += 1
 
-    async def _serve(self, found: Route, request: Request, fault: Fault | None, send: Send) -> None:
+    async def _serve(
+        self, found: Handled, request: Request, fault: Fault | None, back: float
+    ) -> WebResponse:
         clock = self.sandbox.clock
         if fault is not None and fault.kind == "latency":
             await clock.sleep(fault.delay)
@@ -104,42 +140,31 @@ class SandboxApp:
             early = _failure_response(fault, request)
             if early is not None:
                 self._count(request, early.status)
-                await _send_response(send, early)
-                return
+                return await self._answer(early, back)
             if fault.kind == "drop_connection":
                 self._count(request, 0)
-                await self._drop(send)
-                return
+                return await self._answer(self._drop(), back)
         response = self._carry_out(found, request, fault)
         self._count(request, response.status)
         if fault is None or fault.kind in ("latency", "late_accept"):
-            await _send_response(send, response)
-        elif fault.kind == "refuse_after_commit":
-            await _send_response(send, json_response({"success": False, "msg": fault.msg}))
-        elif fault.kind in ("timeout_after_commit", "hidden_commit"):
+            return await self._answer(response, back)
+        if fault.kind == "refuse_after_commit":
+            return await self._answer(json_response({"success": False, "msg": fault.msg}), back)
+        if fault.kind in ("timeout_after_commit", "hidden_commit"):
             if not self.wire_faults:
                 raise httpx.ReadTimeout("sandbox: the answer was never sent (timeout_after_commit)")
             await clock.sleep(fault.delay)
-            await _send_response(send, response)
-        elif fault.kind == "drop_connection":
-            await self._drop(send)
-        else:
-            await _send_response(send, _failure_response(fault, request) or response)
+            return await self._answer(response, back)
+        if fault.kind == "drop_connection":
+            return await self._answer(self._drop(), back)
+        return await self._answer(_failure_response(fault, request) or response, back)
 
-    async def _drop(self, send: Send) -> None:
+    def _drop(self) -> WebResponse:
         if not self.wire_faults:
             raise httpx.RemoteProtocolError("sandbox: server disconnected without a response")
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", b"400")],
-            }
-        )
-        await send({"type": "http.response.body", "body": b'{"success":tr', "more_body": True})
-        raise DroppedConnection("sandbox: connection dropped on purpose (fault injection)")
+        return _BrokenResponse()
 
-    def _carry_out(self, found: Route, request: Request, fault: Fault | None) -> Response:
+    def _carry_out(self, found: Handled, request: Request, fault: Fault | None) -> Response:
         """Handle the request, shaped by a fault that changes what the work does."""
         if fault is None:
             return self._handle(found, request)
@@ -150,7 +175,7 @@ class SandboxApp:
         with self.sandbox.trading.shaping(hidden_for=hidden, accept_late_by=late):
             return self._handle(found, request)
 
-    def _handle(self, found: Route, request: Request) -> Response:
+    def _handle(self, found: Handled, request: Request) -> Response:
         sandbox = self.sandbox
         account = sandbox.trading.account_for(request.arg("api"))
         if found.auth and account is None:
@@ -165,15 +190,35 @@ class SandboxApp:
             return json_response({"success": False, "msg": str(exc)})
 
 
-def _delayed(send: Send, sleep: Callable[[float], Awaitable[None]], seconds: float) -> Send:
-    """``send``, with the answer's first message held back ``seconds`` (the way back)."""
+class _BrokenResponse(WebResponse):
+    """A 200 that promises 400 bytes, sends a few and breaks the connection."""
 
-    async def delayed_send(message: MutableMapping[str, Any]) -> None:
-        if message.get("type") == "http.response.start":
-            await sleep(seconds)
-        await send(message)
+    def __init__(self) -> None:
+        super().__init__(b'{"success":tr', 200, media_type="application/json")
+        self.raw_headers = [(b"content-type", b"application/json"), (b"content-length", b"400")]
 
-    return delayed_send
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        await send({"type": "http.response.body", "body": self.body, "more_body": True})
+        raise DroppedConnection("sandbox: connection dropped on purpose (fault injection)")
+
+
+def _web(response: Response) -> WebResponse:
+    """The toolkit's response for a handler's answer: the same status, headers and bytes."""
+    headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in response.headers}
+    if isinstance(response.body, bytes):
+        return WebResponse(response.body, response.status, headers)
+    return StreamingResponse(_chunks(response.body), response.status, headers)
+
+
+async def _chunks(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """A big answer made by a plain generator, with a checkpoint between chunks so other
+    requests run meanwhile (and without the thread the toolkit would use for a plain
+    iterator: the sandbox is single-threaded)."""
+    for chunk in chunks:
+        if chunk:
+            yield chunk
+            await anyio.lowlevel.checkpoint()
 
 
 def _rate_limited(bucket: str, wait: float) -> Response:
@@ -215,44 +260,3 @@ def _first_items(request: Request, portion: float) -> Request:
     keep = max(1, math.floor(len(items) * portion))
     trimmed = json.dumps({**body, "items": items[:keep]}).encode()
     return Request(request.method, request.path, request.query, trimmed)
-
-
-async def _read_body(receive: Receive) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
-async def _send_response(send: Send, response: Response) -> None:
-    headers = list(response.headers)
-    if isinstance(response.body, bytes):
-        headers.append((b"content-length", str(len(response.body)).encode()))
-        await send({"type": "http.response.start", "status": response.status, "headers": headers})
-        await send({"type": "http.response.body", "body": response.body})
-        return
-    await send({"type": "http.response.start", "status": response.status, "headers": headers})
-    await _stream(send, response.body)
-
-
-async def _stream(send: Send, chunks: Iterator[bytes]) -> None:
-    for chunk in chunks:
-        if chunk:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await anyio.lowlevel.checkpoint()  # let other requests run during a big answer
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
