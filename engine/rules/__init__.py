@@ -26,12 +26,13 @@ from ._contract import (
 from ._evaluate import Decision, evaluate, explain, summarize_rejections
 from ._load import LoadResult, check_rules_file, check_rules_text, load_rules, load_rules_text
 from ._names import NameParts, doppler_phases, known_phases, split_name
-from ._schema import Account, Budgets, RateLimits, StrictModel
+from ._schema import Account, ApiSettings, Budgets, RateLimits, StrictModel
 from ._values import USD, Duration, Percent, Wear, parse_duration, parse_percent
 
 __all__ = [
     "USD",
     "Account",
+    "ApiSettings",
     "BudgetState",
     "Budgets",
     "Compiled",

@@ -37,7 +37,7 @@ from ._contract import (
 )
 from ._names import split_name
 from ._prices import PricesSettings
-from ._schema import CORE_RULE_KEYS, Account, Budgets, NotifyCore, format_path
+from ._schema import CORE_RULE_KEYS, Account, ApiSettings, Budgets, NotifyCore, format_path
 
 __all__ = ["Check", "CompiledRule", "RuleSet", "compile_rule"]
 
@@ -387,8 +387,11 @@ class RuleSet:
         notify: NotifyCore | None = None,
         prices: PricesSettings | None = None,
         sources_used: frozenset[str] = frozenset(),
+        api: ApiSettings | None = None,
     ) -> None:
         self.filename = filename
+        self.api = api
+        """The ``api:`` section, if any (``snipe run`` serves the API when it is there)."""
         self.prices = prices or PricesSettings()
         """The ``prices:`` section (defaults when absent)."""
         self.sources_used = sources_used.union(*(r.references for r in rules))

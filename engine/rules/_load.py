@@ -159,6 +159,7 @@ def _compile(config: Any, doc: Document, host: PluginHost, problems: list[Proble
         problems=[p for p in problems if p.severity == "warning"],
         notify=config.notify,
         prices=prices,
+        api=config.api,
     )
 
 

@@ -162,7 +162,8 @@ class Engine:
             clock=clock,
             status=self.status,
             settings=settings.reconciler,
-            caps_for=lambda rule, at: caps_for_rule(ruleset, rule, at),
+            # the engine's rules of the moment: a reload swaps them (replace_rules)
+            caps_for=lambda rule, at: caps_for_rule(self.ruleset, rule, at),
             host=host,
         )
         self.daily = DayEnds()
@@ -196,6 +197,9 @@ class Engine:
             ruleset.prices, clock=clock, wanted=ruleset.sources_used
         )
         """Reference prices (``market.*`` learned here, ``service.*``, ``file.*``)."""
+        self.stop_requested = anyio.Event()
+        """Set by :meth:`request_stop`; ``snipe run`` then stops as on SIGTERM."""
+        self.stop_reason: str | None = None
 
     # -- start-up gate -------------------------------------------------------------------
 
@@ -656,6 +660,54 @@ class Engine:
         path = self.settings.kill_file
         if path and os.path.exists(path):
             self.status.halt(f"kill file {path} exists")
+
+    # -- operator controls (the API) -------------------------------------------------------
+
+    async def pause(self, reason: str) -> int:
+        """Stop buying until :meth:`resume`, as a kill file does but resumable: no new
+        purchase or buy order, and the open buy orders are withdrawn (a fill would be a
+        purchase while paused). Reconciling goes on. Returns the orders removed."""
+        if self.status.paused is None:
+            self.status.paused = reason
+            log.warning("buying paused: %s", reason)
+        if self.settings.dry_run:
+            return 0
+        return await self.orders.remove_all()
+
+    def resume(self) -> bool:
+        """Allow buying again after :meth:`pause`; ``False`` when HALTED (a HALT needs a
+        person and a restart, not a resume) or not paused. Buy orders are placed again by
+        the next order sync."""
+        if self.status.paused is None or self.status.halted:
+            return False
+        self.status.paused = None
+        log.warning("buying resumed")
+        return True
+
+    def replace_rules(self, ruleset: RuleSet) -> None:
+        """Swap in ``ruleset`` (already loaded and checked) between two steps: decisions
+        from now on use it, caps are checked against its budgets at the moment of buying,
+        and buy orders follow it at the next sync. The ``account`` and ``prices`` sections
+        take effect at the next start (the client, ledger and reference sources are
+        open)."""
+        self.ruleset = ruleset
+        self.orders._ruleset = ruleset
+        self.buyer._ruleset = ruleset
+        kept = {n for n in self.schedule.watched if ruleset.view(n).rules}
+        self.schedule.watch(set(ruleset.watched_names) | kept)
+        self._rule_games = rule_games(ruleset)
+        self._games.clear()
+        self._catalogue_games = sorted({r.game or "" for r in ruleset.rules if r.patterns})
+        self._catalogue_game, self._catalogue_page, self._catalogue_cursor = 0, 0, None
+        self.include_hold = ruleset.fetch_trade_locked
+        log.warning("rules replaced by %s (%d rules)", ruleset.filename, len(ruleset.rules))
+
+    def request_stop(self, reason: str) -> None:
+        """Ask ``snipe run`` to stop as on SIGTERM: purchases in flight are finished."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+            log.warning("stop requested: %s", reason)
+        self.stop_requested.set()
 
     async def view(self) -> EngineView:
         """The engine's state now, bounded, for every observer (see ``_view.py``)."""
