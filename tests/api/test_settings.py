@@ -40,7 +40,7 @@ def test_only_loopback_unless_tls_or_a_stated_proxy(
     if allowed:
         check_bind(settings)
     else:
-        with pytest.raises(ConfigError, match="refusing to listen on .* in clear"):
+        with pytest.raises(ConfigError, match=r"refusing to listen on .* in clear"):
             check_bind(settings)
 
 
@@ -74,7 +74,7 @@ def test_a_token_file_readable_by_others_is_refused(tmp_path: Path) -> None:
     path.write_text(f"# name role token\nphone read {OTHER}\nlaptop control {GOOD}\n")
     os.chmod(path, 0o644)
     settings = ApiSettings(token_file=str(path))
-    with pytest.raises(ConfigError, match="can be read by others .*chmod 600"):
+    with pytest.raises(ConfigError, match=r"can be read by others .*chmod 600"):
         load_tokens(settings, environ={})
     os.chmod(path, 0o600)
     store = load_tokens(settings, environ={})
