@@ -12,8 +12,10 @@ import anyio
 import sniffio
 from anyio.abc import Listener, SocketAttribute, SocketStream
 from hypercorn.config import Config
+from pydantic import ValidationError
 from starlette.applications import Starlette
 
+from .._errors import ConfigError
 from ..rules import ApiSettings
 from ._security import TokenStore, allowed_hosts, check_bind, load_tokens
 
@@ -56,6 +58,12 @@ def api_options(
     :class:`~engine.ConfigError` for a bind that is not safe or missing tokens."""
     if settings is None and listen is None:
         return None
+    if listen is not None:
+        try:
+            ApiSettings(listen=listen)  # the same check as the rules file's
+        except ValidationError as exc:
+            message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise ConfigError(message, location="--api") from None
     if settings is None:
         settings = ApiSettings(listen=listen or ApiSettings().listen)
     elif listen is not None:
