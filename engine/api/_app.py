@@ -142,10 +142,50 @@ def _route(api: Api, path: str, role: Role, handler: Endpoint) -> Route:
     return Route(path, endpoint, methods=methods)
 
 
+_STATIC = {
+    "": ("index.html", "text/html; charset=utf-8"),
+    "dashboard.css": ("dashboard.css", "text/css; charset=utf-8"),
+    "dashboard.js": ("dashboard.js", "text/javascript; charset=utf-8"),
+}
+_PAGE_HEADERS = {
+    **_SECURITY_HEADERS,
+    # nothing from elsewhere, no inline script, never framed
+    "content-security-policy": "default-src 'self'; connect-src 'self'; img-src 'self';"
+    " style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none';"
+    " form-action 'none'",
+}
+
+
+def _dashboard(api: Api) -> list[Route]:
+    """The dashboard's files, shipped in the package: they hold no data (every figure is
+    read with the token the user pastes), so they answer without a token, after the Host
+    check, with a strict content security policy."""
+    from importlib.resources import files
+
+    folder = files(__package__ or "engine.api") / "static"
+    bodies = {
+        path: (folder.joinpath(name).read_bytes(), kind) for path, (name, kind) in _STATIC.items()
+    }
+
+    async def endpoint(request: Request) -> Response:
+        if not host_allowed(request.headers.get("host"), api.hosts):
+            return _error(421, "this host name is not served here")
+        found = bodies.get(request.path_params.get("file", ""))
+        if found is None:
+            return _error(404, "not found")
+        return Response(found[0], headers=_PAGE_HEADERS, media_type=found[1])
+
+    return [
+        Route("/dashboard/", endpoint, methods=["GET", "HEAD"]),
+        Route("/dashboard/{file:str}", endpoint, methods=["GET", "HEAD"]),
+    ]
+
+
 def api_app(api: Api) -> Starlette:
     """The ASGI application (routes above; anything else is a 404 or 405)."""
     read, control = Role.READ, Role.CONTROL
     routes = [
+        *_dashboard(api),
         _route(api, "/healthz", read, _health),
         _route(api, "/api/status", read, _status),
         _route(api, "/api/budget", read, _budget),

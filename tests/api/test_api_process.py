@@ -116,6 +116,7 @@ def test_pause_resume_reload_and_stop_through_the_api(tmp_path: Path) -> None:
                         return dict(answer.json())
 
                     assert api.get("/api/status").status_code == 401
+                    assert "<title>snipe</title>" in api.get("/dashboard/").text
                     paused = api.post("/api/pause", headers=control, json={"reason": "e2e"})
                     assert paused.status_code == 200, paused.text
                     before = bought()
