@@ -188,6 +188,8 @@ class Operations:
         gate waits for), HALTED (with the reason) or stopped."""
         status = self.engine.status
         if status.mode is EngineMode.RUNNING:
+            if status.paused is not None:  # on purpose, resumable: not unwell
+                return Response(200, f"ok: running, paused: {status.paused}\n".encode())
             return Response(200, b"ok: running\n")
         text = status.mode.value
         if status.mode is EngineMode.HALTED:
