@@ -463,6 +463,12 @@ async def _reload(api: Api, request: Request, token: Token) -> Response:
         notes.append("account: takes effect at the next start")
     if ruleset.api != engine.ruleset.api:
         notes.append("api: takes effect at the next start")
+    if ruleset.notify != engine.ruleset.notify:
+        notes.append("notify: takes effect at the next start")
+    if ruleset.prices != engine.ruleset.prices or not ruleset.sources_used <= (
+        engine.ruleset.sources_used
+    ):
+        notes.append("prices: new reference sources are fetched from the next start")
     engine.replace_rules(ruleset)
     await api.record("reload", token, "reloaded", rules=len(ruleset.rules), notes=notes)
     return api.answer(
