@@ -31,6 +31,7 @@ from .._clock import Clock, ScaledClock, SystemClock
 from .._errors import ConfigError, InvalidRequest
 from .._money import format_usd
 from .._plugins import make_plugin_host
+from ..api import api_options
 from ..ops import OpsSettings, operations
 from ..rules import RuleSet, format_duration, load_rules
 from ..sniper import (
@@ -89,6 +90,13 @@ def register(subparsers: Any) -> None:
         metavar="ADDRESS",
         default="127.0.0.1",
         help="the address the metrics server binds (default 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--api",
+        metavar="HOST:PORT",
+        help="serve the control-plane API (token-protected; tokens from "
+        "SNIPE_API_CONTROL_TOKEN / SNIPE_API_READ_TOKEN or api.token_file); overrides "
+        "api.listen; anything but loopback needs TLS or api.behind_proxy",
     )
     testing = parser.add_argument_group(
         "against a sped-up sandbox (tests and benchmarks; never against the real service)"
@@ -193,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         ruleset = load_rules(args.rules, host=host)
         key = ruleset.account.resolve_api_key(relative_to=args.rules)
+        api = api_options(ruleset.api, args.api)
     except ConfigError as exc:
         print(f"snipe run: {exc}", file=sys.stderr)
         return EXIT_CONFIG
@@ -215,6 +224,8 @@ def run(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
         status_file=status_path_for(ledger_path) if ledger_path else None,
+        api=api,
+        secrets=(key.get_secret_value(),),
     )
 
     async def main() -> int:
@@ -303,6 +314,7 @@ async def _run_until_signal(engine: Engine, duration: float | None) -> None:
         tg.start_soon(_stop_on_signal, tg.cancel_scope)
         if duration is not None:
             tg.start_soon(_stop_after, engine, duration, tg.cancel_scope)
+        tg.start_soon(_stop_on_request, engine, tg.cancel_scope)
         try:
             await engine.run(duration=duration)
         except Exception as exc:
@@ -367,6 +379,15 @@ async def orders_at_stop(engine: Engine) -> list[str]:
             " run `snipe run RULES --remove-orders`"
         )
     return lines
+
+
+async def _stop_on_request(engine: Engine, scope: anyio.CancelScope) -> None:
+    """Stop as on SIGTERM when asked through the API (:meth:`Engine.request_stop`)."""
+    await engine.stop_requested.wait()
+    logging.getLogger("snipe").warning(
+        "%s: finishing purchases in flight, then stopping", engine.stop_reason
+    )
+    scope.cancel()
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:

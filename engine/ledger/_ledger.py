@@ -65,7 +65,7 @@ from ._queries import (
     _cap_query,
     _purchase,
 )
-from ._records import Cap, Intent, Purchase, encode_details
+from ._records import Cap, ControlEvent, Intent, Purchase, encode_details
 from ._resolve import (
     DEFAULT_ABSENCE_GAP,
     DEFAULT_GRACE,
@@ -315,6 +315,33 @@ class Ledger(OrderBook, PurchaseQueries):
         purchase as written: once this returns, the intent survives any crash.
         """
         return (await self.record_intents([intent], caps=caps))[0]
+
+    async def record_control(
+        self,
+        action: str,
+        *,
+        actor: str,
+        outcome: str,
+        details: Mapping[str, Any] | None = None,
+    ) -> ControlEvent:
+        """Append one control action (``pause``, ``reload``...) with the engine clock's
+        time, the name of the token that did it (``actor``) and how it ended."""
+        import json
+
+        now = self._clock.now()
+        text = json.dumps(dict(details), separators=(",", ":"), sort_keys=True) if details else None
+
+        async def work() -> int:
+            await self._exec(
+                "INSERT INTO control_events (at, action, actor, outcome, details)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (now, action, actor, outcome, text),
+            )
+            rows = await self._exec("SELECT last_insert_rowid()")
+            return int(rows[0][0])
+
+        row_id = await self._transaction(work)
+        return ControlEvent(row_id, now, action, actor, outcome, dict(details or {}))
 
     async def record_intents(
         self, intents: Sequence[Intent], *, caps: Sequence[Cap] = ()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .._money import Money
 from ._connection import Row
 from ._orders import exposure_sql
-from ._records import Cap, Committed, Event, Purchase, Totals, summarize
+from ._records import Cap, Committed, ControlEvent, Event, Purchase, Totals, summarize
 from ._schema import SECONDS_PER_DAY
 from ._states import BUDGET_STATES, IN_FLIGHT_STATES, PurchaseState
 
@@ -214,6 +214,20 @@ class PurchaseQueries:
                 to_state=PurchaseState(r[4]),
                 details=json.loads(r[5]) if r[5] else {},
             )
+            for r in rows
+        ]
+
+    async def control_events(self, *, after: int = 0, limit: int = 100) -> list[ControlEvent]:
+        """Control actions with an id above ``after``, oldest first, at most ``limit``."""
+        import json
+
+        rows = await self._read(
+            "SELECT id, at, action, actor, outcome, details FROM control_events"
+            " WHERE id > ? ORDER BY id LIMIT ?",
+            (after, limit),
+        )
+        return [
+            ControlEvent(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else {})
             for r in rows
         ]
 

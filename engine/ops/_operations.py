@@ -8,7 +8,9 @@
   ``snipe_halted`` for a run that ends in an error without the engine having HALTED);
 - metrics: request counts through the client's request observer, detection latency
   through a plugin, and, with a port, the ``/metrics`` and ``/healthz`` server;
-- the status file ``snipe status`` reads.
+- the status file ``snipe status`` reads;
+- with :attr:`OpsSettings.api`, the control-plane API (``engine.api``) and the event bus
+  plugin that feeds its event stream.
 
 Nothing here is on the buying path: every hook only queues, and every task runs beside it.
 """
@@ -20,7 +22,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -29,6 +31,7 @@ import httpx
 from anyio.abc import SocketAttribute
 
 from .._errors import SnipeError
+from ..api import Api, ApiOptions, EventBus, api_app, serve_app
 from ..metrics import CONTENT_TYPE, EngineMetrics, Response, open_listener, serve_listener
 from ..notify import Delivery, NotificationHub, build_delivery
 from ..sniper import (
@@ -61,6 +64,10 @@ class OpsSettings:
     """Where notifier secrets are read (default: ``os.environ``)."""
     notify_transport: httpx.AsyncBaseTransport | None = None
     """For tests: the transport notices are sent through."""
+    api: ApiOptions | None = None
+    """Serve the control-plane API (checked bind and tokens); ``None``: no API."""
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    """Values no API answer may contain (the marketplace API key)."""
 
 
 class Operations:
@@ -82,6 +89,18 @@ class Operations:
         self.metrics = EngineMetrics(engine, notifications=self.delivery.stats)
         self.port: int | None = None
         """The metrics server's port, once it listens."""
+        self.bus = EventBus(engine.clock)
+        self.api: Api | None = None
+        if settings.api is not None:
+            self.api = Api(
+                engine,
+                settings.api.tokens,
+                self.bus,
+                settings.api.hosts,
+                secrets=settings.secrets,
+            )
+        self.api_port: int | None = None
+        """The API's port, once it listens."""
         self.stopped_by: str | None = None
         """Why the run ended with an error, if it did (shown by ``snipe status``)."""
         self._plugin_names: list[str] = []
@@ -89,7 +108,13 @@ class Operations:
 
     def _attach(self) -> None:
         engine = self.engine
-        for name, plugin in (("ops.notify", self.hub), ("ops.latency", self.metrics.latency)):
+        plugins: list[tuple[str, object]] = [
+            ("ops.notify", self.hub),
+            ("ops.latency", self.metrics.latency),
+        ]
+        if self.api is not None:
+            plugins.append(("ops.api", self.bus))
+        for name, plugin in plugins:
             if engine.host.register(plugin, name, source="snipe run"):
                 self._plugin_names.append(name)
         engine.client.request_observer = self.metrics.observe_request
@@ -139,6 +164,7 @@ class Operations:
                 extra={
                     "stopped_by": self.stopped_by,
                     "metrics_port": self.port,
+                    "api_port": self.api_port,
                     "notifications": {
                         name: {"sent": s.sent, "failed": s.failed, "dropped": s.dropped}
                         for name, s in self.delivery.stats.items()
@@ -167,6 +193,8 @@ class Operations:
         gate waits for), HALTED (with the reason) or stopped."""
         status = self.engine.status
         if status.mode is EngineMode.RUNNING:
+            if status.paused is not None:  # on purpose, resumable: not unwell
+                return Response(200, f"ok: running, paused: {status.paused}\n".encode())
             return Response(200, b"ok: running\n")
         text = status.mode.value
         if status.mode is EngineMode.HALTED:
@@ -186,15 +214,22 @@ async def operations(
     Raises :class:`~engine.ConfigError` (before starting anything) for a missing secret,
     and ``OSError`` when the metrics port cannot be bound."""
     ops = Operations(engine, settings)
-    listener = None
-    if settings.metrics_port is not None:
-        # bound before anything starts, so a port in use is a plain OSError
-        try:
+    listener = api_listener = None
+    # bound before anything starts, so a port in use is a plain OSError
+    try:
+        if settings.metrics_port is not None:
             listener = await open_listener(settings.metrics_host, settings.metrics_port)
-        except BaseException:
-            ops.delivery.close()
-            raise
-        ops.port = int(listener.extra(SocketAttribute.local_port))
+            ops.port = int(listener.extra(SocketAttribute.local_port))
+        if settings.api is not None:
+            api_listener = await open_listener(settings.api.host, settings.api.port)
+            ops.api_port = int(api_listener.extra(SocketAttribute.local_port))
+    except BaseException:
+        ops.delivery.close()
+        with anyio.CancelScope(shield=True):
+            for opened in (listener, api_listener):
+                if opened is not None:
+                    await opened.aclose()
+        raise
     ops._attach()
     error: BaseException | None = None
     try:
@@ -206,6 +241,12 @@ async def operations(
             if listener is not None:
                 tasks.append(("metrics server", partial(serve_listener, listener, ops._handle)))
                 log.info("metrics on http://%s:%d/metrics", settings.metrics_host, ops.port)
+            if api_listener is not None and ops.api is not None and settings.api is not None:
+                app = api_app(ops.api)
+                tasks.append(
+                    ("api server", partial(serve_app, api_listener, app, settings.api.settings))
+                )
+                log.info("API on %s", settings.api.with_port(ops.api_port).url)
             for name, task in tasks:
                 tg.start_soon(_guarded, ops, name, task)
             await ops._write_status()  # tell `snipe status` (and the metrics port) now
@@ -221,9 +262,10 @@ async def operations(
                 tg.cancel_scope.cancel()
     finally:
         ops._detach()
-        if listener is not None:
-            with anyio.CancelScope(shield=True):
-                await listener.aclose()
+        with anyio.CancelScope(shield=True):
+            for opened in (listener, api_listener):
+                if opened is not None:
+                    await opened.aclose()
     if error is not None:
         raise error
 

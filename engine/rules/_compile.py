@@ -38,7 +38,15 @@ from ._contract import (
 from ._names import split_name
 from ._portfolio import PortfolioSettings
 from ._prices import PricesSettings
-from ._schema import CORE_RULE_KEYS, Account, Budgets, NotifyCore, OrdersSettings, format_path
+from ._schema import (
+    CORE_RULE_KEYS,
+    Account,
+    ApiSettings,
+    Budgets,
+    NotifyCore,
+    OrdersSettings,
+    format_path,
+)
 
 __all__ = ["Check", "CompiledRule", "RuleSet", "compile_rule"]
 
@@ -390,10 +398,13 @@ class RuleSet:
         portfolio: PortfolioSettings | None = None,
         sources_used: frozenset[str] = frozenset(),
         orders: OrdersSettings | None = None,
+        api: ApiSettings | None = None,
     ) -> None:
         self.filename = filename
         self.orders = orders or OrdersSettings()
         """The ``orders:`` section (defaults when absent)."""
+        self.api = api
+        """The ``api:`` section, if any (``snipe run`` serves the API when it is there)."""
         self.prices = prices or PricesSettings()
         """The ``prices:`` section (defaults when absent)."""
         self.portfolio = portfolio or PortfolioSettings()

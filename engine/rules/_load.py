@@ -161,6 +161,7 @@ def _compile(config: Any, doc: Document, host: PluginHost, problems: list[Proble
         prices=prices,
         orders=config.orders,
         portfolio=config.portfolio,
+        api=config.api,
     )
 
 

@@ -150,6 +150,35 @@ class Account(StrictModel):
         return SecretStr(value)
 
 
+class ApiSettings(StrictModel):
+    """The ``api:`` section: the control-plane HTTP API ``snipe run`` serves (``--api``
+    overrides ``listen``). Tokens are never written here: they come from the environment
+    variables named below or from a token file only its owner can read (mode 0600)."""
+
+    listen: str = "127.0.0.1:8788"
+    """``HOST:PORT``; anything but a loopback address needs TLS or ``behind_proxy``."""
+    read_token_env: str = "SNIPE_API_READ_TOKEN"
+    control_token_env: str = "SNIPE_API_CONTROL_TOKEN"
+    token_file: str | None = None
+    """Lines ``NAME ROLE TOKEN`` (ROLE: read or control); the file must be mode 0600."""
+    certfile: str | None = None
+    keyfile: str | None = None
+    behind_proxy: bool = False
+    """Stated on purpose: a reverse proxy on this machine terminates TLS in front of a
+    non-loopback bind."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Host header values accepted besides the listen address and localhost (DNS
+    rebinding defence)."""
+
+    @field_validator("listen")
+    @classmethod
+    def _host_port(cls, value: str) -> str:
+        host, sep, port = value.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+            raise ValueError(f"expected HOST:PORT such as '127.0.0.1:8788', got {value!r}")
+        return value
+
+
 class Budgets(StrictModel):
     """Global spending caps, in dollars. Both count purchases in flight."""
 
@@ -248,6 +277,7 @@ def _config_model(
         prices=(PricesSettings | None, None),
         orders=(OrdersSettings, OrdersSettings()),
         portfolio=(PortfolioSettings | None, None),
+        api=(ApiSettings | None, None),
         rules=(rules_type, ...),
     )
     return model

@@ -59,6 +59,7 @@ from ..snapshot import NameSummary, SnapshotTracker
 from ._bandwidth import REDISCOVER_EVERY, rule_games
 from ._budget import budget_state, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
+from ._controls import OperatorControls
 from ._daily import DayEnds
 from ._gate import GateSettings, StartGate, TradingRefused
 from ._guard import LoopGuard, unwrap
@@ -124,7 +125,7 @@ class StepDone:
     decisions: list[Decision] | None = None
 
 
-class Engine:
+class Engine(OperatorControls):
     """Watches the market and buys what the rules accept. See the module docstring."""
 
     def __init__(
@@ -192,7 +193,8 @@ class Engine:
             clock=clock,
             status=self.status,
             settings=settings.reconciler,
-            caps_for=lambda rule, at: caps_for_rule(ruleset, rule, at),
+            # the engine's rules of the moment: a reload swaps them (replace_rules)
+            caps_for=lambda rule, at: caps_for_rule(self.ruleset, rule, at),
             host=host,
         )
         self.daily = DayEnds()
@@ -210,24 +212,33 @@ class Engine:
             trade_link_url=trade_link_url,
             settings=settings.gate,
         )
-        self.include_hold = ruleset.fetch_trade_locked
         self.balance: int | None = None
         self._trackers: dict[str | None, SnapshotTracker] = {}
-        self._rule_games: tuple[str | None, ...] | None = rule_games(ruleset)
         self._games_found: set[str] = set()
         self._games_seen_at: float | None = None
-        self._catalogue_games = sorted({r.game or "" for r in ruleset.rules if r.patterns})
-        self._catalogue_cursor: str | None = None
-        self._catalogue_page = 0
-        self._catalogue_game = 0
         self._catalogue_turn = 0
         self._games: dict[str, str | object | None] = {}
+        self._follow_rules(ruleset)
         self.references = references or ReferenceHub(
             ruleset.prices, clock=clock, wanted=ruleset.sources_used
         )
         """Reference prices (``market.*`` learned here, ``service.*``, ``file.*``, and the
         plugins' sources the rules name, fetched by the references step)."""
         self.references.use_sources(host.price_sources())
+        self.stop_requested = anyio.Event()
+        """Set by :meth:`request_stop`; ``snipe run`` then stops as on SIGTERM."""
+        self.stop_reason: str | None = None
+
+    def _follow_rules(self, ruleset: RuleSet) -> None:
+        """What the engine derives from its rules (at start, and when they are replaced)."""
+        self.ruleset = ruleset
+        self.include_hold = ruleset.fetch_trade_locked
+        self._rule_games: tuple[str | None, ...] | None = rule_games(ruleset)
+        self._catalogue_games = sorted({r.game or "" for r in ruleset.rules if r.patterns})
+        self._catalogue_cursor: str | None = None
+        self._catalogue_page = 0
+        self._catalogue_game = 0
+        self._games.clear()
 
     # -- start-up gate -------------------------------------------------------------------
 
