@@ -65,7 +65,7 @@ from ._queries import (
     _cap_query,
     _purchase,
 )
-from ._records import Cap, Intent, Purchase, encode_details
+from ._records import Cap, ControlEvent, Intent, Purchase, encode_details
 from ._resolve import (
     DEFAULT_ABSENCE_GAP,
     DEFAULT_GRACE,
@@ -603,6 +603,47 @@ class Ledger(OrderBook, PurchaseQueries):
             return after
 
         return await self._transaction(work)
+
+    async def record_control(
+        self,
+        action: str,
+        *,
+        actor: str,
+        outcome: str,
+        details: Mapping[str, Any] | None = None,
+    ) -> ControlEvent:
+        """Append one control action (``pause``, ``reload``...) with the engine clock's
+        time, the name of the token that did it (``actor``) and how it ended."""
+        import json
+
+        now = self._clock.now()
+        text = json.dumps(dict(details), separators=(",", ":"), sort_keys=True) if details else None
+
+        async def work() -> int:
+            await self._exec(
+                "INSERT INTO control_events (at, action, actor, outcome, details)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (now, action, actor, outcome, text),
+            )
+            rows = await self._exec("SELECT last_insert_rowid()")
+            return int(rows[0][0])
+
+        row_id = await self._transaction(work)
+        return ControlEvent(row_id, now, action, actor, outcome, dict(details or {}))
+
+    async def control_events(self, *, after: int = 0, limit: int = 100) -> list[ControlEvent]:
+        """Control actions with an id above ``after``, oldest first, at most ``limit``."""
+        import json
+
+        rows = await self._read(
+            "SELECT id, at, action, actor, outcome, details FROM control_events"
+            " WHERE id > ? ORDER BY id LIMIT ?",
+            (after, limit),
+        )
+        return [
+            ControlEvent(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else {})
+            for r in rows
+        ]
 
 
 def _intent_purchase(intent: Intent, now: float) -> Purchase:

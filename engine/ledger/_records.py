@@ -20,6 +20,7 @@ __all__ = [
     "PROJECT_ID_MAX",
     "Cap",
     "Committed",
+    "ControlEvent",
     "Event",
     "Intent",
     "Purchase",
@@ -209,6 +210,29 @@ class Event:
     from_state: PurchaseState | None
     to_state: PurchaseState
     details: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ControlEvent:
+    """One control action an operator took (through the API), append-only."""
+
+    id: int
+    at: float
+    action: str
+    actor: str
+    """The name of the token that did it, never the token."""
+    outcome: str
+    details: Mapping[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "at": self.at,
+            "action": self.action,
+            "actor": self.actor,
+            "outcome": self.outcome,
+            "details": dict(self.details),
+        }
 
 
 @dataclass(frozen=True, slots=True)

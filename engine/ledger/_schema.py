@@ -227,7 +227,26 @@ BEGIN
 END;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, ORDERS_V3, _RELEASED_MIGRATION)
+# -- version 5: what operators did ---------------------------------------------------------
+# Control actions taken through the API (pause, resume, reload, remove orders, stop), each
+# with its time and the NAME of the token that did it (never the token). Append-only, like
+# ``events``; apart from ``events`` because those belong to one purchase each.
+_CONTROL_MIGRATION = """
+CREATE TABLE control_events (
+    id      INTEGER PRIMARY KEY,
+    at      REAL    NOT NULL,
+    action  TEXT    NOT NULL CHECK (action <> ''),
+    actor   TEXT    NOT NULL,
+    outcome TEXT    NOT NULL,
+    details TEXT
+) STRICT;
+CREATE TRIGGER control_events_no_update BEFORE UPDATE ON control_events
+BEGIN SELECT RAISE(ABORT, 'ledger events are append-only'); END;
+CREATE TRIGGER control_events_no_delete BEFORE DELETE ON control_events
+BEGIN SELECT RAISE(ABORT, 'ledger events are append-only'); END;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, ORDERS_V3, _RELEASED_MIGRATION, _CONTROL_MIGRATION)
 """``MIGRATIONS[n - 1]`` takes version ``n - 1`` to ``n``. Append only; never edit one that
 has shipped."""
 

@@ -59,6 +59,7 @@ from ..snapshot import NameSummary, SnapshotTracker
 from ._bandwidth import REDISCOVER_EVERY, rule_games
 from ._budget import budget_state, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
+from ._controls import EngineControls
 from ._daily import DayEnds
 from ._gate import GateSettings, StartGate, TradingRefused
 from ._guard import LoopGuard, unwrap
@@ -124,7 +125,7 @@ class StepDone:
     decisions: list[Decision] | None = None
 
 
-class Engine:
+class Engine(EngineControls):
     """Watches the market and buys what the rules accept. See the module docstring."""
 
     def __init__(
@@ -192,7 +193,8 @@ class Engine:
             clock=clock,
             status=self.status,
             settings=settings.reconciler,
-            caps_for=lambda rule, at: caps_for_rule(ruleset, rule, at),
+            # the engine's rules of the moment: a reload swaps them (replace_rules)
+            caps_for=lambda rule, at: caps_for_rule(self.ruleset, rule, at),
             host=host,
         )
         self.daily = DayEnds()

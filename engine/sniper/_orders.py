@@ -138,6 +138,7 @@ class OrderManager:
         self._retry_at: dict[str, float] = {}
         self._host = host
         """Its ``snipe_refund`` hook is called for each fill moved to REFUNDED."""
+        self._lock = anyio.Lock()
 
     def wanted(self) -> dict[str, _Wanted]:
         """The orders the rules ask for, by name."""
@@ -158,10 +159,11 @@ class OrderManager:
         gone (all open ones with ``withdraw``), and place or edit the wanted ones unless
         ``allow_new`` is false."""
         with anyio.CancelScope(shield=True):
-            try:
-                await self._sync(allow_new=allow_new and not withdraw, withdraw=withdraw)
-            finally:
-                await self.refresh_exposure()
+            async with self._lock:  # never beside remove_all (the API removes while it runs)
+                try:
+                    await self._sync(allow_new=allow_new and not withdraw, withdraw=withdraw)
+                finally:
+                    await self.refresh_exposure()
 
     async def _sync(self, *, allow_new: bool, withdraw: bool) -> None:
         try:
@@ -272,10 +274,11 @@ class OrderManager:
     async def remove_all(self) -> int:
         """Remove every open order snipe placed (``snipe run --remove-orders``)."""
         removed = 0
-        for order in await self._ledger.orders():
-            if order.state is OrderState.OPEN and await self._remove(order):
-                removed += 1
-        await self.refresh_exposure()
+        async with self._lock:
+            for order in await self._ledger.orders():
+                if order.state is OrderState.OPEN and await self._remove(order):
+                    removed += 1
+            await self.refresh_exposure()
         return removed
 
     async def plan(self) -> list[PlannedOrder]:

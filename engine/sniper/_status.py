@@ -113,6 +113,8 @@ class EngineStatus:
     """When the start-up gate let buying begin (engine clock)."""
     unexpected: Counter[str] = field(default_factory=Counter)
     """Errors outside snipe's own types, by the loop they happened in."""
+    paused: str | None = None
+    """Why an operator paused buying (``None``: not paused); unlike HALTED, resumable."""
     on_halt: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
     """Told the reason once, when buying HALTs (the engine passes it to the
     ``snipe_halted`` hook); one that raises is logged and ignored."""
@@ -123,7 +125,7 @@ class EngineStatus:
 
     @property
     def buying_allowed(self) -> bool:
-        return self.mode is EngineMode.RUNNING
+        return self.mode is EngineMode.RUNNING and self.paused is None
 
     def halt(self, reason: str) -> None:
         """Stop buying (reconciling goes on). The first reason is kept."""

@@ -47,6 +47,7 @@ def status_document(
         "pid": os.getpid(),
         "mode": view.mode.value,
         "halt_reason": view.halt_reason,
+        "paused": view.paused,
         "started_at": view.started_at,
         "updated_at": view.now,
         "write_every": every,

@@ -115,6 +115,8 @@ class EngineView:
     references: Mapping[str, int]
     """Reference prices held: ``names`` learned from snapshots, and per price list the
     names it prices."""
+    paused: str | None = None
+    """Why an operator paused buying (``Engine.pause``), while paused."""
 
     @property
     def halted(self) -> bool:
@@ -211,6 +213,7 @@ async def build_view(engine: Engine) -> EngineView:
             "names": len(hub.book),
             **{source: len(held.prices) for source, held in hub.lists.items()},
         },
+        paused=status.paused,
     )
 
 
@@ -224,6 +227,8 @@ def status_line(view: EngineView) -> str:
         if v
     )
     mode = f"dry run, {view.mode.value}" if dry else view.mode.value
+    if view.paused is not None:
+        mode += ", paused"
     # a dry run places no buy order: nothing is exposed, and nothing was spent
     spent = (
         f"would spend {format_usd(view.spent_total)}"
