@@ -8,7 +8,9 @@
   ``snipe_halted`` for a run that ends in an error without the engine having HALTED);
 - metrics: request counts through the client's request observer, detection latency
   through a plugin, and, with a port, the ``/metrics`` and ``/healthz`` server;
-- the status file ``snipe status`` reads.
+- the status file ``snipe status`` reads;
+- chat commands (:class:`~engine.chat.CommandBot`) when the Telegram channel has
+  ``commands: true``.
 
 Nothing here is on the buying path: every hook only queues, and every task runs beside it.
 """
@@ -20,7 +22,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -29,8 +31,9 @@ import httpx
 from anyio.abc import SocketAttribute
 
 from .._errors import SnipeError
+from ..chat import BotSettings, CommandBot
 from ..metrics import CONTENT_TYPE, EngineMetrics, Response, open_listener, serve_listener
-from ..notify import Delivery, NotificationHub, build_delivery
+from ..notify import Delivery, NotificationHub, TelegramChannel, build_delivery
 from ..sniper import (
     Engine,
     EngineMode,
@@ -60,7 +63,9 @@ class OpsSettings:
     environ: Mapping[str, str] | None = None
     """Where notifier secrets are read (default: ``os.environ``)."""
     notify_transport: httpx.AsyncBaseTransport | None = None
-    """For tests: the transport notices are sent through."""
+    """For tests: the transport notices (and chat commands' Bot API calls) go through."""
+    chat: BotSettings = field(default_factory=BotSettings)
+    """How chat commands are polled and limited (when a channel enables them)."""
 
 
 class Operations:
@@ -79,6 +84,15 @@ class Operations:
             transport=settings.notify_transport,
         )
         self.hub = NotificationHub(self.delivery, engine.clock)
+        self.chat: CommandBot | None = next(
+            (
+                CommandBot(engine, c, transport=settings.notify_transport, settings=settings.chat)
+                for c in self.delivery.channels
+                if isinstance(c, TelegramChannel) and c.commands
+            ),
+            None,
+        )
+        """The chat command loop, with ``notify.telegram.commands: true``."""
         self.metrics = EngineMetrics(engine, notifications=self.delivery.stats)
         self.port: int | None = None
         """The metrics server's port, once it listens."""
@@ -203,6 +217,8 @@ async def operations(
                 ("notification delivery", ops.delivery.run),
                 ("status watch", ops._watch),
             ]
+            if ops.chat is not None:
+                tasks.append(("chat commands", ops.chat.run))
             if listener is not None:
                 tasks.append(("metrics server", partial(serve_listener, listener, ops._handle)))
                 log.info("metrics on http://%s:%d/metrics", settings.metrics_host, ops.port)
