@@ -17,6 +17,7 @@ from sniper.harness import Rig, pick_item, plant, purchases_of, quiet_sandbox, r
 from engine import VirtualClock
 from engine.chat import BotSettings, CommandBot
 from engine.notify import TelegramChannel, TelegramConfig, build_telegram
+from engine.ops import OpsSettings, operations
 from engine.rules import load_rules
 
 from .fake_bot_api import BASE, CHAT, TOKEN, FakeBotAPI
@@ -197,3 +198,34 @@ async def test_the_token_is_never_logged_nor_answered(
     secret = TOKEN.split(":")[1]
     for text in [caplog.text, *answers, str(bot.stats)]:
         assert secret not in text
+
+
+NOTIFY = f"""
+notify:
+  telegram:
+    chat_id: {CHAT}
+    api_base: "{BASE}"
+    events: [halted]
+"""
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_snipe_run_operations_start_the_commands_only_when_enabled(
+    clock: VirtualClock, enabled: bool
+) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    fake = FakeBotAPI(clock)
+    fake.say("/status", at=clock.now() + 5)
+    notify = NOTIFY + ("    commands: true\n" if enabled else "")
+    settings = OpsSettings(environ={"SNIPE_TELEGRAM_TOKEN": TOKEN}, notify_transport=fake.transport)
+    async with rig(clock, sandbox, rules_text(item.name, extra=notify)) as r:
+        async with clock.autojump(), operations(r.engine, settings) as ops:
+            await r.engine.run(duration=60)
+        assert (ops.chat is not None) is enabled
+    if enabled:
+        (answer,) = fake.answers()
+        assert answer.startswith("snipe running")
+    else:
+        assert "getUpdates" not in fake.calls
+        assert fake.sent == []
