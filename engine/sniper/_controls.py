@@ -11,6 +11,7 @@ keeps the running rules when the file is invalid.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -159,8 +160,11 @@ async def reload_rules(
     error (file:line:column) is returned and recorded."""
     filename = path or engine.ruleset.filename
     loader = load or (lambda p: load_rules(p, host=engine.host))
+    # a virtual clock must not move while the file is read in a thread
+    mark = getattr(engine.clock, "busy", None)
     try:
-        ruleset = await anyio.to_thread.run_sync(loader, filename)
+        with mark() if mark is not None else contextlib.nullcontext():
+            ruleset = await anyio.to_thread.run_sync(loader, filename)
     except ConfigError as exc:
         error = str(exc)
         log.warning("reload refused, the running rules are kept: %s", error)
