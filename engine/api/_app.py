@@ -27,10 +27,9 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from .._errors import ConfigError
 from ..ledger import PurchaseState
-from ..rules import RuleSet, explain, load_rules
-from ..sniper import Engine, EngineView, caps_for_rule
+from ..rules import RuleSet, explain
+from ..sniper import Engine, EngineView, caps_for_rule, controls
 from ._events import EventBus
 from ._security import (
     FailureLimiter,
@@ -113,6 +112,11 @@ class Api:
         await self.engine.ledger.record_control(
             action, actor=token.name, outcome=outcome, details=details or None
         )
+        self.publish(action, token, outcome, **details)
+
+    def publish(self, action: str, token: Token, outcome: str, **details: Any) -> None:
+        """Tell the event stream of a control action (``engine.sniper.controls`` wrote it to
+        the ledger)."""
         self.bus.publish("control", action=action, actor=token.name, outcome=outcome, **details)
 
 
@@ -434,48 +438,32 @@ async def _body(request: Request) -> dict[str, Any]:
 async def _pause(api: Api, request: Request, token: Token) -> Response:
     body = await _body(request)
     reason = str(body.get("reason") or f"paused through the API by {token.name}")[:200]
-    removed = await api.engine.pause(reason)
-    await api.record("pause", token, "paused", reason=reason, orders_removed=removed)
+    removed = await controls.pause(api.engine, reason, token.name)
+    api.publish("pause", token, "paused", reason=reason, orders_removed=removed)
     return api.answer({"paused": reason, "orders_removed": removed})
 
 
 async def _resume(api: Api, request: Request, token: Token) -> Response:
     engine = api.engine
-    if engine.status.halted:
-        await api.record("resume", token, "refused: HALTED")
+    outcome = await controls.resume(engine, token.name)
+    api.publish("resume", token, outcome)
+    if outcome == "halted":
         return _error(409, f"HALTED: {engine.status.halt_reason}; a HALT needs a restart")
-    resumed = engine.resume()
-    await api.record("resume", token, "resumed" if resumed else "was not paused")
-    return api.answer({"resumed": resumed})
+    return api.answer({"resumed": outcome == "resumed"})
 
 
 async def _reload(api: Api, request: Request, token: Token) -> Response:
-    engine = api.engine
-    path = engine.ruleset.filename
-    load = api.load or (lambda p: load_rules(p, host=engine.host))
-    try:
-        ruleset = await anyio.to_thread.run_sync(load, path)
-    except ConfigError as exc:
-        await api.record("reload", token, "refused", error=str(exc))
-        return api.answer({"reloaded": False, "error": str(exc)}, 422)
-    notes = []
-    if ruleset.account != engine.ruleset.account:
-        notes.append("account: takes effect at the next start")
-    if ruleset.api != engine.ruleset.api:
-        notes.append("api: takes effect at the next start")
-    if ruleset.notify != engine.ruleset.notify:
-        notes.append("notify: takes effect at the next start")
-    if ruleset.prices != engine.ruleset.prices or not ruleset.sources_used <= (
-        engine.ruleset.sources_used
-    ):
-        notes.append("prices: new reference sources are fetched from the next start")
-    engine.replace_rules(ruleset)
-    await api.record("reload", token, "reloaded", rules=len(ruleset.rules), notes=notes)
+    done = await controls.reload_rules(api.engine, None, token.name, load=api.load)
+    if done.error is not None:
+        api.publish("reload", token, "refused", error=done.error)
+        return api.answer({"reloaded": False, "error": done.error}, 422)
+    notes = list(done.notes)
+    api.publish("reload", token, "reloaded", rules=len(done.rules), notes=notes)
     return api.answer(
         {
             "reloaded": True,
-            "rules": [r.name for r in (*ruleset.rules, *ruleset.buy_order_rules)],
-            "warnings": [str(p) for p in ruleset.problems],
+            "rules": list(done.rules),
+            "warnings": [str(p) for p in api.engine.ruleset.problems],
             "notes": notes,
         }
     )

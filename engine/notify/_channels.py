@@ -139,6 +139,10 @@ class TelegramConfig(ChannelConfig):
     chat_id: str = Field(min_length=1, max_length=64)
     api_base: str = "https://api.telegram.org"
     """Only for tests and self-hosted Bot API servers."""
+    commands: bool = False
+    """Also answer chat commands (/status, /profit, /daily, /pause, /resume, /reload)
+    written in ``chat_id`` (long polling ``getUpdates``; no other chat is ever answered).
+    Off by default: /pause and /reload steer buying."""
 
     @model_validator(mode="before")
     @classmethod
@@ -161,12 +165,19 @@ class TelegramChannel:
     is only ever built here and never logged."""
 
     def __init__(
-        self, token: Secret, *, chat_id: str, api_base: str, events: tuple[EventKind, ...]
+        self,
+        token: Secret,
+        *,
+        chat_id: str,
+        api_base: str,
+        events: tuple[EventKind, ...],
+        commands: bool = False,
     ) -> None:
         self._token = token
         self.chat_id = chat_id
         self.api_base = api_base
         self.events = events
+        self.commands = commands
         self.name = "telegram"
 
     def request(self, notice: Notice, now: float) -> httpx.Request:
@@ -174,7 +185,16 @@ class TelegramChannel:
         if notice.image:
             text += f"\n{notice.image}"
         body = {"chat_id": self.chat_id, "text": text[:4096], "disable_notification": False}
-        return _post(f"{self.api_base}/bot{self._token.reveal()}/sendMessage", _json(body))
+        return self.bot_request("sendMessage", body)
+
+    def bot_request(self, method: str, body: Mapping[str, Any]) -> httpx.Request:
+        """A Bot API call (``sendMessage``, ``getUpdates``...) as a request: the only place
+        the token is put in a URL. Send it through a transport, never a client that logs."""
+        return _post(f"{self.api_base}/bot{self._token.reveal()}/{method}", _json(dict(body)))
+
+    def redact(self, text: str) -> str:
+        """``text`` with the token blanked, for any error text that might quote a URL."""
+        return text.replace(self._token.reveal(), "<token>")
 
     def __repr__(self) -> str:
         return f"TelegramChannel(chat_id={self.chat_id!r}, token={self._token!r})"
@@ -183,7 +203,11 @@ class TelegramChannel:
 def build_telegram(config: TelegramConfig, environ: Mapping[str, str]) -> TelegramChannel:
     token = secret_from_env(environ, config.token_env, "notify.telegram.token_env")
     return TelegramChannel(
-        token, chat_id=config.chat_id, api_base=config.api_base, events=config.events
+        token,
+        chat_id=config.chat_id,
+        api_base=config.api_base,
+        events=config.events,
+        commands=config.commands,
     )
 
 

@@ -128,7 +128,10 @@ def describe_channels(
             if field.endswith("_env")
         ]
         states = ", ".join(f"{n} {'set' if env.get(n) else 'not set now'}" for n in names)
-        lines.append(f"{key} ({states})" if states else key)
+        line = f"{key} ({states})" if states else key
+        if getattr(config, "commands", False) is True:
+            line += f"; answers chat commands in chat {config.chat_id} only"
+        lines.append(line)
     return lines
 
 

@@ -11,6 +11,8 @@
 - the status file ``snipe status`` reads;
 - with :attr:`OpsSettings.api`, the control-plane API (``engine.api``) and the event bus
   plugin that feeds its event stream.
+- chat commands (:class:`~engine.chat.CommandBot`) when the Telegram channel has
+  ``commands: true``.
 
 Nothing here is on the buying path: every hook only queues, and every task runs beside it.
 """
@@ -32,8 +34,9 @@ from anyio.abc import SocketAttribute
 
 from .._errors import SnipeError
 from ..api import Api, ApiOptions, EventBus, api_app, serve_app
+from ..chat import BotSettings, CommandBot
 from ..metrics import CONTENT_TYPE, EngineMetrics, Response, open_listener, serve_listener
-from ..notify import Delivery, NotificationHub, build_delivery
+from ..notify import Delivery, NotificationHub, TelegramChannel, build_delivery
 from ..sniper import (
     Engine,
     EngineMode,
@@ -68,6 +71,9 @@ class OpsSettings:
     """Serve the control-plane API (checked bind and tokens); ``None``: no API."""
     secrets: tuple[str, ...] = field(default=(), repr=False)
     """Values no API answer may contain (the marketplace API key)."""
+    """For tests: the transport notices (and chat commands' Bot API calls) go through."""
+    chat: BotSettings = field(default_factory=BotSettings)
+    """How chat commands are polled and limited (when a channel enables them)."""
 
 
 class Operations:
@@ -86,6 +92,15 @@ class Operations:
             transport=settings.notify_transport,
         )
         self.hub = NotificationHub(self.delivery, engine.clock)
+        self.chat: CommandBot | None = next(
+            (
+                CommandBot(engine, c, transport=settings.notify_transport, settings=settings.chat)
+                for c in self.delivery.channels
+                if isinstance(c, TelegramChannel) and c.commands
+            ),
+            None,
+        )
+        """The chat command loop, with ``notify.telegram.commands: true``."""
         self.metrics = EngineMetrics(engine, notifications=self.delivery.stats)
         self.port: int | None = None
         """The metrics server's port, once it listens."""
@@ -238,6 +253,8 @@ async def operations(
                 ("notification delivery", ops.delivery.run),
                 ("status watch", ops._watch),
             ]
+            if ops.chat is not None:
+                tasks.append(("chat commands", ops.chat.run))
             if listener is not None:
                 tasks.append(("metrics server", partial(serve_listener, listener, ops._handle)))
                 log.info("metrics on http://%s:%d/metrics", settings.metrics_host, ops.port)

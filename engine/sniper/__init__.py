@@ -1,6 +1,7 @@
 """The live engine: watch the market within the search limit, decide with the rules, buy
 exactly once, and reconcile every purchase to the end. Backtests run the same code."""
 
+from . import _controls as controls
 from ._bandwidth import daily_estimate, format_bytes
 from ._budget import budget_state, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
@@ -41,6 +42,7 @@ __all__ = [
     "TradingRefused",
     "budget_state",
     "caps_for_rule",
+    "controls",
     "daily_estimate",
     "daily_summary",
     "describe",

@@ -1,28 +1,50 @@
-"""The operator's controls of a running engine (the HTTP API, chat commands): pause and
-resume buying, replace the rules between two steps, ask ``snipe run`` to stop.
+"""Operator controls shared by every control surface (chat commands, the HTTP API): pause
+and resume buying, reload the rules file. Each action is written to the ledger's control
+events with the engine clock's time and who did it (a chat id, a token's NAME: never a
+secret), whatever came of it.
 
-A mixin of :class:`~engine.sniper.Engine`, kept apart so the engine's module stays about
-watching, deciding and buying; it reads only what the engine declares below.
+Pausing has the kill file's meaning (no purchase, no new buy order, the open ones
+withdrawn) but is undone by :func:`resume`; a HALT is not (it needs a person and a
+restart). A reload reads the file with the loader of the start-up (``load_rules``) and
+keeps the running rules when the file is invalid.
+
+:class:`OperatorControls` is the engine's side (a mixin of :class:`~engine.sniper.Engine`);
+the functions below are what a control surface calls.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 
+from .._errors import ConfigError
+from ..rules import RuleSet, load_rules
+
 if TYPE_CHECKING:
-    from ..rules import RuleSet
     from ._buyer import Buyer
-    from ._engine import EngineSettings
+    from ._engine import Engine, EngineSettings
     from ._orders import OrderManager
     from ._schedule import SearchSchedule
     from ._status import EngineStatus
 
-__all__ = ["OperatorControls"]
+__all__ = [
+    "OperatorControls",
+    "Reloaded",
+    "ResumeOutcome",
+    "pause",
+    "reload_notes",
+    "reload_rules",
+    "resume",
+]
 
 log = logging.getLogger("snipe.engine")
+
+ResumeOutcome = Literal["resumed", "not paused", "halted"]
 
 
 class OperatorControls:
@@ -80,3 +102,88 @@ class OperatorControls:
             self.stop_reason = reason
             log.warning("stop requested: %s", reason)
         self.stop_requested.set()
+
+
+@dataclass(frozen=True)
+class Reloaded:
+    """What :func:`reload_rules` did: ``error`` (the file:line:column message) when the
+    file was refused and the old rules kept, else the rules now running."""
+
+    error: str | None
+    rules: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    """Sections that take effect only at the next start."""
+
+
+async def pause(engine: Engine, reason: str, who: str) -> int:
+    """Stop buying until :func:`resume` (see :meth:`Engine.pause`); returns the buy orders
+    withdrawn."""
+    reason = reason[:200]
+    removed = await engine.pause(reason)
+    await engine.ledger.record_control(
+        "pause", actor=who, outcome="paused", details={"reason": reason, "orders_removed": removed}
+    )
+    return removed
+
+
+async def resume(engine: Engine, who: str) -> ResumeOutcome:
+    """Allow buying again after :func:`pause`. A HALTED engine stays HALTED."""
+    outcome: ResumeOutcome = "halted"
+    if not engine.status.halted:
+        outcome = "resumed" if engine.resume() else "not paused"
+    await engine.ledger.record_control("resume", actor=who, outcome=outcome)
+    return outcome
+
+
+def reload_notes(old: RuleSet, new: RuleSet) -> tuple[str, ...]:
+    """The changed sections a running engine cannot take (its client, channels and
+    reference sources are open): they wait for the next start."""
+    notes = []
+    if new.account != old.account:
+        notes.append("account: takes effect at the next start")
+    if new.api != old.api:
+        notes.append("api: takes effect at the next start")
+    if new.notify != old.notify:
+        notes.append("notify: takes effect at the next start")
+    if new.prices != old.prices or not new.sources_used <= old.sources_used:
+        notes.append("prices: new reference sources are fetched from the next start")
+    return tuple(notes)
+
+
+async def reload_rules(
+    engine: Engine,
+    path: str | None,
+    who: str,
+    *,
+    load: Callable[[str], RuleSet] | None = None,
+) -> Reloaded:
+    """Read the rules file ``path`` (default: the running one) as the start-up does and,
+    when it is valid, run it from the next step. An invalid file changes nothing: its
+    error (file:line:column) is returned and recorded."""
+    filename = path or engine.ruleset.filename
+    loader = load or (lambda p: load_rules(p, host=engine.host))
+    # a virtual clock must not move while the file is read in a thread
+    mark = getattr(engine.clock, "busy", None)
+    try:
+        with mark() if mark is not None else contextlib.nullcontext():
+            ruleset = await anyio.to_thread.run_sync(loader, filename)
+    except ConfigError as exc:
+        error = str(exc)
+        log.warning("reload refused, the running rules are kept: %s", error)
+        await engine.ledger.record_control(
+            "reload", actor=who, outcome="refused", details={"error": error}
+        )
+        return Reloaded(error=error)
+    except OSError as exc:
+        error = f"{filename}: {exc.strerror or type(exc).__name__}"
+        await engine.ledger.record_control(
+            "reload", actor=who, outcome="refused", details={"error": error}
+        )
+        return Reloaded(error=error)
+    notes = reload_notes(engine.ruleset, ruleset)
+    engine.replace_rules(ruleset)
+    names = tuple(r.name for r in (*ruleset.rules, *ruleset.buy_order_rules))
+    await engine.ledger.record_control(
+        "reload", actor=who, outcome="reloaded", details={"rules": len(names), "notes": notes}
+    )
+    return Reloaded(error=None, rules=names, notes=notes)

@@ -65,7 +65,7 @@ async def test_a_halted_engine_is_not_resumed(clock: VirtualClock) -> None:
         assert "kill file k exists" in answer.json()["error"]
         assert not s.rig.engine.status.buying_allowed
         (_, refused) = await s.rig.ledger.control_events()
-        assert refused.outcome == "refused: HALTED"
+        assert refused.outcome == "halted"
 
 
 async def test_a_broken_rules_file_is_refused_and_the_old_rules_keep_buying(
