@@ -205,7 +205,10 @@ class TrackingParser(CsvSnapshotParser):
             return super()._parse_block(block, final=final)
         self._row += len(records)
         rows: list[int] | None = None
-        if not all(records):  # blank lines are not rows
+        # Blank lines are not rows. An empty record needs a newline at the start or two in a
+        # row: one C search of the block instead of a truth test per record (~3% of the
+        # update in the profile). A "\n\n" inside a quoted cell only takes the filter.
+        if block.startswith(b"\n") or b"\n\n" in block:
             rows = list(compress(range(first_row, first_row + len(records)), records))
             records = list(filter(None, records))
         self._line_up(array("q", map(hash, records)), records, rows, first_row)
