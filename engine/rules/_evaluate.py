@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import partial
+from itertools import compress
 from operator import attrgetter
 from typing import Any, cast
 
@@ -256,15 +257,16 @@ def scan(ruleset: RuleSet, listings: Sequence[Listing], context: EvalContext) ->
     index = ruleset._index
     compute = ruleset._index_entry
     accept = passes.append
-    # the name lookups run in C (map); the loop body is entered per listing only to skip
-    for listing, entry in zip(listings, map(index.get, map(_NAME, listings)), strict=True):
-        if not entry:
-            if entry is not None:  # no rule watches this name
-                continue
-            entry = compute(listing.name)
-            if not entry:
-                continue
-        view, rules = entry
+    # Most listings of a market are of names no rule watches: the name lookups and the
+    # skipping run in C (map, compress, filter), and the loop body only for watched ones.
+    entries: list[Any] = list(map(index.get, map(_NAME, listings)))
+    if None in entries:  # names not seen yet (kept here even if the index is cleared)
+        entries = [
+            compute(x.name) if entry is None else entry
+            for x, entry in zip(listings, entries, strict=True)
+        ]
+    watched = zip(compress(listings, entries), filter(None, entries), strict=True)
+    for listing, (view, rules) in watched:
         for rule in rules:
             if rule.passes(listing, view, context):
                 accept((rule, listing, view))
