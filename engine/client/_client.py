@@ -15,6 +15,7 @@ from ..models import (
     OwnListingsResponse,
     PlatformItemsResponse,
     PlatformTokenResult,
+    Prefilter,
     SearchResponse,
     SearchResponseV1,
     SimpleResult,
@@ -136,9 +137,15 @@ class MarketClient(BuyingAPI):
         ignore_phase: bool = False,
         include_hold: bool = False,
         lane: Lane = Lane.BACKGROUND,
+        prefilter: Prefilter | None = None,
     ) -> SearchResponse:
         """Listings (at most 50 each, cheapest first) for up to 50 item names (v2; adds
-        stickers and the reference price). Uses the ``search`` bucket at ``lane``."""
+        stickers and the reference price). Uses the ``search`` bucket at ``lane``.
+
+        ``prefilter`` (item name -> the highest price any rule would pay, ``None`` when
+        no rule watches it) builds only the listings that can be bought: the others are
+        counted in :attr:`SearchResponse.passed_over`, unread
+        (:func:`~engine.models.decode_search`)."""
         q = Query(ep.SEARCH_V2.label)
         q.choice("game", game, GAMES)
         q.repeated("name", name, max_count=MAX_NAMES)
@@ -146,7 +153,9 @@ class MarketClient(BuyingAPI):
         q.flag("delivery_details", delivery_details)
         q.flag("ignore_phase", ignore_phase)
         q.flag("include_hold", include_hold)
-        return await self._call(ep.SEARCH_V2, SearchResponse, params=q.items, lane=lane)
+        return await self._call(
+            ep.SEARCH_V2, SearchResponse, params=q.items, lane=lane, prefilter=prefilter
+        )
 
     async def search_items_by_name_v1(
         self,

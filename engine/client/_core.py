@@ -20,7 +20,7 @@ import httpx
 from .._clock import Clock, SystemClock
 from .._errors import APIError, ConfigError, RateLimited, Unavailable
 from .._limiter import Lane
-from ..models import PerItem, SetAside, WireModel
+from ..models import PerItem, Prefilter, SetAside, WireModel
 from ._endpoints import ENDPOINT_BUCKETS, Endpoint
 from ._responses import decode, http_error, transport_error
 from ._secret import APIKey, Secret
@@ -133,8 +133,10 @@ class ClientCore:
         bucket: str | _EndpointBucket | None = _ENDPOINT_BUCKET,
         lane: Lane = Lane.BACKGROUND,
         project_ids: tuple[str, ...] = (),
+        prefilter: Prefilter | None = None,
     ) -> M:
-        """Send, check the status, and decode the answer as ``model``."""
+        """Send, check the status, and decode the answer as ``model`` (a search answer
+        only as far as ``prefilter`` lets through, when given)."""
         response = await self._send(
             endpoint,
             params=params,
@@ -151,6 +153,7 @@ class ClientCore:
                 response,
                 image_base_url=self._image_base_url,
                 project_ids=project_ids,
+                prefilter=prefilter,
             )
         except APIError as exc:
             _log.debug("%s", exc)

@@ -28,7 +28,7 @@ import email.utils
 import json
 import math
 import re
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import httpx
 import pydantic
@@ -44,7 +44,7 @@ from .._errors import (
     Refused,
     Unavailable,
 )
-from ..models import WireModel, decode_per_item
+from ..models import Prefilter, SearchResponse, WireModel, decode_per_item, decode_search
 from ._endpoints import Endpoint
 
 __all__ = [
@@ -196,16 +196,22 @@ def decode(
     image_base_url: str | None,
     project_ids: tuple[str, ...] = (),
     check_refusal: bool = True,
+    prefilter: Prefilter | None = None,
 ) -> M:
     """A 2xx answer as ``model``, or the error it means (raised).
 
     With ``check_refusal=False`` a well-formed ``success: false`` answer is returned as is
     (the bulk purchase reads its per-item results itself), and a badly shaped one is never
-    read as a refusal.
+    read as a refusal. A ``prefilter`` (v2 search answers only) builds only the listings
+    it lets through (:func:`~engine.models.decode_search`).
     """
     content = response.content
+    context = {"image_base_url": image_base_url}
     try:
-        parsed = decode_per_item(model, content, context={"image_base_url": image_base_url})
+        if prefilter is not None and model is SearchResponse:
+            parsed = cast(M, decode_search(content, prefilter, context=context))
+        else:
+            parsed = decode_per_item(model, content, context=context)
     except pydantic.ValidationError as exc:
         failure = _undecodable(endpoint, content, exc, project_ids, check_refusal)
     else:

@@ -45,6 +45,7 @@ from ._market import (
 )
 from ._per_item import PerItem, SetAside, decode_item, decode_per_item
 from ._prices import PriceItem
+from ._search import Prefilter, decode_search
 from ._trading import (
     BulkBuyItemResult,
     BulkBuyResponse,
@@ -93,6 +94,7 @@ __all__ = [
     "PlatformItem",
     "PlatformItemsResponse",
     "PlatformTokenResult",
+    "Prefilter",
     "PriceItem",
     "ProjectTrade",
     "ProjectTradesResponse",
@@ -123,6 +125,7 @@ __all__ = [
     "WireModel",
     "decode_item",
     "decode_per_item",
+    "decode_search",
     "join_image_url",
     "parse_epoch",
 ]

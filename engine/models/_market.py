@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from decimal import ROUND_FLOOR
 from typing import Annotated, Self
 
-from pydantic import AliasChoices, Field, ValidationInfo, model_validator
+from pydantic import AliasChoices, Field, PrivateAttr, ValidationInfo, model_validator
 
 from ._per_item import ANY_KEY, INDEX, PerItem, SetAside
 from ._types import (
@@ -157,6 +157,19 @@ class SearchResponse(PerItem):
     success: bool = False
     msg: str | None = None
     items: dict[str, tuple[Listing, ...]] = Field(default_factory=dict)
+    _passed_over: int = PrivateAttr(default=0)
+    _passed_over_phases: tuple[tuple[str, str], ...] = PrivateAttr(default=())
+
+    @property
+    def passed_over(self) -> int:
+        """How many listings a prefilter passed over without building them (see
+        :func:`~engine.models.decode_search`); 0 for an answer decoded in full."""
+        return self._passed_over
+
+    @property
+    def passed_over_phases(self) -> tuple[tuple[str, str], ...]:
+        """(item id, phase) of the passed-over listings that carry a phase."""
+        return self._passed_over_phases
 
     @classmethod
     def from_v1(cls, answer: SearchResponseV1) -> SearchResponse:

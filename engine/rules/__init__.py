@@ -3,6 +3,8 @@
 - :func:`load_rules` / :func:`check_rules_file`: a rules file -> :class:`RuleSet` (or
   every problem, each with ``file:line:column`` and field);
 - :func:`evaluate`: ``(rule set, listings, context) -> [Decision]``, pure and fast;
+- :func:`scan`: the same, building decisions only for what passes the rules' checks
+  (the rest on demand);
 - :func:`explain`: why nothing (or what) is bought for a name;
 - :class:`Criterion`, :class:`Compiled`, :class:`PriceSource`: what plugins contribute.
 """
@@ -23,7 +25,7 @@ from ._contract import (
     RuleSpend,
     Test,
 )
-from ._evaluate import Decision, evaluate, explain, summarize_rejections
+from ._evaluate import Decision, Scan, evaluate, explain, scan, summarize_rejections
 from ._load import LoadResult, check_rules_file, check_rules_text, load_rules, load_rules_text
 from ._names import NameParts, doppler_phases, known_phases, split_name
 from ._portfolio import VALUE_SOURCES, PortfolioSettings
@@ -85,6 +87,7 @@ __all__ = [
     "RuleContext",
     "RuleSet",
     "RuleSpend",
+    "Scan",
     "StrictModel",
     "Test",
     "Wear",
@@ -102,6 +105,7 @@ __all__ = [
     "load_rules_text",
     "parse_duration",
     "parse_percent",
+    "scan",
     "split_name",
     "summarize_rejections",
 ]

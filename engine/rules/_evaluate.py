@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import partial
+from itertools import compress
+from operator import attrgetter
 from typing import Any, cast
 
 from .._money import Money, format_usd
@@ -27,7 +29,7 @@ from ..models import Listing
 from ._compile import CompiledRule, RuleSet
 from ._contract import EvalContext, NameView, RuleSpend
 
-__all__ = ["Decision", "evaluate", "explain", "summarize_rejections"]
+__all__ = ["Decision", "Scan", "evaluate", "explain", "scan", "summarize_rejections"]
 
 
 class Decision(tuple[Any, ...]):
@@ -139,6 +141,7 @@ class Decision(tuple[Any, ...]):
 
 
 _new = tuple.__new__
+_NAME = attrgetter("name")
 
 
 def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext) -> list[Decision]:
@@ -186,6 +189,102 @@ def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext
     if passes:
         decisions.extend(_allocate(ruleset, passes, context))
     return decisions
+
+
+class Scan:
+    """What :func:`scan` found in one batch: the decisions that matter to a buyer, and the
+    rest only when asked for.
+
+    ``decisions`` are the accepted decisions and those turned down while allocating (one
+    purchase per listing, caps, budgets): exactly the decisions :func:`evaluate` makes
+    after its rejections by the rules' checks, in the same order. The pairs the checks
+    turned down are not built; :meth:`rejections`, :meth:`rejected_by_rule` and
+    :meth:`skip_reasons` work them out on demand from the same compiled rules, listings
+    and context, so they cannot disagree with :func:`evaluate` (see :meth:`all_decisions`).
+    """
+
+    __slots__ = ("_listings", "_passed", "context", "decisions", "ruleset")
+
+    def __init__(
+        self,
+        ruleset: RuleSet,
+        listings: Sequence[Listing],
+        context: EvalContext,
+        decisions: list[Decision],
+        passed: list[tuple[CompiledRule, Listing, NameView]],
+    ) -> None:
+        self.ruleset = ruleset
+        self.context = context
+        self.decisions = decisions
+        self._listings = listings
+        self._passed = passed
+
+    def rejected_by_rule(self) -> dict[str, int]:
+        """Per rule, how many listings its checks turned down (pairs the rule watched,
+        less those that passed its checks); rules with none are left out."""
+        pairs: Counter[str] = Counter()
+        view = self.ruleset.view
+        for listing in self._listings:
+            pairs.update(rule.name for rule in view(listing.name).rules)
+        pairs.subtract(rule.name for rule, _, _ in self._passed)
+        return {name: n for name, n in pairs.items() if n > 0}
+
+    def rejections(self) -> list[Decision]:
+        """The decisions of the pairs the rules' checks turned down, in the order
+        :func:`evaluate` gives them (a second pass over the listings: for explaining)."""
+        return _rejected(self.ruleset, self._listings, self.context)
+
+    def all_decisions(self) -> list[Decision]:
+        """Every decision, equal to :func:`evaluate`'s on the same arguments."""
+        return self.rejections() + self.decisions
+
+    def skip_reasons(self) -> Counter[tuple[str, str]]:
+        """(rule, reason) -> how often, for every reason of every decision turned down:
+        what a status counts from :func:`evaluate`'s decisions (costs a rule check per
+        turned-down pair)."""
+        counts: Counter[tuple[str, str]] = Counter()
+        for decision in self.all_decisions():
+            if not decision.accepted:
+                counts.update((decision.rule, reason) for reason in decision.reasons)
+        return counts
+
+
+def scan(ruleset: RuleSet, listings: Sequence[Listing], context: EvalContext) -> Scan:
+    """:func:`evaluate` without a decision for each pair the rules' checks turn down: the
+    engine's fast path (see :class:`Scan`). ``listings`` must not change afterwards while
+    the scan's rejections may still be asked for."""
+    passes: list[tuple[CompiledRule, Listing, NameView]] = []
+    index = ruleset._index
+    compute = ruleset._index_entry
+    accept = passes.append
+    # Most listings of a market are of names no rule watches: the name lookups and the
+    # skipping run in C (map, compress, filter), and the loop body only for watched ones.
+    entries: list[Any] = list(map(index.get, map(_NAME, listings)))
+    if None in entries:  # names not seen yet (kept here even if the index is cleared)
+        entries = [
+            compute(x.name) if entry is None else entry
+            for x, entry in zip(listings, entries, strict=True)
+        ]
+    watched = zip(compress(listings, entries), filter(None, entries), strict=True)
+    for listing, (view, rules) in watched:
+        for rule in rules:
+            if rule.passes(listing, view, context):
+                accept((rule, listing, view))
+    decisions = _allocate(ruleset, passes, context) if passes else []
+    return Scan(ruleset, listings, context, decisions, passes)
+
+
+def _rejected(
+    ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext
+) -> list[Decision]:
+    out: list[Decision] = []
+    for listing in listings:
+        view = ruleset.view(listing.name)
+        for rule in view.rules:
+            if not rule.passes(listing, view, context):
+                fields = (listing, rule.name, False, listing.price, rule.action, rule.priority)
+                out.append(_new(Decision, (*fields, False, None, rule, view, context)))
+    return out
 
 
 def _reject(rule: CompiledRule, listing: Listing, reasons: tuple[str, ...]) -> Decision:

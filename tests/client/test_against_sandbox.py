@@ -73,3 +73,23 @@ async def test_bulk_buy_and_csv_snapshot(market: tuple[MarketClient, Sandbox]) -
     header = gzip.decompress(body).split(b"\n", 1)[0]
     assert header.split(b",")[:3] == [b"item_id", b"name", b"price"]
     assert b"unlock_at" in header
+
+
+async def test_a_prefiltered_search_keeps_exactly_the_listings_within_the_ceilings(
+    market: tuple[MarketClient, Sandbox],
+) -> None:
+    client, _ = market
+    page = await client.get_items_list(limit=100, order_by="price", sort="ASC")
+    names = sorted({x.name for x in page.items})[:20]
+    full = await client.search_items_by_name(names)
+    watched = names[::2]
+    ceilings = {n: sorted(x.price for x in full.items.get(n, ()))[:3][-1:] for n in watched}
+    limits = {n: p[0] for n, p in ceilings.items() if p}
+    lazy = await client.search_items_by_name(names, prefilter=limits)
+    want = {
+        key: tuple(x for x in found if x.name in limits and x.price <= limits[x.name])
+        for key, found in full.items.items()
+    }
+    assert lazy.items == want
+    assert any(want.values())
+    assert lazy.passed_over == sum(map(len, full.items.values())) - sum(map(len, want.values()))

@@ -1,0 +1,123 @@
+"""A v2 search answer decoded for a buyer: only the listings that can matter are built.
+
+A search answer holds up to 2,500 listings; building a :class:`Listing` for each is most
+of the cost of reading it (bench/bench_parse.py), yet a listing whose name no rule watches,
+or whose price is above every ceiling for its name, can never be bought. With a
+*prefilter* (item name -> the highest price any rule would pay for it, ``None`` when no rule
+watches the name), :func:`decode_search` reads the answer once into plain values
+(pydantic-core's ``from_json``, the same parser as the full path), passes over those
+listings by their ``name`` and ``price`` alone, and builds the others one by one.
+
+What is built keeps the per-item behaviour of :func:`decode_per_item`: a candidate that
+cannot be read is set aside with the same path (its position in the answer as sent),
+field, reason and key. A listing is passed over only when its name is a string and its
+price a JSON integer (or a string of digits) above the ceiling; anything odder is built
+first, so an unreadable candidate is never hidden, and then passed over by its read
+price. What was passed over is counted (:attr:`SearchResponse.passed_over`),
+and the phases of passed-over listings are kept (:attr:`SearchResponse.passed_over_phases`),
+for callers that learn from every listing seen. A broken envelope falls back to the full
+decode, which gives its usual error.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import from_json, to_json
+
+from ._market import Listing, SearchResponse
+from ._per_item import SetAside, _key, decode_per_item
+
+__all__ = ["Prefilter", "decode_search"]
+
+_UNKNOWN: Any = object()
+
+Prefilter = Callable[[str], int | None] | Mapping[str, int | None]
+"""Item name -> the highest price (USD x 1000) any rule would pay for it, or ``None`` when
+no rule watches the name (a mapping is read with ``.get``)."""
+
+
+def decode_search(
+    content: bytes | str, prefilter: Prefilter, *, context: dict[str, Any] | None = None
+) -> SearchResponse:
+    """``content`` (a v2 search answer) with only the listings ``prefilter`` lets through
+    built (see the module docstring). Raises :class:`pydantic.ValidationError` as
+    :func:`decode_per_item` does when the answer itself is broken."""
+    ceiling = prefilter.get if isinstance(prefilter, Mapping) else prefilter
+    # asked once per distinct name (an engine's ceiling looks at every rule watching it)
+    limits: dict[str, int | None] = {}
+    known = limits.get
+    # The parsed values are freed by reference counting as soon as the answer is decoded:
+    # the cyclic collector, triggered by their ~20,000 allocations, would only walk
+    # objects that are about to go anyway (about 5% of the decode in bench_parse.py).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        data = from_json(content)
+    except ValueError:
+        data = None
+    finally:
+        if paused:
+            gc.enable()
+    items = data.get("items") if isinstance(data, dict) else None
+    if not isinstance(items, dict) or not all(type(v) is list for v in items.values()):
+        # not JSON, or the envelope is odd: the full path gives its usual verdict
+        return decode_per_item(SearchResponse, content, context=context)
+    envelope = SearchResponse.model_validate({**data, "items": {}}, context=context)
+    validate = Listing.model_validate
+    built: dict[str, tuple[Listing, ...]] = {}
+    set_aside: list[SetAside] = []
+    phases: list[tuple[str, str]] = []
+    passed_over = 0
+    for key, found in items.items():
+        keep: list[Listing] = []
+        for position, entry in enumerate(found):
+            if type(entry) is dict:
+                name = entry.get("name")
+                price = entry.get("price")
+                if type(price) is str and price.isascii() and price.isdigit():
+                    price = int(price)  # "990000", "000027867": as pydantic's int reads them
+                if type(name) is str and type(price) is int:
+                    limit = known(name, _UNKNOWN)
+                    if limit is _UNKNOWN:
+                        limit = limits[name] = ceiling(name)
+                    if limit is None or price > limit:
+                        passed_over += 1
+                        phase = entry.get("phase")
+                        if phase and type(phase) is str:
+                            phases.append((str(entry.get("item_id")), phase))
+                        continue
+            try:
+                listing = validate(entry, context=context)
+            except ValidationError:
+                set_aside.append(_unreadable(entry, f"items.{key}.{position}", context))
+                continue
+            limit = ceiling(listing.name)  # rare: built listings only
+            if limit is None or listing.price > limit:  # a price in an odder form
+                passed_over += 1
+                if listing.phase:
+                    phases.append((listing.item_id, listing.phase))
+                continue
+            keep.append(listing)
+        built[key] = tuple(keep)
+    answer = SearchResponse.model_construct(success=envelope.success, msg=envelope.msg, items=built)
+    answer._set_aside = tuple(set_aside)
+    answer._passed_over = passed_over
+    answer._passed_over_phases = tuple(phases)
+    return answer
+
+
+def _unreadable(entry: Any, path: str, context: dict[str, Any] | None) -> SetAside:
+    """The set-aside item, worded as the full path words it: validated again from its JSON
+    text (rare: only unreadable candidates come here), so messages match the JSON mode."""
+    try:
+        Listing.model_validate_json(to_json(entry), context=context)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        field = ".".join(str(p) for p in first["loc"] if not isinstance(p, int)) or "(item)"
+        return SetAside(path, field, first["msg"], _key(entry))
+    # read from JSON but not from the Python values: say so rather than guess a field
+    return SetAside(path, "(item)", "could not be read", _key(entry))
