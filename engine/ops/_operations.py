@@ -36,6 +36,7 @@ from ..sniper import (
     EngineMode,
     TradingRefused,
     daily_summary,
+    feed_words,
     status_document,
     write_status_file,
 )
@@ -167,7 +168,10 @@ class Operations:
         gate waits for), HALTED (with the reason) or stopped."""
         status = self.engine.status
         if status.mode is EngineMode.RUNNING:
-            return Response(200, b"ok: running\n")
+            # the feed's state is shown, never a reason for 503: the snapshot stands in
+            feed = self.engine.feedwatch.view(self.engine.clock.now())
+            words = "" if feed is None else f"; {feed_words(feed)}"
+            return Response(200, f"ok: running{words}\n".encode())
         text = status.mode.value
         if status.mode is EngineMode.HALTED:
             text += f": {status.halt_reason}"

@@ -49,7 +49,7 @@ from .._errors import APIError, KeyRejected, RateLimited
 from .._limiter import Lane, RateLimiter
 from .._money import format_usd
 from .._plugins import PluginHost
-from ..client import Game, MarketClient, TradeLink
+from ..client import FeedEvent, Game, MarketClient, TradeLink
 from ..ledger import Ledger
 from ..models import Listing
 from ..reference import ReferenceHub
@@ -59,6 +59,7 @@ from ._bandwidth import rule_games
 from ._budget import budget_state, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
 from ._daily import DayEnds
+from ._feedwatch import FeedSettings, FeedWatch
 from ._gate import GateSettings, StartGate, TradingRefused
 from ._guard import LoopGuard, unwrap
 from ._orders import OrderManager
@@ -112,6 +113,7 @@ class EngineSettings:
     """Unexpected errors in a row in one loop before the engine HALTs (see ``_guard.py``)."""
     buyer: BuyerSettings = field(default_factory=BuyerSettings)
     reconciler: ReconcilerSettings = field(default_factory=ReconcilerSettings)
+    feed: FeedSettings = field(default_factory=FeedSettings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +230,8 @@ class Engine(SnapshotWatch):
         """Reference prices (``market.*`` learned here, ``service.*``, ``file.*``, and the
         plugins' sources the rules name, fetched by the references step)."""
         self.references.use_sources(host.price_sources())
+        self.feedwatch = FeedWatch(self, settings.feed)
+        """The live listing feed (its client set by the session when enabled)."""
 
     # -- start-up gate -------------------------------------------------------------------
 
@@ -289,6 +293,8 @@ class Engine(SnapshotWatch):
             async with anyio.create_task_group() as tg:
                 for kind in self.step_kinds():
                     tg.start_soon(self._runner, kind)
+                if self.feedwatch.client is not None:
+                    tg.start_soon(self.feedwatch.run)
                 if duration is not None:
                     await self.clock.sleep(duration)
                     tg.cancel_scope.cancel()
@@ -298,6 +304,17 @@ class Engine(SnapshotWatch):
             if self.status.mode is not EngineMode.HALTED:
                 self.status.mode = EngineMode.STOPPED
         return self.status
+
+    async def on_feed_event(self, event: FeedEvent) -> None:
+        """One event of the live listing feed (live: from the feed runner; a backtest may
+        call it): a listing goes through :meth:`decide` and the buyer, or is confirmed by
+        a search first; a (re)connection heals with a snapshot. See ``_feedwatch.py``."""
+        try:
+            await self.feedwatch.on_event(event)
+        except Exception as exc:
+            self.guard.failed("feed", exc)
+        else:
+            self.guard.succeeded("feed")
 
     async def _start_orders(self) -> None:
         """Place the buy orders the rules want, once the gate has passed and only while

@@ -10,6 +10,7 @@ to keep ``_engine.py`` a readable size; the engine's docstring says how the step
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, cast
 
@@ -27,6 +28,7 @@ from ._status import EngineStatus
 
 if TYPE_CHECKING:
     from ._engine import EngineSettings
+    from ._feedwatch import FeedWatch
 
 __all__ = ["SnapshotWatch"]
 
@@ -53,6 +55,19 @@ class SnapshotWatch:
     _snapshot_failures: int
     _polling: bool
     _wake: anyio.Event
+    _due_at: dict[str, float]
+    feedwatch: FeedWatch
+
+    def wake(self) -> None:
+        """Live: make every runner read its due time again (a flag, a snapshot made due)."""
+        woken, self._wake = self._wake, anyio.Event()
+        woken.set()
+
+    def snapshot_soon(self) -> None:
+        """Make the snapshot step due now (a feed connected: its gap is to heal; the feed
+        went down: the snapshot takes over), unless it is already."""
+        self._due_at["snapshot"] = min(self._due_at.get("snapshot", math.inf), self.clock.now())
+        self.wake()
 
     def _ceiling(self, name: str) -> int | None:
         rules = self.ruleset.view(name).rules
@@ -73,13 +88,19 @@ class SnapshotWatch:
         started = self.clock.now()
         next_at = started + every
         self._polling = True
+        self.feedwatch.poll_started()
         try:
             await self._poll_snapshot()
             self._snapshot_failures = 0
-            # A poll slower than half the period (a huge market, a busy machine) is
-            # followed by a rest as long as itself, so polling never takes all the CPU.
+            self.feedwatch.poll_done(started)
+            # A trusted feed: the snapshot only audits it, slowly. A poll slower than half
+            # the period (a huge market, a busy machine) is followed by a rest as long as
+            # itself, so polling never takes all the CPU.
             ended = self.clock.now()
+            next_at = started + self.feedwatch.snapshot_period(every)
             next_at = max(next_at, ended + (ended - started))
+            if self.feedwatch.heal_pending:  # connected during this poll: heal at once
+                next_at = ended
         except RateLimited as exc:
             next_at = self.clock.now() + exc.retry_after
             raise
@@ -92,8 +113,7 @@ class SnapshotWatch:
         finally:
             self._polling = False
             self._next_snapshot_at = max(next_at, self.clock.now())
-            woken, self._wake = self._wake, anyio.Event()
-            woken.set()
+            self.wake()
 
     def snapshot_games(self) -> tuple[str | None, ...]:
         """The games the next snapshot poll fetches (``game=``; ``None``: unfiltered).
@@ -168,7 +188,7 @@ class SnapshotWatch:
             self._watch(names)
             return names
         summaries = diff.names_cheapest_first()
-        self._flag(summaries)
+        self._flag(self.feedwatch.to_flag(diff, summaries))
         return [s.name for s in summaries] if names_of_changes else ()
 
     def _flag(self, summaries: Iterable[NameSummary]) -> None:
