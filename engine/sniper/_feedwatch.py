@@ -188,6 +188,17 @@ class FeedWatch:
     async def run(self) -> None:
         """Live: run the client and hand every event to :meth:`Engine.on_feed_event`; in
         ``auto``, give up when the feed never answers (the snapshot goes on alone)."""
+        try:
+            await self._run()
+        except Exception as exc:
+            # a failure of the feed's side is never a reason to stop buying: the snapshot
+            # takes over, as when the feed is down
+            self.engine.guard.failed("feed", exc, may_halt=False)
+            self.unavailable = True
+            self.connected = False
+            self.engine.snapshot_soon()
+
+    async def _run(self) -> None:
         client = self.client
         if client is None:
             return

@@ -4,6 +4,7 @@ virtual clock moved by the test (both backends)."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
@@ -122,3 +123,29 @@ async def test_a_stall_falls_back_to_the_snapshot_and_nothing_is_bought_twice(
         purchases = await r.ledger.purchases()
     assert sorted(p.item_id for p in purchases) == wanted  # ledger == ground truth, once each
     assert bought_ids(sandbox) == wanted
+
+
+async def test_auto_gives_up_a_feed_that_never_answers_and_polls_the_snapshot(
+    clock: VirtualClock,
+) -> None:
+    sandbox = feed_sandbox(clock)
+    item = pick_item(sandbox)
+    settings = EngineSettings(feed=FeedSettings(mode="auto"))
+    async with rig(clock, sandbox, rules_text(item.name), settings=settings) as r:
+        engine = r.engine
+        with socket.socket() as closed:  # a loopback port nobody listens on
+            closed.bind(("127.0.0.1", 0))
+            port = closed.getsockname()[1]
+        engine.feedwatch.client = FeedClient(
+            f"http://127.0.0.1:{port}", games=["csgo"], clock=clock, backoff=Backoff(0.5, cap=1.0)
+        )
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(engine.run)
+            await drive(clock, lambda: engine.feedwatch.unavailable, step=0.5)
+            snapshots = engine.status.snapshots
+            await drive(clock, lambda: engine.status.snapshots >= snapshots + 2, step=0.5)
+            tg.cancel_scope.cancel()
+        view = await engine.view()
+    assert view.feed is not None
+    assert (view.feed.state, view.feed.connected) == ("unavailable", False)
+    assert engine.next_due("snapshot") <= clock.now() + SETTINGS.snapshot_every
