@@ -61,6 +61,11 @@ AUTO_ATTEMPTS = 3
 """``auto``: connection attempts without a single handshake before the feed is given up
 for the run (detection by snapshot alone)."""
 
+SNAPSHOT_REBUILT_EVERY = 10.0
+"""The service rebuilds the snapshot this often: a poll begun less than this after a
+connection may read a snapshot built before it, whose successor then shows listings of
+before the connection as new. Such a poll is no base for an audit."""
+
 log = logging.getLogger("snipe.engine.feed")
 
 
@@ -289,8 +294,9 @@ class FeedWatch:
     # -- the snapshot as safety net ------------------------------------------------------
 
     def poll_started(self) -> None:
-        """A snapshot poll begins: it audits the feed when the previous poll ended with
-        the feed healed on this very connection."""
+        """A snapshot poll begins: it audits the feed when the previous poll began with
+        the feed healed on this very connection, and late enough to read a snapshot built
+        after the connection (see :data:`SNAPSHOT_REBUILT_EVERY`)."""
         self._auditing = (
             self.enabled
             and self.connected
@@ -345,7 +351,11 @@ class FeedWatch:
             self.gaps_healed += 1
             self.distrusted = False
             log.info("feed gap healed (generation %d)", self.generation)
-        if self.connected and self._healed_generation == self.generation:
+        if (
+            self.connected
+            and self._healed_generation == self.generation
+            and started >= self._heal_after + SNAPSHOT_REBUILT_EVERY
+        ):
             self._audit_generation = self.generation
         self._auditing = False
 

@@ -209,7 +209,7 @@ async def test_the_audit_counts_a_listing_the_feed_never_told_and_falls_back(
         await heal(r)
         await engine.step("snapshot")  # not due: nothing
         clock.advance(engine.next_due("snapshot") - clock.now())
-        await engine.step("snapshot")  # the first audit: a base, nothing missed
+        await engine.step("snapshot")  # the audit's base: built after the connection
         told_deal = plant(sandbox, item, price=item.reference * 95 // 100)
         await engine.on_feed_event(told(sandbox, told_deal))
         plant(sandbox, item, price=item.reference * 96 // 100)  # the feed says nothing
@@ -226,3 +226,25 @@ async def test_the_audit_counts_a_listing_the_feed_never_told_and_falls_back(
     assert "snipe_feed_missed_total 1.0" in text
     assert "snipe_feed_connected 1.0" in text
     assert "snipe_feed_gaps_healed_total 1.0" in text
+
+
+async def test_a_listing_of_just_before_the_connection_is_not_counted_as_missed(
+    clock: VirtualClock,
+) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    async with rig(clock, sandbox, rules_text(item.name), settings=SETTINGS) as r:
+        engine = feed_on(r)
+        await engine.start()
+        clock.advance(10.0 - clock.now() % 10.0 + 1.0)  # just after a rebuild
+        sandbox.snapshot()  # built now: the heal below reads it
+        plant(sandbox, item, price=item.reference * 95 // 100)  # before the connection
+        clock.advance(2.0)
+        await heal(r)  # its snapshot was built before the listing: not in it
+        for _ in range(2):  # the base (shows the listing as new), then an audit
+            clock.advance(engine.next_due("snapshot") - clock.now())
+            await engine.step("snapshot")
+        view = await engine.view()
+    assert view.feed is not None
+    assert view.feed.missed == 0
+    assert view.feed.state == "trusted"
