@@ -32,7 +32,7 @@ from ..rules import (
     format_duration,
     format_percent,
 )
-from ._price import Discount, discount_reason, worth_function
+from ._price import Discount, discount_reason, sticker_weighted, worth_function
 
 __all__ = ["Hold"]
 
@@ -103,6 +103,7 @@ def compile_hold(value: Hold, rule: RuleContext) -> Compiled:
         test=tradable_or_ok,
         summary=summary,
         trade_locked=float(max_wait),
+        needs_search=sticker_weighted(rule),
         references=(
             (discount.sources if isinstance(discount, Discount) else ("platform_price",))
             if worth is not None

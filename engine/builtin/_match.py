@@ -113,6 +113,7 @@ def compile_match(value: Match, rule: RuleContext) -> Compiled:
         patterns=(*value.patterns, *(f"/{r}/" for r in value.regex)),
         summary=summary,
         games=frozenset() if value.game is None else frozenset({value.game}),
+        needs_search=False,
     )
 
 

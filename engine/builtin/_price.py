@@ -149,6 +149,12 @@ Chooser = Callable[[Listing, NameView, EvalContext], "Chosen | str"]
 """The reference for a listing, or the reason there is none."""
 
 
+def sticker_weighted(rule: RuleContext) -> bool:
+    """Whether the rule's references count a share of the stickers' value (which only a
+    search tells, not the feed)."""
+    return bool(getattr(rule.values.get("stickers"), "weight", None))
+
+
 def reference_chooser(rule: RuleContext, value: Discount | None) -> Chooser | None:
     """The reference chooser of ``discount`` (and ``hold``) for this rule, or ``None``
     (after reporting an error) when ``versus`` names an unknown source."""
@@ -296,7 +302,10 @@ def compile_price(value: PriceBounds, rule: RuleContext) -> Compiled:
 
     shown_high = format_usd(high) if high is not None else "any"
     return Compiled(
-        predicate=in_bounds, test=within, summary=f"price {format_usd(low)}-{shown_high}"
+        predicate=in_bounds,
+        test=within,
+        summary=f"price {format_usd(low)}-{shown_high}",
+        needs_search=False,
     )
 
 
@@ -367,6 +376,7 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
         summary=summary,
         describe=describe,
         references=value.sources,
+        needs_search=sticker_weighted(rule),
     )
 
 

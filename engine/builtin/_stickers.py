@@ -122,7 +122,13 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
         parts.append(f"at least {min_count} stickers")
     if min_value is not None:
         parts.append(f"sticker value at least {format_usd(min_value)}")
-    return Compiled(predicate=enough_stickers, test=enough, summary=", ".join(parts))
+    # counting by name reads the feed's sticker_names; wear, slots and prices need a search
+    return Compiled(
+        predicate=enough_stickers,
+        test=enough,
+        summary=", ".join(parts),
+        needs_search=needs_details,
+    )
 
 
 def _enough(found: tuple[int, Money], min_count: int | None, min_value: Money | None) -> bool:

@@ -83,7 +83,9 @@ def compile_float(value: FloatRange, rule: RuleContext) -> Compiled:
         wear = listing.float_value
         return wear is not None and low <= wear <= high
 
-    return Compiled(predicate=in_range, test=within, summary=f"float {low:g}-{high:g}")
+    return Compiled(
+        predicate=in_range, test=within, summary=f"float {low:g}-{high:g}", needs_search=False
+    )
 
 
 def compile_phases(value: frozenset[str], rule: RuleContext) -> Compiled:
@@ -105,7 +107,9 @@ def compile_phases(value: frozenset[str], rule: RuleContext) -> Compiled:
     def wanted_phase(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
         return (listing.phase or view.phase) in wanted
 
-    return Compiled(predicate=has_phase, test=wanted_phase, summary=f"phase {shown}")
+    return Compiled(
+        predicate=has_phase, test=wanted_phase, summary=f"phase {shown}", needs_search=False
+    )
 
 
 def _check_names_have_phases(wanted: frozenset[str], rule: RuleContext) -> None:

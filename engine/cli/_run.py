@@ -38,6 +38,7 @@ from ..sniper import (
     Engine,
     EngineMode,
     EngineSettings,
+    FeedSettings,
     SessionOptions,
     TradingRefused,
     describe,
@@ -216,6 +217,9 @@ def run(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         kill_file=args.kill_file,
         snapshot_every=float(ruleset.account.snapshot_every),
+        feed=FeedSettings(
+            mode=ruleset.account.feed, audit_every=float(ruleset.account.audit_every)
+        ),
     )
     print(banner(ruleset, args), file=sys.stderr, flush=True)
     options = SessionOptions(base_url=args.base_url, ledger=args.ledger, limit_journal=True)

@@ -133,6 +133,7 @@ def build_report(
         "overdue": _overdue(purchases, doc, now),
         "waiting": doc.get("waiting"),
         "start_attempts": doc.get("start_attempts"),
+        "feed": doc.get("feed") if isinstance(doc.get("feed"), dict) else None,
     }
 
 
@@ -183,6 +184,9 @@ def render(ledger: str, report: dict[str, Any], now: float) -> str:
     if downloaded:
         parts = ", ".join(f"{g} {format_bytes(n)}" for g, n in sorted(downloaded.items()))
         lines.append(f"snapshots   {format_bytes(sum(downloaded.values()))} this run ({parts})")
+    feed = report.get("feed")
+    if feed:
+        lines.append(f"feed        {_feed_line(feed)}")
     for name, stats in sorted((report.get("notifications") or {}).items()):
         lines.append(
             f"notify      {name}: sent {stats.get('sent')}, failed {stats.get('failed')}, "
@@ -195,6 +199,25 @@ def render(ledger: str, report: dict[str, Any], now: float) -> str:
     lines.append("last errors " + ("none" if not errors else f"({len(errors)}, newest last)"))
     lines.extend(f"  - {e[:200]}" for e in errors)
     return "\n".join(lines)
+
+
+def _feed_line(feed: dict[str, Any]) -> str:
+    """The live listing feed as the running engine last wrote it (values read leniently:
+    the file is another process's)."""
+    rate = _number(feed.get("events_per_second"))
+    since = _number(feed.get("seconds_since_event"))
+    per_day = _number(feed.get("bytes_per_day"))
+    parts = [
+        str(feed.get("state") or "?"),
+        f"{rate:.1f} events/s" if rate is not None else "no rate yet",
+        f"last event {_ago(since)} ago" if since is not None else "no event yet",
+        f"{feed.get('reconnects', 0)} reconnect(s)",
+        f"{feed.get('gaps_healed', 0)} gap(s) healed",
+        f"{feed.get('missed', 0)} missed by the audit",
+    ]
+    if per_day is not None:
+        parts.append(f"{format_bytes(int(per_day))}/day")
+    return " | ".join(parts)
 
 
 def _set_aside_lines(kinds: list[dict[str, Any]]) -> list[str]:

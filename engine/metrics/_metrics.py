@@ -32,7 +32,7 @@ from ..hookspecs import hookimpl
 if TYPE_CHECKING:
     from ..notify import ChannelStats
     from ..rules import Decision, EvalContext
-    from ..sniper import Engine, EngineView
+    from ..sniper import Engine, EngineView, FeedView
 
 __all__ = ["CONTENT_TYPE", "DETECTION_BUCKETS", "EngineMetrics", "LatencyTracker"]
 
@@ -256,6 +256,39 @@ def _engine_families(state: EngineView) -> Iterable[Metric]:
         ["game"],
         {(game,): n for game, n in state.snapshot_bytes.items()},
     )
+    if state.feed is not None:
+        yield from _feed_families(state.feed)
+
+
+def _feed_families(feed: FeedView) -> Iterable[Metric]:
+    """The live listing feed (absent when it is off)."""
+    yield GaugeMetricFamily(
+        "snipe_feed_connected", "1 while the listing feed is connected.", value=int(feed.connected)
+    )
+    yield GaugeMetricFamily(
+        "snipe_feed_trusted",
+        "1 while the feed is trusted (connected, gap healed, audits clean): the snapshot "
+        "then only audits it.",
+        value=int(feed.state == "trusted"),
+    )
+    for name, value, text in (
+        ("snipe_feed_events", feed.events, "Listing feed events handled (new, update, removed)."),
+        ("snipe_feed_reconnects", feed.reconnects, "Listing feed connections after the first."),
+        ("snipe_feed_gaps_healed", feed.gaps_healed, "Feed gaps healed by a snapshot diff."),
+        (
+            "snipe_feed_missed",
+            feed.missed,
+            "New listings of watched names the snapshot audit found that the feed never told.",
+        ),
+        ("snipe_feed_bytes", feed.bytes_received, "Listing feed payload bytes received."),
+    ):
+        yield CounterMetricFamily(name, text, value=value)
+    if feed.seconds_since_event is not None:
+        yield GaugeMetricFamily(
+            "snipe_feed_seconds_since_event",
+            "Seconds since the last listing feed event.",
+            value=feed.seconds_since_event,
+        )
 
 
 def _notifications(notifications: Mapping[str, ChannelStats]) -> Metric:

@@ -42,6 +42,7 @@ from ..sniper import (
     EngineMode,
     TradingRefused,
     daily_summary,
+    feed_words,
     status_document,
     write_status_file,
 )
@@ -208,9 +209,12 @@ class Operations:
         gate waits for), HALTED (with the reason) or stopped."""
         status = self.engine.status
         if status.mode is EngineMode.RUNNING:
+            # the feed's state is shown, never a reason for 503: the snapshot stands in
+            feed = self.engine.feedwatch.view(self.engine.clock.now())
+            words = "" if feed is None else f"; {feed_words(feed)}"
             if status.paused is not None:  # on purpose, resumable: not unwell
-                return Response(200, f"ok: running, paused: {status.paused}\n".encode())
-            return Response(200, b"ok: running\n")
+                words = f", paused: {status.paused}{words}"
+            return Response(200, f"ok: running{words}\n".encode())
         text = status.mode.value
         if status.mode is EngineMode.HALTED:
             text += f": {status.halt_reason}"

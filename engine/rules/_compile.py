@@ -90,6 +90,9 @@ class CompiledRule:
     trade_locked: float | None = None
     """The longest trade lock (seconds from now) a criterion of the rule accepts; ``None``:
     the rule buys tradable listings only."""
+    needs_search: bool = False
+    """A criterion of the rule needs more than a feed event carries (see
+    :attr:`Compiled.needs_search`): a feed listing is confirmed by a search first."""
 
     def accepted_summaries(
         self, listing: Listing, view: NameView, ctx: EvalContext
@@ -247,6 +250,7 @@ def compile_rule(
         games=declared.games or frozenset(),
         references=tuple(dict.fromkeys(declared.references)),
         trade_locked=declared.trade_locked,
+        needs_search=declared.needs_search,
     )
     return rule, problems
 
@@ -260,6 +264,7 @@ class _Declared:
         self.declared_games: list[tuple[str, frozenset[str]]] = []
         self.references: list[str] = []
         self.trade_locked: float | None = None
+        self.needs_search = False
 
     def add(
         self,
@@ -276,6 +281,8 @@ class _Declared:
             games = frozenset(compiled.games)
             self.declared_games.append((key, games))
             self.games = games if self.games is None else self.games & games
+        if compiled.needs_search and (compiled.predicate or compiled.test) is not None:
+            self.needs_search = True
         if compiled.trade_locked is not None:
             self.trade_locked = max(self.trade_locked or 0.0, float(compiled.trade_locked))
         unknown = [n for n in compiled.references if n not in price_sources]

@@ -189,6 +189,15 @@ class Compiled:
     them, and an accepted one is bought with ``allow_trade_locked``. The predicate must
     still judge each lock itself (give the reason a wait is too long); the core does not
     repeat that check."""
+    needs_search: bool = True
+    """Whether the predicate needs what only a v2 search returns (stickers' wear and
+    price; anything beyond the listing fields of the live feed: ``item_id``, ``name``,
+    ``price``, ``float``, ``phase``, ``paint_index``, ``sticker_names``,
+    ``platform_price``, ``unlock_at``). A listing from the feed that such a rule could
+    accept is confirmed by one search of its name before buying; the others are bought at
+    once. True by default, so a plugin that does not say is never judged on less than it
+    reads; the built-ins that only read feed fields say False. Ignored for a criterion
+    without a predicate (it judges nothing)."""
 
 
 @dataclass(frozen=True, slots=True)

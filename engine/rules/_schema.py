@@ -73,6 +73,42 @@ class Account(StrictModel):
     snapshot_every: Duration = Field(10, ge=10, le=86_400)
     """Seconds between prices-snapshot polls (the service rebuilds it every 10 s). Longer
     saves bandwidth and delays detection by about half the added period on average."""
+    feed: Literal["auto", "on", "off"] = "auto"
+    """The live listing feed (a websocket of the service's website that tells each new,
+    changed and removed listing as it happens): ``auto`` uses it when the service answers
+    the handshake and polls the snapshot otherwise; ``on`` always connects (and keeps
+    retrying); ``off`` never connects: detection is the snapshot's alone."""
+    feed_url: str | None = None
+    """Where the feed is (the website's host: ``https://host``, ``/socket.io/`` is added).
+    Unset: the scheme and host of ``base_url`` (where the sandbox serves it)."""
+    audit_every: Duration = Field(300, ge=10, le=86_400)
+    """While the feed is healthy, seconds between the snapshot polls that audit it (the
+    feed's gaps counted as ``snipe_feed_missed_total``); ``snapshot_every`` applies while
+    it is down, not yet healed or found missing listings."""
+
+    @field_validator("feed_url")
+    @classmethod
+    def _feed_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https", "ws", "wss") or not parts.netloc:
+            raise ValueError(
+                f"expected an http(s) or ws(s) address such as 'https://host', got {value!r}"
+            )
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise ValueError(
+                "the feed address must not carry a query or credentials (the key goes elsewhere)"
+            )
+        return value.rstrip("/")
+
+    def feed_address(self, base_url: str | None = None) -> str:
+        """The feed's address: ``feed_url``, or the scheme and host of ``base_url`` (the
+        command line's, else the rules file's)."""
+        if self.feed_url is not None:
+            return self.feed_url
+        parts = urlsplit(base_url or self.base_url)
+        return f"{parts.scheme}://{parts.netloc}"
 
     @field_validator("base_url")
     @classmethod

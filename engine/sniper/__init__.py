@@ -7,6 +7,7 @@ from ._budget import budget_state, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
 from ._daily import daily_summary
 from ._engine import Engine, EngineSettings, TradingRefused
+from ._feedwatch import FeedSettings, FeedView, FeedWatch
 from ._guard import describe
 from ._orders import Exposure, OrderManager, describe_orders
 from ._reconciler import Reconciler, ReconcilerSettings
@@ -20,7 +21,7 @@ from ._statusfile import (
     status_path_for,
     write_status_file,
 )
-from ._view import EngineView, status_line
+from ._view import EngineView, feed_words, status_line
 
 __all__ = [
     "MAX_NAMES_PER_SEARCH",
@@ -32,6 +33,9 @@ __all__ = [
     "EngineStatus",
     "EngineView",
     "Exposure",
+    "FeedSettings",
+    "FeedView",
+    "FeedWatch",
     "OrderManager",
     "Outcome",
     "PurchaseRecord",
@@ -47,6 +51,7 @@ __all__ = [
     "daily_summary",
     "describe",
     "describe_orders",
+    "feed_words",
     "format_bytes",
     "open_engine",
     "read_status_file",

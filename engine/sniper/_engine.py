@@ -39,28 +39,28 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import cast
 
 import anyio
 
 from .._clock import Clock, event_or_deadline
-from .._errors import APIError, KeyRejected, RateLimited, Unavailable
+from .._errors import APIError, KeyRejected, RateLimited
 from .._limiter import Lane, RateLimiter
 from .._money import format_usd
 from .._plugins import PluginHost
-from ..client import GAMES, Game, MarketClient, TradeLink
+from ..client import FeedEvent, Game, MarketClient, TradeLink
 from ..ledger import Ledger
 from ..models import Listing
 from ..reference import ReferenceHub
 from ..rules import Decision, EvalContext, RuleSet, evaluate
-from ..snapshot import NameSummary, SnapshotTracker
-from ._bandwidth import REDISCOVER_EVERY, rule_games
+from ..snapshot import SnapshotTracker
+from ._bandwidth import rule_games
 from ._budget import budget_state, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
 from ._controls import OperatorControls
 from ._daily import DayEnds
+from ._feedwatch import FeedSettings, FeedWatch
 from ._gate import GateSettings, StartGate, TradingRefused
 from ._guard import LoopGuard, unwrap
 from ._orders import OrderManager
@@ -68,6 +68,7 @@ from ._reconciler import Reconciler, ReconcilerSettings
 from ._schedule import SearchPacer, SearchSchedule
 from ._status import EngineMode, EngineStatus
 from ._view import EngineView, build_view, status_line
+from ._watch import SnapshotWatch
 
 __all__ = ["STEP_KINDS", "Engine", "EngineSettings", "StepDone", "TradingRefused"]
 
@@ -113,6 +114,7 @@ class EngineSettings:
     """Unexpected errors in a row in one loop before the engine HALTs (see ``_guard.py``)."""
     buyer: BuyerSettings = field(default_factory=BuyerSettings)
     reconciler: ReconcilerSettings = field(default_factory=ReconcilerSettings)
+    feed: FeedSettings = field(default_factory=FeedSettings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +127,7 @@ class StepDone:
     decisions: list[Decision] | None = None
 
 
-class Engine(OperatorControls):
+class Engine(SnapshotWatch, OperatorControls):
     """Watches the market and buys what the rules accept. See the module docstring."""
 
     def __init__(
@@ -228,6 +230,8 @@ class Engine(OperatorControls):
         self.stop_requested = anyio.Event()
         """Set by :meth:`request_stop`; ``snipe run`` then stops as on SIGTERM."""
         self.stop_reason: str | None = None
+        self.feedwatch = FeedWatch(self, settings.feed)
+        """The live listing feed (its client set by the session when enabled)."""
 
     def _follow_rules(self, ruleset: RuleSet) -> None:
         """What the engine derives from its rules (at start, and when they are replaced)."""
@@ -300,6 +304,8 @@ class Engine(OperatorControls):
             async with anyio.create_task_group() as tg:
                 for kind in self.step_kinds():
                     tg.start_soon(self._runner, kind)
+                if self.feedwatch.client is not None:
+                    tg.start_soon(self.feedwatch.run)
                 if duration is not None:
                     await self.clock.sleep(duration)
                     tg.cancel_scope.cancel()
@@ -309,6 +315,17 @@ class Engine(OperatorControls):
             if self.status.mode is not EngineMode.HALTED:
                 self.status.mode = EngineMode.STOPPED
         return self.status
+
+    async def on_feed_event(self, event: FeedEvent) -> None:
+        """One event of the live listing feed (live: from the feed runner; a backtest may
+        call it): a listing goes through :meth:`decide` and the buyer, or is confirmed by
+        a search first; a (re)connection heals with a snapshot. See ``_feedwatch.py``."""
+        try:
+            await self.feedwatch.on_event(event)
+        except Exception as exc:
+            self.guard.failed("feed", exc)
+        else:
+            self.guard.succeeded("feed")
 
     async def _start_orders(self) -> None:
         """Place the buy orders the rules want, once the gate has passed and only while
@@ -409,146 +426,6 @@ class Engine(OperatorControls):
         else:
             self.guard.succeeded("snapshot")
         self._due_at["snapshot"] = self.next_snapshot_at or self.clock.now()
-
-    @property
-    def next_snapshot_at(self) -> float | None:
-        """When the next snapshot poll is due (``None`` before the first): every
-        ``snapshot_every`` seconds from the start of the last poll (or, after a poll that
-        took more than half of that, as long again as it took); sooner after a 503
-        ("being built") or an unreachable service (1 s, then doubling), or after the wait
-        a 429 asked for."""
-        return self._next_snapshot_at
-
-    async def poll_snapshot(self) -> None:
-        """Fetch the snapshot, resolve name patterns, and flag names with candidates."""
-        every = self.settings.snapshot_every
-        started = self.clock.now()
-        next_at = started + every
-        self._polling = True
-        try:
-            await self._poll_snapshot()
-            self._snapshot_failures = 0
-            # A poll slower than half the period (a huge market, a busy machine) is
-            # followed by a rest as long as itself, so polling never takes all the CPU.
-            ended = self.clock.now()
-            next_at = max(next_at, ended + (ended - started))
-        except RateLimited as exc:
-            next_at = self.clock.now() + exc.retry_after
-            raise
-        except Unavailable:
-            # The snapshot is rebuilt every 10 s and answers 503 for a moment meanwhile:
-            # waiting a whole period would make this round's flags 10 s late.
-            self._snapshot_failures += 1
-            next_at = self.clock.now() + min(every, 2.0 ** (self._snapshot_failures - 1))
-            raise
-        finally:
-            self._polling = False
-            self._next_snapshot_at = max(next_at, self.clock.now())
-            woken, self._wake = self._wake, anyio.Event()
-            woken.set()
-
-    def snapshot_games(self) -> tuple[str | None, ...]:
-        """The games the next snapshot poll fetches (``game=``; ``None``: unfiltered).
-        See :mod:`engine.sniper._bandwidth`."""
-        if not self.settings.snapshot_by_game:
-            return (None,)
-        if self._rule_games is not None:
-            return self._rule_games
-        now = self.clock.now()
-        if self._games_seen_at is None or now - self._games_seen_at >= REDISCOVER_EVERY:
-            return tuple(sorted(GAMES))  # look at every game, one request each
-        return tuple(sorted(self._games_found)) or tuple(sorted(GAMES))
-
-    async def _poll_snapshot(self) -> None:
-        games = self.snapshot_games()
-        discovering = games != (None,) and self._rule_games is None and set(games) == set(GAMES)
-        # A game kept since the last look has a tracker (no first snapshot to read names
-        # from): it stays; the others are looked at afresh.
-        found = {g for g in self._games_found if g in self._trackers}
-        try:
-            for game in games:
-                tracker = self._trackers.setdefault(game, SnapshotTracker())
-                names = await self._poll_game(game, tracker, names_of_changes=discovering)
-                if any(self.ruleset.view(n).rules for n in names) and game is not None:
-                    found.add(game)
-        except BaseException:
-            if discovering:
-                # A look cut short (a 503, a timeout, cancelled) must not keep the trackers
-                # it made: their first snapshot, the only one that names the game's items,
-                # is spent, and the next look would find no game.
-                for game in games:
-                    if game not in found:
-                        self._trackers.pop(game, None)
-            raise
-        self.status.snapshots += 1
-        if discovering:
-            self._games_found = found
-            self._games_seen_at = self.clock.now()
-            for game in set(self._trackers) - set(self.snapshot_games()):
-                del self._trackers[game]  # not fetched again before the next look
-
-    def current_prices(self, ids: Iterable[int | str]) -> list[int]:
-        """The price of each item id now, in whichever game's snapshot lists it (-1: not
-        listed): what the reference prices ask of listings that waited for their hold."""
-        trackers = list(self._trackers.values())
-        if len(trackers) == 1:
-            return trackers[0].current_prices(ids)
-        ids = list(ids)
-        prices = [-1] * len(ids)
-        for tracker in trackers:
-            prices = [max(a, b) for a, b in zip(prices, tracker.current_prices(ids), strict=True)]
-        return prices
-
-    async def _poll_game(
-        self, game: str | None, tracker: SnapshotTracker, *, names_of_changes: bool = False
-    ) -> Iterable[str]:
-        """Fetch and diff one game's snapshot; returns the names of a first snapshot, and
-        with ``names_of_changes`` those of a later one's new listings and drops (a watched
-        name that was not listed at the first look is found when it is)."""
-        label = game or "all"
-        async with self.client.snapshot_csv(
-            game=cast("Game | None", game), include_hold=self.include_hold
-        ) as stream:
-            try:
-                # Parsed and compared as it streams in; only the rows that changed are parsed.
-                diff = await tracker.aupdate_csv(stream)
-            finally:
-                self.status.snapshot_bytes[label] += stream.bytes_downloaded
-        self.references.observe_diff(diff, self, self.clock.now())
-        if diff.first:  # the first snapshot is always parsed whole
-            names = diff.snapshot.names if diff.snapshot is not None else ()
-            self._watch(names)
-            return names
-        summaries = diff.names_cheapest_first()
-        self._flag(summaries)
-        return [s.name for s in summaries] if names_of_changes else ()
-
-    def _flag(self, summaries: Iterable[NameSummary]) -> None:
-        now = self.clock.now()
-        for summary in summaries:
-            ceiling = self._ceiling(summary.name)
-            if ceiling is not None and summary.cheapest <= ceiling:
-                self.schedule.flag(
-                    self._searched_name(summary.name), promise=ceiling - summary.cheapest, at=now
-                )
-
-    def _searched_name(self, name: str) -> str:
-        # The snapshot writes a Doppler phase into the name; a rule that names the base
-        # name watches (and searches) the base name.
-        if name in self.schedule.watched:
-            return name
-        return self.ruleset.view(name).base_name
-
-    def _watch(self, market_names: Iterable[str]) -> None:
-        names = set(self.ruleset.watched_names) | set(self.schedule.watched)
-        if self.ruleset.watched_patterns:
-            names.update(n for n in market_names if self.ruleset.view(n).rules)
-        self.schedule.watch(names)
-        log.info("watching %d names", len(names))
-
-    def _ceiling(self, name: str) -> int | None:
-        rules = self.ruleset.view(name).rules
-        return max((r.max_price for r in rules), default=None)
 
     async def _step_search(self, now: float) -> list[Decision] | None:
         """One search turn: a catalogue page every ``catalogue_every`` turns (or when no

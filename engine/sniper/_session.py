@@ -19,11 +19,13 @@ from .._errors import ConfigError, LedgerError
 from .._limiter import DEFAULT_LIMITS, Limit, RateLimiter
 from .._limitjournal import LimitJournal
 from .._plugins import PluginHost
-from ..client import APIKey, MarketClient, TradeLink
+from ..client import GAMES, APIKey, FeedClient, MarketClient, TradeLink
 from ..ledger import MEMORY, Ledger
 from ..reference import ReferenceHub
 from ..rules import RuleSet
+from ._bandwidth import rule_games
 from ._engine import Engine, EngineSettings
+from ._feedwatch import feed_games
 
 __all__ = ["SessionOptions", "limits_for", "open_engine"]
 
@@ -42,6 +44,28 @@ class SessionOptions:
     limit_journal: bool = False
     """Keep the rate limits across restarts in ``<ledger>.limits`` (``snipe run``; only
     with a ledger file, never in a dry run)."""
+    feed: bool | None = None
+    """Use the live listing feed as ``account.feed`` says (``None``: unless ``transport``
+    is given: an in-process service serves no websocket); ``False``: never."""
+    feed_transport: httpx.AsyncBaseTransport | None = None
+    """The feed client's transport (tests)."""
+
+
+def _feed_client(
+    ruleset: RuleSet, api_key: str | APIKey, clock: Clock, options: SessionOptions
+) -> FeedClient | None:
+    """The feed's client when the rules file and the options want one."""
+    account = ruleset.account
+    wanted = options.feed if options.feed is not None else options.transport is None
+    if account.feed == "off" or not wanted:
+        return None
+    return FeedClient(
+        account.feed_address(options.base_url),
+        games=feed_games(rule_games(ruleset), GAMES),
+        api_key=api_key,
+        clock=clock,
+        transport=options.feed_transport,
+    )
 
 
 def limits_for(ruleset: RuleSet) -> dict[str, Limit | None]:
@@ -103,7 +127,7 @@ async def open_engine(
                 await anyio.to_thread.run_sync(
                     functools.partial(limiter.attach_journal, journal, timeout=options.timeout)
                 )
-            yield Engine(
+            engine = Engine(
                 ruleset=ruleset,
                 client=client,
                 ledger=ledger,
@@ -115,5 +139,7 @@ async def open_engine(
                 settings=settings,
                 references=references,
             )
+            engine.feedwatch.client = _feed_client(ruleset, api_key, clock, options)
+            yield engine
     finally:
         limiter.close_journal()

@@ -10,6 +10,7 @@ half a document.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import tempfile
@@ -69,6 +70,7 @@ def status_document(
         "start_attempts": view.start_attempts,
         "buying_since": view.buying_since,
         "unexpected_errors": dict(view.unexpected),
+        "feed": None if view.feed is None else dataclasses.asdict(view.feed),
         **(extra or {}),
     }
 

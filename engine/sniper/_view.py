@@ -23,12 +23,20 @@ from .._money import format_usd
 from ..ledger import utc_day_start
 from ._bandwidth import format_bytes
 from ._budget import budget_words
+from ._feedwatch import FeedView
 from ._status import EngineMode, Outcome, PurchaseRecord
 
 if TYPE_CHECKING:
     from ._engine import Engine
 
-__all__ = ["EngineView", "SetAsideCount", "SkipCount", "build_view", "status_line"]
+__all__ = [
+    "EngineView",
+    "SetAsideCount",
+    "SkipCount",
+    "build_view",
+    "feed_words",
+    "status_line",
+]
 
 SKIP_KINDS = 20
 """How many of the commonest (rule, kind of reason) pairs a view keeps."""
@@ -117,6 +125,8 @@ class EngineView:
     names it prices."""
     paused: str | None = None
     """Why an operator paused buying (``Engine.pause``), while paused."""
+    feed: FeedView | None = None
+    """The live listing feed's state; ``None``: the feed is off."""
 
     @property
     def halted(self) -> bool:
@@ -214,6 +224,7 @@ async def build_view(engine: Engine) -> EngineView:
             **{source: len(held.prices) for source, held in hub.lists.items()},
         },
         paused=status.paused,
+        feed=engine.feedwatch.view(now),
     )
 
 
@@ -248,7 +259,22 @@ def status_line(view: EngineView) -> str:
         f" | candidates {view.candidates} | {states or 'no purchases'}"
         + (f" | overdue {view.overdue}" if view.overdue else "")
         + f" | snapshots {format_bytes(sum(view.snapshot_bytes.values()))}"
+        + (f" | {feed_words(view.feed)}" if view.feed is not None else "")
     )
+
+
+def feed_words(feed: FeedView) -> str:
+    """The feed in a few words: ``feed trusted, 431.2 ev/s, 2 reconnects, 2 healed, ...``."""
+    since = (
+        "no event yet"
+        if feed.seconds_since_event is None
+        else (f"last event {feed.seconds_since_event:.0f}s ago")
+    )
+    words = f"feed {feed.state}, {feed.events_per_second:.1f} ev/s, {since}"
+    words += f", {feed.reconnects} reconnects, {feed.gaps_healed} healed, {feed.missed} missed"
+    if feed.bytes_per_day is not None:
+        words += f", {format_bytes(int(feed.bytes_per_day))}/day"
+    return words
 
 
 def _age(seconds: float) -> str:

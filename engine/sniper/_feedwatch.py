@@ -1,0 +1,388 @@
+"""The live listing feed as the engine's first way of seeing a listing; the snapshot as
+its safety net (issue 17, points 2, 3 and 6).
+
+:class:`FeedWatch` belongs to an :class:`~engine.sniper.Engine` (``engine.feedwatch``).
+Live, its runner (:meth:`FeedWatch.run`) consumes a
+:class:`~engine.client.FeedClient`'s events and hands each to
+:meth:`Engine.on_feed_event`, which a backtest may call as well: one kernel.
+
+- **Detection.** A ``new`` or ``update`` event of a name a rule watches, cheap enough
+  for one of them, goes through :meth:`Engine.decide` (the one decision path: rules,
+  held references, budget, what is already bought, balance) and the :class:`Buyer`,
+  by item id at the listed price, with nothing awaited before the buy but the ledger.
+  A rule that reads what the feed lacks (:attr:`CompiledRule.needs_search`: stickers'
+  wear or value, an undeclared plugin criterion) is not trusted with the event: the name
+  is flagged for one v2 search in the priority lane, whose answer decides. ``removed``
+  is counted only: a removal is not a sale, so it never reaches the reference book.
+- **Healing.** The feed has no replay: after every connection (the first included) the
+  snapshot step is made due at once, and the feed is trusted only once a snapshot that
+  started after the connection has been diffed (the gap healed).
+- **Auditing.** While trusted, the snapshot is polled every ``audit_every`` seconds
+  instead of ``snapshot_every``; its diff's new listings of watched names that the feed
+  never told (by item id, remembered for ``remember_for`` seconds) are counted as missed
+  (``snipe_feed_missed_total``), and only their names are flagged for a search. More
+  than ``missed_limit`` in one audit and the feed is distrusted: snapshot polling at the
+  normal period until an audit finds it whole again. A disconnect (a stall included)
+  makes a snapshot due at once and the normal period apply until the next heal.
+
+A feed event never settles money: it can only start a purchase the buyer writes to the
+ledger first, like a search's answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ..client import (
+    FeedClient,
+    FeedConnected,
+    FeedDisconnected,
+    FeedEvent,
+    FeedListingEvent,
+    FeedRemovalEvent,
+)
+from ..snapshot import NameSummary, NewListing, SnapshotDiff
+
+if TYPE_CHECKING:
+    from ._engine import Engine
+
+__all__ = ["FEED_MODES", "FeedSettings", "FeedView", "FeedWatch"]
+
+FEED_MODES = ("auto", "on", "off")
+"""``account.feed``: ``auto`` gives up on a feed that never answers the handshake."""
+
+AUTO_ATTEMPTS = 3
+"""``auto``: connection attempts without a single handshake before the feed is given up
+for the run (detection by snapshot alone)."""
+
+SNAPSHOT_REBUILT_EVERY = 10.0
+"""The service rebuilds the snapshot this often: a poll begun less than this after a
+connection may read a snapshot built before it, whose successor then shows listings of
+before the connection as new. Such a poll is no base for an audit."""
+
+log = logging.getLogger("snipe.engine.feed")
+
+
+@dataclass(frozen=True)
+class FeedSettings:
+    """How the engine uses the feed (the rules file's ``account.feed``, ``audit_every``)."""
+
+    mode: str = "auto"
+    audit_every: float = 300.0
+    """Seconds between snapshot polls while the feed is trusted."""
+    missed_limit: int = 3
+    """Missed listings one audit may find before the feed is distrusted."""
+    remember_for: float = 900.0
+    """Seconds an item id the feed told is remembered for the audit (the tolerance
+    window: longer than ``audit_every``, so a listing told just before one audit is
+    still known at the next)."""
+    buffer: int = 8192
+    """Events queued between the client and the engine."""
+
+
+@dataclass(frozen=True)
+class FeedView:
+    """The feed's state for observers (part of :class:`EngineView`). ``state`` is one of
+    ``connecting``, ``healing`` (connected, gap not healed yet), ``trusted``,
+    ``distrusted`` (connected, but an audit found it missing listings), ``down``,
+    ``unavailable`` (``auto`` gave up: no handshake)."""
+
+    state: str
+    connected: bool
+    events: int
+    events_per_second: float
+    reconnects: int
+    gaps_healed: int
+    seconds_since_event: float | None
+    missed: int
+    bytes_received: int
+    bytes_per_day: float | None
+    bought: int
+    confirm_searches: int
+    set_aside: int
+
+
+class FeedWatch:
+    """The feed's side of an engine (see the module docstring)."""
+
+    def __init__(self, engine: Engine, settings: FeedSettings) -> None:
+        self.engine = engine
+        self.settings = settings
+        self.client: FeedClient | None = None
+        self.unavailable = False
+        self.connected = False
+        self.generation = 0
+        self._healed_generation = 0
+        self._heal_after = math.inf
+        self._audit_generation = -1
+        self.distrusted = False
+        self._seen: dict[str, float] = {}
+        self._auditing = False
+        self._missed_now = 0
+        self.gaps_healed = 0
+        self.missed = 0
+        self.events = 0
+        self.bought = 0
+        self.confirm_searches = 0
+        self._first_connected_at: float | None = None
+        self._last_event_at: float | None = None
+        self.down_at: float | None = None
+        """When the client found the connection gone (its clock), at the last disconnect."""
+        self._confirms: dict[str, bool] = {}
+        self._confirms_of: object = None
+
+    def _needs_search(self) -> dict[str, bool]:
+        """Rule name -> whether its feed listings are confirmed by a search first, for the
+        rules running now (an operator may replace them between two events)."""
+        ruleset = self.engine.ruleset
+        if self._confirms_of is not ruleset:
+            self._confirms = {r.name: r.needs_search for r in ruleset.rules}
+            self._confirms_of = ruleset
+        return self._confirms
+
+    # -- state ---------------------------------------------------------------------------
+
+    @property
+    def enabled(self) -> bool:
+        return self.client is not None and not self.unavailable
+
+    @property
+    def trusted(self) -> bool:
+        """Connected, its gap healed, and not caught missing listings."""
+        return self.connected and self._healed_generation == self.generation and not self.distrusted
+
+    @property
+    def heal_pending(self) -> bool:
+        """Connected, and no snapshot has healed this connection's gap yet."""
+        return self.enabled and self.connected and self._healed_generation != self.generation
+
+    def snapshot_period(self, every: float) -> float:
+        """Seconds to the next snapshot poll: ``audit_every`` while trusted, else ``every``."""
+        return max(every, self.settings.audit_every) if self.trusted else every
+
+    def view(self, now: float) -> FeedView | None:
+        if self.client is None:
+            return None
+        health = self.client.health()
+        if self.unavailable:
+            state = "unavailable"
+        elif not self.connected:
+            state = "connecting" if self.generation == 0 else "down"
+        elif self._healed_generation != self.generation:
+            state = "healing"
+        else:
+            state = "distrusted" if self.distrusted else "trusted"
+        per_day = None
+        if self._first_connected_at is not None and now > self._first_connected_at:
+            per_day = health.bytes_received / (now - self._first_connected_at) * 86_400
+        since = None if self._last_event_at is None else max(0.0, now - self._last_event_at)
+        return FeedView(
+            state=state,
+            connected=self.connected,
+            events=self.events,
+            events_per_second=health.events_per_second,
+            reconnects=max(0, self.generation - 1),
+            gaps_healed=self.gaps_healed,
+            seconds_since_event=since,
+            missed=self.missed,
+            bytes_received=health.bytes_received,
+            bytes_per_day=per_day,
+            bought=self.bought,
+            confirm_searches=self.confirm_searches,
+            set_aside=sum(health.set_aside.values()),
+        )
+
+    # -- live ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Live: run the client and hand every event to :meth:`Engine.on_feed_event`; in
+        ``auto``, give up when the feed never answers (the snapshot goes on alone)."""
+        try:
+            await self._run()
+        except Exception as exc:
+            # a failure of the feed's side is never a reason to stop buying: the snapshot
+            # takes over, as when the feed is down
+            self.engine.guard.failed("feed", exc, may_halt=False)
+            self.unavailable = True
+            self.connected = False
+            self.engine.snapshot_soon()
+
+    async def _run(self) -> None:
+        client = self.client
+        if client is None:
+            return
+        send, receive = anyio.create_memory_object_stream[FeedEvent](self.settings.buffer)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.run, send)
+            if self.settings.mode == "auto":
+                tg.start_soon(self._give_up_unless_answered, tg.cancel_scope)
+            async with receive:
+                async for event in receive:
+                    await self.engine.on_feed_event(event)
+
+    async def _give_up_unless_answered(self, scope: anyio.CancelScope) -> None:
+        assert self.client is not None
+        while self.generation == 0:
+            if self.client.health().attempts >= AUTO_ATTEMPTS:
+                self.unavailable = True
+                log.warning(
+                    "the listing feed at %s does not answer (account.feed: auto): new "
+                    "listings are seen by the snapshot alone",
+                    self.client.url,
+                )
+                scope.cancel()
+                return
+            await self.engine.clock.sleep(1.0)
+
+    # -- events --------------------------------------------------------------------------
+
+    async def on_event(self, event: FeedEvent) -> None:
+        if isinstance(event, FeedListingEvent):
+            await self._listing(event)
+        elif isinstance(event, FeedRemovalEvent):
+            self.events += 1  # never a sale: nothing reaches the reference book
+            self._last_event_at = self.engine.clock.now()
+        elif isinstance(event, FeedConnected):
+            self._connected(event)
+        elif isinstance(event, FeedDisconnected):
+            self.connected = False
+            self.down_at = event.at
+            log.warning(
+                "feed down (%s): polling the snapshot every %g s",
+                event.reason,
+                self.engine.settings.snapshot_every,
+            )
+            self.engine.snapshot_soon()
+
+    def _connected(self, event: FeedConnected) -> None:
+        now = self.engine.clock.now()
+        self.connected = True
+        self.generation = event.generation
+        self._heal_after = now
+        if self._first_connected_at is None:
+            self._first_connected_at = now
+        log.info(
+            "feed connected (generation %d): healing the gap with a snapshot", event.generation
+        )
+        self.engine.snapshot_soon()
+
+    async def _listing(self, event: FeedListingEvent) -> None:
+        engine = self.engine
+        now = engine.clock.now()
+        self.events += 1
+        self._last_event_at = now
+        listing = event.listing
+        rules = engine.ruleset.view(listing.name).rules
+        if not rules:
+            return
+        # re-told ids move to the end, so the oldest is first (see _forget)
+        self._seen.pop(listing.item_id, None)
+        self._seen[listing.item_id] = now
+        if listing.price > max(r.max_price for r in rules):
+            return  # no rule could buy it: no ledger read
+        decisions, context = await engine.decide([listing], now, game=listing.game)
+        confirms = self._needs_search()
+        buy = [d for d in decisions if d.accepted and not confirms.get(d.rule, True)]
+        if buy:
+            self.bought += len(buy)
+            await engine._buy(buy, context)
+            return
+        ceiling = max((r.max_price for r in rules if confirms.get(r.name, True)), default=-1)
+        if listing.price <= ceiling:
+            # A rule reads what the feed lacks: one search of the name decides.
+            self.confirm_searches += 1
+            name = engine._searched_name(listing.name)
+            engine.schedule.watch(engine.schedule.watched | {name})
+            engine.schedule.flag(name, promise=ceiling - listing.price, at=now)
+            engine.wake()
+
+    # -- the snapshot as safety net ------------------------------------------------------
+
+    def poll_started(self) -> None:
+        """A snapshot poll begins: it audits the feed when the previous poll began with
+        the feed healed on this very connection, and late enough to read a snapshot built
+        after the connection (see :data:`SNAPSHOT_REBUILT_EVERY`)."""
+        self._auditing = (
+            self.enabled
+            and self.connected
+            and self._healed_generation == self.generation
+            and self._audit_generation == self.generation
+        )
+        self._missed_now = 0
+
+    def to_flag(self, diff: SnapshotDiff, summaries: list[NameSummary]) -> list[NameSummary]:
+        """The names of ``diff`` to flag for a search. Auditing: only those with new
+        listings the feed never told (counted as missed); else all of them."""
+        if not self._auditing or diff.first:
+            return summaries
+        now = self.engine.clock.now()
+        view = self.engine.ruleset.view
+        missed: set[str] = set()
+        for change in diff:
+            if (
+                isinstance(change, NewListing)
+                and change.item_id not in self._seen
+                and view(change.name).rules
+            ):
+                missed.add(change.name)
+                self._missed_now += 1
+        self._forget(now)
+        if missed:
+            log.warning("feed audit: %d new listing(s) the feed never told", len(missed))
+        return [s for s in summaries if s.name in missed]
+
+    def poll_done(self, started: float) -> None:
+        """A snapshot poll that began at ``started`` succeeded: a heal if it began after
+        the connection, an audit's verdict if it audited."""
+        if not self.enabled:
+            return
+        if self._auditing:
+            self.missed += self._missed_now
+            distrust = self._missed_now > self.settings.missed_limit
+            if distrust and not self.distrusted:
+                log.warning(
+                    "feed distrusted: an audit found %d missed listings; polling the "
+                    "snapshot every %g s",
+                    self._missed_now,
+                    self.engine.settings.snapshot_every,
+                )
+            self.distrusted = distrust
+        if (
+            self.connected
+            and self._healed_generation != self.generation
+            and started >= self._heal_after
+        ):
+            self._healed_generation = self.generation
+            self.gaps_healed += 1
+            self.distrusted = False
+            log.info("feed gap healed (generation %d)", self.generation)
+        if (
+            self.connected
+            and self._healed_generation == self.generation
+            and started >= self._heal_after + SNAPSHOT_REBUILT_EVERY
+        ):
+            self._audit_generation = self.generation
+        self._auditing = False
+
+    def _forget(self, now: float) -> None:
+        horizon = now - self.settings.remember_for
+        seen = self._seen
+        while seen:
+            key = next(iter(seen))
+            if seen[key] >= horizon:
+                return
+            del seen[key]
+
+
+def feed_games(games: Iterable[str | None] | None, every: Iterable[str]) -> list[str]:
+    """The games to subscribe to: the rules' (``None`` in them, or none: every game)."""
+    chosen = list(games) if games is not None else [None]
+    if None in chosen:
+        return sorted(every)
+    return sorted(g for g in chosen if g is not None)
