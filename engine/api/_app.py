@@ -1,8 +1,9 @@
 """The control-plane API: a Starlette application over one running :class:`Engine`.
 
 Read (any token): ``GET /api/status``, ``/api/budget``, ``/api/purchases``,
-``/api/unresolved``, ``/api/orders``, ``/api/why/{name}``, ``/api/references/{name}``,
-``/api/control-events``, ``/api/events`` (server-sent events) and ``/healthz``.
+``/api/unresolved``, ``/api/orders``, ``/api/history``, ``/api/why/{name}``,
+``/api/references/{name}``, ``/api/control-events``, ``/api/events``
+(server-sent events) and ``/healthz``.
 
 Control (a control token, ``POST``): ``/api/pause``, ``/api/resume``, ``/api/reload``,
 ``/api/orders/remove``, ``/api/stop``. Each is written to the ledger's control events
@@ -29,6 +30,7 @@ from starlette.routing import Route
 
 from .._errors import ConfigError
 from ..ledger import PurchaseState
+from ..portfolio import value_ledger
 from ..rules import RuleSet, explain, load_rules
 from ..sniper import Engine, EngineView, caps_for_rule
 from ._events import EventBus
@@ -192,6 +194,7 @@ def api_app(api: Api) -> Starlette:
         _route(api, "/api/purchases", read, _purchases),
         _route(api, "/api/unresolved", read, _unresolved),
         _route(api, "/api/orders", read, _orders),
+        _route(api, "/api/history", read, _history),
         _route(api, "/api/why/{name:path}", read, _why),
         _route(api, "/api/references/{name:path}", read, _references),
         _route(api, "/api/control-events", read, _control_events),
@@ -337,6 +340,31 @@ async def _orders(api: Api, request: Request, token: Token) -> Response:
         {
             "orders": [o.to_json() for o in live],
             "planned": [p.describe() for p in engine.orders.planned],
+        }
+    )
+
+
+async def _history(api: Api, request: Request, token: Token) -> Response:
+    """Spend and value over time, for the dashboard's chart: one point per held purchase
+    (oldest first) with the running cost and the running value by ``portfolio.value_by``
+    (a holding without a value counts at its cost, and ``unvalued`` says how many)."""
+    engine = api.engine
+    now = engine.clock.now()
+    settings = engine.ruleset.portfolio
+    portfolio = await value_ledger(engine.ledger, engine.references, settings, now=now)
+    points, spent, value, unvalued = [], 0, 0, 0
+    for h in sorted(portfolio.holdings, key=lambda h: h.purchase.created_at):
+        spent += h.cost
+        if h.value is None:
+            unvalued += 1
+        value += h.cost if h.value is None else h.value
+        points.append({"at": h.purchase.created_at, "spent": spent, "value": value})
+    return api.answer(
+        {
+            "now": now,
+            "value_by": portfolio.settings.value_by,
+            "unvalued": unvalued,
+            "points": points,
         }
     )
 
