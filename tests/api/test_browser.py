@@ -76,6 +76,7 @@ def _browser() -> Iterator[Any]:
 
 def test_the_dashboard_in_a_browser(tmp_path: Path) -> None:
     _need_chromium()
+    from selenium.common.exceptions import StaleElementReferenceException as StaleElement
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -108,7 +109,10 @@ def test_the_dashboard_in_a_browser(tmp_path: Path) -> None:
             return str(browser.find_element(By.ID, element_id).text)
 
         def page_shows(element_id: str, wanted: str, timeout: float = 90) -> None:
-            WebDriverWait(browser, timeout, poll_frequency=0.1).until(
+            # the tables are replaced at each refresh: a node read may be gone already
+            WebDriverWait(
+                browser, timeout, poll_frequency=0.1, ignored_exceptions=[StaleElement]
+            ).until(
                 lambda _: wanted in text(element_id),
                 f"#{element_id} never showed {wanted!r}",
             )
@@ -177,8 +181,13 @@ def test_the_dashboard_in_a_browser(tmp_path: Path) -> None:
         page_shows("link", "live")
         page_shows("purchases", "BOUGHT")
         # each row a card with its cells labelled: the header row is not shown
-        heading = browser.find_element(By.CSS_SELECTOR, "#purchases th")
-        assert not heading.is_displayed()
+        WebDriverWait(browser, 30, poll_frequency=0.1).until(
+            lambda _: browser.execute_script(
+                "const th = document.querySelector('#purchases th');"
+                "return th !== null && getComputedStyle(th.parentElement).display === 'none'"
+            ),
+            "the purchases' header row is still shown on a phone",
+        )
         assert browser.execute_script("return innerWidth") <= 560
         shot("4-phone")
         browser.set_window_size(1100, 1250)
