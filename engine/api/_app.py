@@ -1,8 +1,9 @@
 """The control-plane API: a Starlette application over one running :class:`Engine`.
 
 Read (any token): ``GET /api/status``, ``/api/budget``, ``/api/purchases``,
-``/api/unresolved``, ``/api/orders``, ``/api/why/{name}``, ``/api/references/{name}``,
-``/api/control-events``, ``/api/events`` (server-sent events) and ``/healthz``.
+``/api/unresolved``, ``/api/orders``, ``/api/history``, ``/api/why/{name}``,
+``/api/references/{name}``, ``/api/control-events``, ``/api/events``
+(server-sent events) and ``/healthz``.
 
 Control (a control token, ``POST``): ``/api/pause``, ``/api/resume``, ``/api/reload``,
 ``/api/orders/remove``, ``/api/stop``. Each is written to the ledger's control events
@@ -15,6 +16,7 @@ defence, not to contain the marketplace API key.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -28,6 +30,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from ..ledger import PurchaseState
+from ..portfolio import value_ledger
 from ..rules import RuleSet, explain
 from ..sniper import Engine, EngineView, caps_for_rule, controls
 from ._events import EventBus
@@ -196,6 +199,7 @@ def api_app(api: Api) -> Starlette:
         _route(api, "/api/purchases", read, _purchases),
         _route(api, "/api/unresolved", read, _unresolved),
         _route(api, "/api/orders", read, _orders),
+        _route(api, "/api/history", read, _history),
         _route(api, "/api/why/{name:path}", read, _why),
         _route(api, "/api/references/{name:path}", read, _references),
         _route(api, "/api/control-events", read, _control_events),
@@ -245,6 +249,8 @@ def view_json(view: EngineView) -> dict[str, Any]:
         "orders_live": view.orders_live,
         "errors": list(view.errors),
         "skips": [{"rule": s.rule, "example": s.example, "count": s.count} for s in view.skips],
+        # the live listing feed's state (None: off, the snapshot alone watches the market)
+        "feed": None if view.feed is None else dataclasses.asdict(view.feed),
         "recent": [
             {
                 "at": r.at,
@@ -341,6 +347,31 @@ async def _orders(api: Api, request: Request, token: Token) -> Response:
         {
             "orders": [o.to_json() for o in live],
             "planned": [p.describe() for p in engine.orders.planned],
+        }
+    )
+
+
+async def _history(api: Api, request: Request, token: Token) -> Response:
+    """Spend and value over time, for the dashboard's chart: one point per held purchase
+    (oldest first) with the running cost and the running value by ``portfolio.value_by``
+    (a holding without a value counts at its cost, and ``unvalued`` says how many)."""
+    engine = api.engine
+    now = engine.clock.now()
+    settings = engine.ruleset.portfolio
+    portfolio = await value_ledger(engine.ledger, engine.references, settings, now=now)
+    points, spent, value, unvalued = [], 0, 0, 0
+    for h in sorted(portfolio.holdings, key=lambda h: h.purchase.created_at):
+        spent += h.cost
+        if h.value is None:
+            unvalued += 1
+        value += h.cost if h.value is None else h.value
+        points.append({"at": h.purchase.created_at, "spent": spent, "value": value})
+    return api.answer(
+        {
+            "now": now,
+            "value_by": portfolio.settings.value_by,
+            "unvalued": unvalued,
+            "points": points,
         }
     )
 

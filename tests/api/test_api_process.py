@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,32 +20,12 @@ import pytest
 from engine import SystemClock
 from engine.ledger import Ledger
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "rules.example.yaml"
-KEY = "SENTINEL-KEY-api-e2e-77a1"
-CONTROL = "control-token-e2e-0123456789abcdef"
-READ = "read-token-e2e-0123456789abcdef"
-SNIPE = [sys.executable, "-m", "engine"]
+from .processes import CONTROL, EXAMPLE, KEY, READ, SNIPE, read_until, wait_for
 
 pytestmark = [
     pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes"),
     pytest.mark.slow,  # two real processes, several seconds
 ]
-
-
-def _read_until(stream: Any, marker: str, lines: list[str]) -> str:
-    for line in iter(stream.readline, ""):
-        lines.append(line)
-        if marker in line:
-            return line
-    raise AssertionError(f"{marker!r} never came; got:\n{''.join(lines)}")
-
-
-def _wait_for(what: str, check: Callable[[], bool], timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_pause_resume_reload_and_stop_through_the_api(tmp_path: Path) -> None:
@@ -77,7 +56,7 @@ def test_pause_resume_reload_and_stop_through_the_api(tmp_path: Path) -> None:
         ) as sandbox,
     ):
         try:
-            line = _read_until(sandbox.stdout, "serving http://127.0.0.1:", [])
+            line = read_until(sandbox.stdout, "serving http://127.0.0.1:", [])
             url = line.split("serving ", 1)[1].split()[0]
             market = clients.enter_context(httpx.Client(base_url=url))
 
@@ -103,7 +82,7 @@ def test_pause_resume_reload_and_stop_through_the_api(tmp_path: Path) -> None:
                 env=env,
             ) as run:
                 try:
-                    line = _read_until(run.stderr, "API on http://127.0.0.1:", logged)
+                    line = read_until(run.stderr, "API on http://127.0.0.1:", logged)
                     api_url = line.split("API on ", 1)[1].split()[0]
                     api = clients.enter_context(httpx.Client(base_url=api_url, timeout=10))
                     control = {"authorization": f"Bearer {CONTROL}"}
@@ -120,15 +99,15 @@ def test_pause_resume_reload_and_stop_through_the_api(tmp_path: Path) -> None:
                     paused = api.post("/api/pause", headers=control, json={"reason": "e2e"})
                     assert paused.status_code == 200, paused.text
                     before = bought()
-                    _wait_for("the gate to open", lambda: status()["mode"] == "running")
+                    wait_for("the gate to open", lambda: status()["mode"] == "running")
                     searched = status()["searches"]
                     # many searches while paused: listings seen, none bought
-                    _wait_for("searches while paused", lambda: status()["searches"] >= searched + 8)
+                    wait_for("searches while paused", lambda: status()["searches"] >= searched + 8)
                     assert bought() == before
                     assert status()["buying_allowed"] is False
 
                     assert api.post("/api/resume", headers=control).status_code == 200
-                    _wait_for("a purchase after resuming", lambda: bought() > before)
+                    wait_for("a purchase after resuming", lambda: bought() > before)
 
                     rules.write_text(good.replace("version: 1", "version: 1\nbogus_key: 1"))
                     refused = api.post("/api/reload", headers=control)
@@ -140,7 +119,7 @@ def test_pause_resume_reload_and_stop_through_the_api(tmp_path: Path) -> None:
                     after = status()
                     assert after["buying_allowed"] is True
                     assert after["rules_file"] == str(rules)
-                    _wait_for(
+                    wait_for(
                         "searches after the refused reload",
                         lambda: status()["searches"] >= after["searches"] + 8,
                     )

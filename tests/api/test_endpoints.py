@@ -45,6 +45,7 @@ async def test_pause_stops_buying_and_resume_restarts_it(clock: VirtualClock) ->
         assert status["mode"] == "running"
         assert status["paused"] == "looking at a refund"
         assert status["buying_allowed"] is False
+        assert status["feed"] is None  # this rig has no feed: the snapshot alone watches
         assert [str(p["item_id"]) for p in purchases_of(sandbox)] == [str(deal.item_id)]
         events = await s.rig.ledger.control_events()
         assert [(e.action, e.actor, e.outcome) for e in events] == [
@@ -218,3 +219,33 @@ async def test_references_and_orders_answer(clock: VirtualClock) -> None:
         assert orders == {"orders": [], "planned": []}
         removed = await s.client.post("/api/orders/remove", headers=bearer(CONTROL))
         assert removed.json() == {"removed": 0, "still_live": 0}
+
+
+async def test_history_runs_the_spend_of_each_held_purchase_in_time_order(
+    clock: VirtualClock,
+) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    deals = [plant(sandbox, item, price=item.reference // 2 + n) for n in (0, 7)]
+    async with served(clock, sandbox, rules_text(item.name)) as s:
+        empty = (await s.client.get("/api/history", headers=bearer(READ))).json()
+        assert empty["points"] == []
+        async with clock.autojump():
+            await s.rig.engine.run(duration=900)
+        history = (await s.client.get("/api/history", headers=bearer(READ))).json()
+        held = [
+            p
+            for p in await s.rig.ledger.purchases()
+            if p.state not in (PurchaseState.FAILED, PurchaseState.RELEASED)
+        ]
+        assert len(held) == len(deals)
+        held.sort(key=lambda p: p.created_at)
+        costs = [p.charged_price if p.charged_price is not None else p.amount for p in held]
+        points = history["points"]
+        assert [p["at"] for p in points] == [p.created_at for p in held]
+        assert [p["spent"] for p in points] == [costs[0], costs[0] + costs[1]]
+        # no reference is held for the item here: each holding counts at its cost, said so
+        assert history["unvalued"] == 2
+        assert [p["value"] for p in points] == [p["spent"] for p in points]
+        assert history["value_by"] == "market.p25"
+        assert (await s.client.get("/api/history")).status_code == 401
