@@ -4,18 +4,15 @@ mistaken token; headers are never logged either way)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import anyio
-import sniffio
-from anyio.abc import Listener, SocketAttribute, SocketStream
-from hypercorn.config import Config
+from anyio.abc import Listener, SocketStream
 from pydantic import ValidationError
 from starlette.applications import Starlette
 
 from .._errors import ConfigError
+from .._web import serve_asgi
 from ..rules import ApiSettings
 from ._security import TokenStore, allowed_hosts, check_bind, load_tokens
 
@@ -77,23 +74,4 @@ async def serve_app(
     listener: Listener[SocketStream], app: Starlette, settings: ApiSettings
 ) -> None:
     """Answer connections on ``listener`` with ``app`` until cancelled; closes it."""
-    async with listener:
-        raw = listener.extra(SocketAttribute.raw_socket)
-        config = Config()
-        # hypercorn owns a copy of the listening socket; the listener keeps its own
-        config.bind = [f"fd://{os.dup(raw.fileno())}"]
-        config.accesslog = None
-        config.loglevel = "WARNING"
-        config.include_server_header = False
-        if settings.certfile and settings.keyfile:
-            config.certfile = settings.certfile
-            config.keyfile = settings.keyfile
-        asgi: Any = app
-        if sniffio.current_async_library() == "trio":
-            from hypercorn.trio import serve as trio_serve
-
-            await trio_serve(asgi, config, shutdown_trigger=anyio.sleep_forever)
-        else:
-            from hypercorn.asyncio import serve as asyncio_serve
-
-            await asyncio_serve(asgi, config, shutdown_trigger=anyio.sleep_forever)
+    await serve_asgi(listener, app, certfile=settings.certfile, keyfile=settings.keyfile)

@@ -12,19 +12,17 @@ dropped by its keep-alive timeout.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
-import sniffio
 from anyio.abc import Listener, SocketAttribute, SocketStream, TaskStatus
-from hypercorn.config import Config
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response as WebResponse
 from starlette.routing import Route
+
+from .._web import serve_asgi
 
 __all__ = ["Handler", "Response", "metrics_app", "open_listener", "serve_http", "serve_listener"]
 
@@ -104,21 +102,4 @@ async def open_listener(host: str, port: int) -> Listener[SocketStream]:
 
 async def serve_listener(listener: Listener[SocketStream], handler: Handler) -> None:
     """Answer connections on ``listener`` with ``handler`` until cancelled; closes it."""
-    async with listener:
-        raw = listener.extra(SocketAttribute.raw_socket)
-        config = Config()
-        # hypercorn takes a copy of the listening socket and owns that copy; the
-        # listener keeps (and closes) its own
-        config.bind = [f"fd://{os.dup(raw.fileno())}"]
-        config.accesslog = None
-        config.loglevel = "WARNING"
-        config.include_server_header = False
-        app: Any = metrics_app(handler)  # ASGI 3; hypercorn types it with its own TypedDicts
-        if sniffio.current_async_library() == "trio":
-            from hypercorn.trio import serve as trio_serve
-
-            await trio_serve(app, config, shutdown_trigger=anyio.sleep_forever)
-        else:
-            from hypercorn.asyncio import serve as asyncio_serve
-
-            await asyncio_serve(app, config, shutdown_trigger=anyio.sleep_forever)
+    await serve_asgi(listener, metrics_app(handler))
