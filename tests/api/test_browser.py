@@ -128,7 +128,7 @@ def test_the_dashboard_in_a_browser(tmp_path: Path) -> None:
         browser.find_element(By.ID, "token").send_keys(CONTROL)
         browser.find_element(By.CSS_SELECTOR, "#login-form button").click()
         page_shows("link", "live")
-        page_shows("feed", "snapshot")
+        page_shows("feed", "feed: trusted")  # the sandbox serves the live feed
 
         # a purchase appears, live: in the table, the events and the chart's legend
         wait_for("a first purchase", lambda: bought() > 0)
