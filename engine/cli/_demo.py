@@ -183,18 +183,26 @@ async def _show_progress(console: Console, engine: Engine, started: float, total
                     live.update(progress.panel(progress.recent))
                     await anyio.sleep(0.25)
             finally:
+                # purchases made after the last look (the run ends between two looks)
+                for record in new_purchases():
+                    live.console.print(escape(purchase_line(record)))
                 for handler, stream in zip(handlers, streams, strict=True):
                     if stream is not None:
                         handler.setStream(stream)
     next_line = 0.0
-    while True:
+    try:
+        while True:
+            for record in new_purchases():
+                console.print(escape(purchase_line(record)))
+            now = time.monotonic()
+            if now >= next_line:
+                console.print(escape((await Progress.of(engine, started, total)).line()))
+                next_line = now + _PLAIN_EVERY
+            await anyio.sleep(0.25)
+    finally:
+        # purchases made after the last look (the run ends between two looks)
         for record in new_purchases():
             console.print(escape(purchase_line(record)))
-        now = time.monotonic()
-        if now >= next_line:
-            console.print(escape((await Progress.of(engine, started, total)).line()))
-            next_line = now + _PLAIN_EVERY
-        await anyio.sleep(0.25)
 
 
 async def _summary(console: Console, engine: Engine, sandbox: Sandbox) -> None:
