@@ -30,6 +30,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from ..ledger import PurchaseState
+from ..paper import PaperView
 from ..portfolio import value_ledger
 from ..rules import RuleSet, explain
 from ..sniper import Engine, EngineView, caps_for_rule, controls
@@ -216,6 +217,16 @@ def api_app(api: Api) -> Starlette:
 # -- read ------------------------------------------------------------------------------------
 
 
+def _paper_json(paper: PaperView) -> dict[str, Any]:
+    """A paper run's figures (money: int USD x 1000)."""
+    return {
+        "pending": paper.pending,
+        "judged": dict(paper.judged),
+        "wallet_start": paper.wallet_start,
+        "wallet_left": paper.wallet_left,
+    }
+
+
 def view_json(view: EngineView) -> dict[str, Any]:
     """The view as JSON (money: int USD x 1000)."""
     return {
@@ -225,6 +236,7 @@ def view_json(view: EngineView) -> dict[str, Any]:
         "buying_allowed": view.mode.value == "running" and view.paused is None,
         "halt_reason": view.halt_reason,
         "dry_run": view.dry_run,
+        "paper": None if view.paper is None else _paper_json(view.paper),
         "started_at": view.started_at,
         "buying_since": view.buying_since,
         "waiting": view.waiting,
@@ -369,6 +381,7 @@ async def _history(api: Api, request: Request, token: Token) -> Response:
     return api.answer(
         {
             "now": now,
+            "paper": engine.paper is not None,
             "value_by": portfolio.settings.value_by,
             "unvalued": unvalued,
             "points": points,
@@ -502,7 +515,7 @@ async def _reload(api: Api, request: Request, token: Token) -> Response:
 
 async def _remove_orders(api: Api, request: Request, token: Token) -> Response:
     engine = api.engine
-    removed = 0 if engine.settings.dry_run else await engine.orders.remove_all()
+    removed = 0 if engine.settings.simulated else await engine.orders.remove_all()
     left = len(await engine.ledger.orders())
     await api.record("remove_orders", token, "removed", removed=removed, left=left)
     return api.answer({"removed": removed, "still_live": left})

@@ -29,10 +29,11 @@ import anyio
 
 from .._clock import Clock, ScaledClock, SystemClock
 from .._errors import ConfigError, InvalidRequest
-from .._money import format_usd
+from .._money import format_usd, parse_usd
 from .._plugins import make_plugin_host
 from ..api import api_options
 from ..ops import OpsSettings, operations
+from ..paper import PaperSettings, paper_path_for
 from ..rules import RuleSet, format_duration, load_rules
 from ..sniper import (
     Engine,
@@ -72,6 +73,30 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="decide and report, never buy (memory ledger)"
+    )
+    paper = parser.add_argument_group(
+        "paper trading (a persistent simulation: decides and records as the real mode does,"
+        " sends no purchase and no buy order)"
+    )
+    paper.add_argument(
+        "--paper",
+        action="store_true",
+        help="run on paper: would-be purchases go to their own ledger file and a simulated"
+        " wallet, each judged bought or missed by what the market shows next; survives"
+        " restarts; `snipe portfolio PAPER_LEDGER` values it",
+    )
+    paper.add_argument(
+        "--paper-ledger",
+        metavar="PATH",
+        help="the paper ledger (default: beside the real one, .paper before its suffix:"
+        " snipe.sqlite -> snipe.paper.sqlite); never the real ledger",
+    )
+    paper.add_argument(
+        "--paper-balance",
+        metavar="USD",
+        type=_usd,
+        help="the simulated wallet's start, e.g. 500.00 (default: the account's balance"
+        " when the paper ledger first runs); kept in the paper ledger",
     )
     parser.add_argument("--kill-file", metavar="PATH", help="halt buying while this file exists")
     parser.add_argument(
@@ -145,6 +170,21 @@ def engine_clock(speed: float, origin: float | None) -> Clock:
     return ScaledClock.from_origin(time.time() if origin is None else origin, speed)
 
 
+def _usd(text: str) -> int:
+    try:
+        return parse_usd(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def paper_ledger_path(args: argparse.Namespace, ruleset: RuleSet) -> str:
+    """The paper ledger of ``snipe run --paper``: ``--paper-ledger``, else beside the real
+    ledger (``--ledger`` or ``account.ledger``) with ``.paper`` before its suffix."""
+    if args.paper_ledger:
+        return str(args.paper_ledger)
+    return str(paper_path_for(args.ledger or ruleset.account.ledger))
+
+
 def _port(text: str) -> int:
     try:
         value = int(text)
@@ -206,15 +246,13 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"snipe run: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    if args.remove_orders and args.dry_run:
-        print(
-            "snipe run: --remove-orders withdraws the orders the ledger file holds;"
-            " it cannot be combined with --dry-run",
-            file=sys.stderr,
-        )
+    clash = _clash(args)
+    if clash is not None:
+        print(f"snipe run: {clash}", file=sys.stderr)
         return EXIT_CONFIG
     settings = EngineSettings(
         dry_run=args.dry_run,
+        paper=PaperSettings(start_balance=args.paper_balance) if args.paper else None,
         kill_file=args.kill_file,
         snapshot_every=float(ruleset.account.snapshot_every),
         feed=FeedSettings(
@@ -222,8 +260,10 @@ def run(args: argparse.Namespace) -> int:
         ),
     )
     print(banner(ruleset, args), file=sys.stderr, flush=True)
-    options = SessionOptions(base_url=args.base_url, ledger=args.ledger, limit_journal=True)
     ledger_path = None if args.dry_run else (args.ledger or ruleset.account.ledger)
+    if args.paper:
+        ledger_path = paper_ledger_path(args, ruleset)
+    options = SessionOptions(base_url=args.base_url, ledger=ledger_path, limit_journal=True)
     ops_settings = OpsSettings(
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
@@ -250,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
             gate = gate_words(engine)
             if gate is not None:
                 print(gate, file=sys.stderr)
-            if not args.dry_run:
+            if not (args.dry_run or args.paper):
                 for line in await orders_at_stop(engine):
                     print(line, file=sys.stderr)
             return EXIT_HALTED if engine.status.mode is EngineMode.HALTED else EXIT_OK
@@ -277,6 +317,20 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CRASH
 
 
+def _clash(args: argparse.Namespace) -> str | None:
+    """Flags that cannot go together, said in one line (``None``: none)."""
+    if args.remove_orders and (args.dry_run or args.paper):
+        return (
+            "--remove-orders withdraws the orders the ledger file holds;"
+            f" it cannot be combined with {'--dry-run' if args.dry_run else '--paper'}"
+        )
+    if args.paper and args.dry_run:
+        return "--paper and --dry-run are two ways not to buy: choose one"
+    if not args.paper and (args.paper_ledger or args.paper_balance is not None):
+        return "--paper-ledger and --paper-balance need --paper"
+    return None
+
+
 def _unwrap(exc: Exception) -> Exception:
     while isinstance(exc, ExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
@@ -294,6 +348,18 @@ def banner(ruleset: RuleSet, args: argparse.Namespace) -> str:
         return (
             f"snipe run: removing every open buy order ledger {args.ledger or account.ledger}"
             f" holds, at {address}; buys nothing"
+        )
+    if getattr(args, "paper", False):
+        wallet = (
+            format_usd(args.paper_balance)
+            if args.paper_balance is not None
+            else "the account's balance at the first start"
+        )
+        return (
+            f"snipe run: PAPER run of {ruleset.filename} against {address}: decides as the"
+            f" real mode does, sends no purchase and no buy order; paper ledger"
+            f" {paper_ledger_path(args, ruleset)} (the real ledger is not touched); wallet"
+            f" {wallet}; {caps}{stop}"
         )
     if args.dry_run:
         ledger = args.ledger or account.ledger

@@ -343,6 +343,22 @@ class Ledger(OrderBook, PurchaseQueries):
         row_id = await self._transaction(work)
         return ControlEvent(row_id, now, action, actor, outcome, dict(details or {}))
 
+    async def settle_setting(self, key: str, value: str) -> str:
+        """Write the file setting ``key`` once: returns ``value`` when it was not set yet,
+        else the value first written (never changed; see the schema's version 6)."""
+        now = self._clock.now()
+
+        async def work() -> str:
+            await self._exec(
+                "INSERT INTO ledger_meta (key, value, at) VALUES (?, ?, ?)"
+                " ON CONFLICT (key) DO NOTHING",
+                (key, value, now),
+            )
+            rows = await self._exec("SELECT value FROM ledger_meta WHERE key = ?", (key,))
+            return str(rows[0][0])
+
+        return await self._transaction(work)
+
     async def record_intents(
         self, intents: Sequence[Intent], *, caps: Sequence[Cap] = ()
     ) -> list[Purchase]:

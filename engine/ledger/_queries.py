@@ -231,6 +231,11 @@ class PurchaseQueries:
             for r in rows
         ]
 
+    async def settings(self) -> dict[str, str]:
+        """The file's written-once settings (``mode``, the paper wallet's start...)."""
+        rows = await self._read("SELECT key, value FROM ledger_meta ORDER BY key")
+        return {str(r[0]): str(r[1]) for r in rows}
+
     async def committed(self, *, rule: str | None = None, since: float | None = None) -> Money:
         """What budgets count: the amount of every purchase in flight or spent (of
         ``rule``, created at or after ``since``)."""

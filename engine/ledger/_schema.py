@@ -246,7 +246,31 @@ CREATE TRIGGER control_events_no_delete BEFORE DELETE ON control_events
 BEGIN SELECT RAISE(ABORT, 'ledger events are append-only'); END;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, ORDERS_V3, _RELEASED_MIGRATION, _CONTROL_MIGRATION)
+# -- version 6: what kind of ledger this is -----------------------------------------------
+# A few settings that belong to the file rather than to a run: ``mode`` (``paper`` for the
+# ledger of ``snipe run --paper``; absent for a real one) and the paper wallet's starting
+# balance. Written once: a row is never changed or deleted, so a paper ledger can never
+# become a real one (or the reverse), and its wallet never silently restarts.
+_META_MIGRATION = """
+CREATE TABLE ledger_meta (
+    key    TEXT PRIMARY KEY CHECK (key <> ''),
+    value  TEXT NOT NULL,
+    at     REAL NOT NULL
+) STRICT;
+CREATE TRIGGER ledger_meta_no_update BEFORE UPDATE ON ledger_meta
+BEGIN SELECT RAISE(ABORT, 'ledger settings are written once'); END;
+CREATE TRIGGER ledger_meta_no_delete BEFORE DELETE ON ledger_meta
+BEGIN SELECT RAISE(ABORT, 'ledger settings are written once'); END;
+"""
+
+MIGRATIONS: tuple[str, ...] = (
+    _V1,
+    _V2,
+    ORDERS_V3,
+    _RELEASED_MIGRATION,
+    _CONTROL_MIGRATION,
+    _META_MIGRATION,
+)
 """``MIGRATIONS[n - 1]`` takes version ``n - 1`` to ``n``. Append only; never edit one that
 has shipped."""
 

@@ -45,6 +45,7 @@ from .._plugins import PluginHost
 from ..client import BulkItem, BulkItemResult, BulkStatus, MarketClient, TradeLink
 from ..ledger import Intent, Ledger, PurchaseState, new_project_id
 from ..models import BuyResult
+from ..paper import PaperDesk
 from ..rules import Decision, EvalContext, RuleSet
 from ._budget import caps_for_rule
 from ._status import EngineStatus, Outcome, PurchaseRecord
@@ -94,6 +95,9 @@ class Buyer:
         self._link = trade_link
         self._status = status
         self._settings = settings
+        self.paper: PaperDesk | None = None
+        """Set by the engine of a paper run: the intent is written, nothing is sent, and
+        the desk judges the would-be purchase by what the engine sees next."""
 
     async def execute(self, decisions: Sequence[Decision], context: EvalContext) -> None:
         """Buy what ``decisions`` accept, as long as buying is allowed."""
@@ -127,6 +131,9 @@ class Buyer:
             if not written:
                 return
             ((pid, _),) = written
+            if self.paper is not None:
+                await self._paper(decision, pid)
+                return
             if self._settings.dry_run:
                 await self._dry_run(decision, pid)
                 return
@@ -156,6 +163,10 @@ class Buyer:
             if not written:
                 return
             by_pid = dict(written)
+            if self.paper is not None:
+                for pid, decision in by_pid.items():
+                    await self._paper(decision, pid)
+                return
             if self._settings.dry_run:
                 for pid, decision in by_pid.items():
                     await self._dry_run(decision, pid)
@@ -351,6 +362,16 @@ class Buyer:
         )
         self._record(decision, Outcome.DRY_RUN, "dry run: not sent")
 
+    async def _paper(self, decision: Decision, pid: str) -> None:
+        # A paper run: the intent is in the paper ledger, exactly as before a real request;
+        # the request is not sent, and the desk judges the purchase later.
+        assert self.paper is not None
+        refused = await self.paper.recorded(decision, pid)
+        if refused is not None:
+            self._record(decision, Outcome.REFUSED, refused)
+            return
+        self._record(decision, Outcome.PAPER, "paper: not sent; judged by the next look")
+
     def _count_failure(self, why: str) -> None:
         self._status.consecutive_failures += 1
         self._status.error(why)
@@ -363,13 +384,13 @@ class Buyer:
     def _record(self, decision: Decision, outcome: Outcome, detail: str | None) -> None:
         self._status.outcomes[outcome] += 1
         # a dry run sees the listings it "bought" again and again: not news
-        quiet = outcome is Outcome.DUPLICATE and self._settings.dry_run
+        quiet = outcome is Outcome.DUPLICATE and (self._settings.dry_run or self.paper is not None)
         if not quiet:
             self._keep(decision, outcome, detail)
         log.log(
             logging.DEBUG if quiet else logging.INFO,
             "%s %s (item %s) at %s: %s",
-            "would buy" if outcome is Outcome.DRY_RUN else outcome.value,
+            "would buy" if outcome in (Outcome.DRY_RUN, Outcome.PAPER) else outcome.value,
             decision.name,
             decision.item_id,
             format_usd(decision.price),

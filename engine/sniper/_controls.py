@@ -69,7 +69,7 @@ class OperatorControls:
         if self.status.paused is None:
             self.status.paused = reason
             log.warning("buying paused: %s", reason)
-        if self.settings.dry_run:
+        if self.settings.simulated:
             return 0
         return await self.orders.remove_all()
 

@@ -52,6 +52,7 @@ from .._plugins import PluginHost
 from ..client import FeedEvent, Game, MarketClient, TradeLink
 from ..ledger import Ledger
 from ..models import Listing
+from ..paper import PaperDesk, PaperSettings
 from ..reference import ReferenceHub
 from ..rules import Decision, EvalContext, RuleSet, evaluate
 from ..snapshot import SnapshotTracker
@@ -115,6 +116,16 @@ class EngineSettings:
     buyer: BuyerSettings = field(default_factory=BuyerSettings)
     reconciler: ReconcilerSettings = field(default_factory=ReconcilerSettings)
     feed: FeedSettings = field(default_factory=FeedSettings)
+    paper: PaperSettings | None = None
+    """A paper run (``snipe run --paper``): decide and write every purchase as in the real
+    mode, send none, judge each by what the engine sees next (``engine.paper``); no buy
+    order is placed (their plan is reported, as in a dry run). The ledger is the paper
+    ledger."""
+
+    @property
+    def simulated(self) -> bool:
+        """A dry run or a paper run: nothing that moves money is sent."""
+        return self.dry_run or self.paper is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +200,9 @@ class Engine(SnapshotWatch, OperatorControls):
             status=self.status,
             settings=replace(settings.buyer, dry_run=settings.dry_run),
         )
+        self.paper = PaperDesk(ledger, settings.paper) if settings.paper is not None else None
+        """A paper run's desk: its would-be purchases and their judgement."""
+        self.buyer.paper = self.paper
         self.reconciler = Reconciler(
             client=client,
             ledger=ledger,
@@ -253,12 +267,15 @@ class Engine(SnapshotWatch, OperatorControls):
         the reconcile task resolves them while the engine runs."""
         await self.gate.wait_until_open()
         await self._refresh_balance()
-        if not self.settings.dry_run:
+        if not self.settings.simulated:
             # Fills and settling only: nothing is placed before the engine runs (HALTED
             # by a kill file already present: the open orders are withdrawn).
             await self.orders.sync(allow_new=False, withdraw=self.status.halted)
 
     async def _refresh_balance(self) -> None:
+        if self.paper is not None and self.paper.wallet_start is not None:
+            self.balance = await self.paper.wallet_left()  # the account's is not this run's
+            return
         try:
             answer = await self.client.get_user()
         except KeyRejected as exc:
@@ -267,8 +284,12 @@ class Engine(SnapshotWatch, OperatorControls):
         except APIError as exc:
             self.status.error(f"balance: {exc}")
             return
-        if answer.user is not None:
-            self.balance = answer.user.wallet
+        real = answer.user.wallet if answer.user is not None else None
+        if self.paper is not None:
+            self.balance = await self.paper.open_wallet(real)
+            return
+        if real is not None:
+            self.balance = real
 
     # -- running -------------------------------------------------------------------------
 
@@ -277,6 +298,8 @@ class Engine(SnapshotWatch, OperatorControls):
         that can spend, buy orders included), the start-up gate, buying allowed, then the
         buy orders the rules want. Every kind of step is due at once afterwards."""
         self.status.started_at = self.clock.now()
+        if self.paper is not None:
+            await self.paper.load()
         self._check_kill_file()
         await self.start_gate()
         if self.status.mode is EngineMode.STARTING:
@@ -321,6 +344,8 @@ class Engine(SnapshotWatch, OperatorControls):
         call it): a listing goes through :meth:`decide` and the buyer, or is confirmed by
         a search first; a (re)connection heals with a snapshot. See ``_feedwatch.py``."""
         try:
+            if self.paper is not None:
+                await self.paper.saw_feed(event)
             await self.feedwatch.on_event(event)
         except Exception as exc:
             self.guard.failed("feed", exc)
@@ -332,7 +357,7 @@ class Engine(SnapshotWatch, OperatorControls):
         buying is allowed; a dry run reports what it would place instead."""
         if not self.ruleset.buy_order_rules or not self.status.buying_allowed:
             return
-        if self.settings.dry_run:
+        if self.settings.simulated:
             await self.orders.plan()
         else:
             await self.orders.sync()
@@ -418,6 +443,8 @@ class Engine(SnapshotWatch, OperatorControls):
     async def _step_snapshot(self, now: float) -> None:
         try:
             await self.poll_snapshot()
+            if self.paper is not None:
+                await self.paper.saw_snapshot(self.current_prices, self._snapshot_covers, now)
         except APIError as exc:
             self.status.error(f"snapshot: {exc}")
         except Exception as exc:
@@ -481,6 +508,8 @@ class Engine(SnapshotWatch, OperatorControls):
         self.schedule.searched(batch, at=now)
         self.status.searches += 1
         listings: list[Listing] = [x for found in answer.items.values() for x in found]
+        if self.paper is not None:  # before this answer's own decisions: it judges older ones
+            await self.paper.saw_search(answer.items, sent_at, game)
         self.status.listings_seen += len(listings)
         self.references.learn_phases(listings)
         decisions, context = await self.decide(listings, now, game=game)
@@ -538,6 +567,8 @@ class Engine(SnapshotWatch, OperatorControls):
             self._catalogue_game = (self._catalogue_game + 1) % len(self._catalogue_games)
         now = self.clock.now()
         listings = list(page.items)
+        if self.paper is not None:
+            await self.paper.saw_listings(listings, sent_at, "catalogue")
         self.status.listings_seen += len(listings)
         for listing in listings:
             ceiling = self._ceiling(listing.name)
@@ -564,6 +595,8 @@ class Engine(SnapshotWatch, OperatorControls):
             reference_as_of=as_of,
         )
         decisions = evaluate(self.ruleset, listings, context)
+        if self.paper is not None:  # the simulated wallet, as the ledger has it now
+            self.balance = await self.paper.wallet_left()
         decisions = self._within_balance(decisions)
         decisions = await self._not_bought_yet(decisions)
         if log.isEnabledFor(logging.DEBUG):
@@ -636,6 +669,9 @@ class Engine(SnapshotWatch, OperatorControls):
 
     async def _reconcile_step(self, first: bool) -> None:
         if self.settings.dry_run:
+            return
+        if self.paper is not None:  # nothing was sent: only the wallet (and its start)
+            await self._refresh_balance()
             return
         await self.reconciler.run_once()
         if not first:  # the start-up gate has just done these

@@ -21,6 +21,7 @@ from .._limitjournal import LimitJournal
 from .._plugins import PluginHost
 from ..client import GAMES, APIKey, FeedClient, MarketClient, TradeLink
 from ..ledger import MEMORY, Ledger
+from ..paper import claim_paper_ledger, refuse_paper_ledger
 from ..reference import ReferenceHub
 from ..rules import RuleSet
 from ._bandwidth import rule_games
@@ -36,7 +37,10 @@ class SessionOptions:
 
     base_url: str | None = None
     ledger: str | os.PathLike[str] | None = None
-    """A path, or :data:`~engine.ledger.MEMORY`; dry runs always use memory."""
+    """A path, or :data:`~engine.ledger.MEMORY`; dry runs always use memory. A paper run
+    (``EngineSettings.paper``) writes here its paper ledger: ``snipe run --paper`` passes
+    the paper file, never the real one (a real ledger is refused, and a real run refuses a
+    paper ledger)."""
     transport: httpx.AsyncBaseTransport | None = None
     timeout: float = 10.0
     trade_link: str | None = None
@@ -66,6 +70,17 @@ def _feed_client(
         clock=clock,
         transport=options.feed_transport,
     )
+
+
+async def _check_ledger_kind(ledger: Ledger, settings: EngineSettings) -> None:
+    """A paper run writes only to a paper ledger (marking a new file so); a real run never
+    to a paper one. :class:`ConfigError` otherwise."""
+    if settings.dry_run:
+        return
+    if settings.paper is not None:
+        await claim_paper_ledger(ledger)
+    else:
+        await refuse_paper_ledger(ledger)
 
 
 def limits_for(ruleset: RuleSet) -> dict[str, Limit | None]:
@@ -105,6 +120,11 @@ async def open_engine(
         opened = await Ledger.open(ledger_path, clock=clock)
     except LedgerError as exc:
         raise ConfigError(str(exc)) from None
+    try:
+        await _check_ledger_kind(opened, settings)
+    except BaseException:
+        await opened.close()
+        raise
     try:
         async with (
             opened as ledger,

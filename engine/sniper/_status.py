@@ -49,6 +49,8 @@ class Outcome(enum.Enum):
     CAPPED = "capped"
     DUPLICATE = "duplicate"
     DRY_RUN = "dry_run"
+    PAPER = "paper"
+    """A paper run's would-be purchase: not sent, pending its judgement (engine.paper)."""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from .._money import format_usd
 from ..ledger import utc_day_start
+from ..paper import PaperView
 from ._bandwidth import format_bytes
 from ._budget import budget_words
 from ._feedwatch import FeedView
@@ -127,6 +128,8 @@ class EngineView:
     """Why an operator paused buying (``Engine.pause``), while paused."""
     feed: FeedView | None = None
     """The live listing feed's state; ``None``: the feed is off."""
+    paper: PaperView | None = None
+    """A paper run's figures (``snipe run --paper``); ``None``: not a paper run."""
 
     @property
     def halted(self) -> bool:
@@ -225,25 +228,31 @@ async def build_view(engine: Engine) -> EngineView:
         },
         paused=status.paused,
         feed=engine.feedwatch.view(now),
+        paper=await engine.paper.view() if engine.paper is not None else None,
     )
 
 
 def status_line(view: EngineView) -> str:
     """Spend against caps, search budget used, coverage, candidates, purchase states. A
     dry run says so and speaks of what it would have spent and bought."""
-    dry = view.dry_run
+    dry, paper = view.dry_run, view.paper
     states = ", ".join(
         f"{'would buy' if dry and k == 'BOUGHT' else k.lower()} {v}"
         for k, v in view.by_state.items()
         if v
     )
     mode = f"dry run, {view.mode.value}" if dry else view.mode.value
+    if paper is not None:
+        mode = f"PAPER, {view.mode.value}"
+        states = paper_words(paper)
     if view.paused is not None:
         mode += ", paused"
     # a dry run places no buy order: nothing is exposed, and nothing was spent
     spent = (
         f"would spend {format_usd(view.spent_total)}"
         if dry
+        else f"paper spent {format_usd(view.spent_total)}"
+        if paper is not None
         else budget_words(view.spent_total, view.order_exposure)
     )
     median, worst = view.median_age, view.oldest_age
@@ -261,6 +270,22 @@ def status_line(view: EngineView) -> str:
         + f" | snapshots {format_bytes(sum(view.snapshot_bytes.values()))}"
         + (f" | {feed_words(view.feed)}" if view.feed is not None else "")
     )
+
+
+def paper_words(paper: PaperView) -> str:
+    """A paper run in a few words: ``paper: 2 pending, 5 bought, 3 missed (2 gone, 1 price
+    changed), wallet $412.000 of $500.000``."""
+    judged = paper.judged
+    missed = {k: v for k, v in judged.items() if k != "bought" and v}
+    words = f"paper: {paper.pending} pending, {judged.get('bought', 0)} bought"
+    words += f", {sum(missed.values())} missed"
+    if missed:
+        words += " (" + ", ".join(f"{v} {k}" for k, v in missed.items()) + ")"
+    if paper.wallet_left is not None and paper.wallet_start is not None:
+        words += f", wallet {format_usd(paper.wallet_left)} of {format_usd(paper.wallet_start)}"
+    else:
+        words += ", wallet not opened yet"
+    return words
 
 
 def feed_words(feed: FeedView) -> str:

@@ -155,6 +155,15 @@ class SnapshotWatch:
             for game in set(self._trackers) - set(self.snapshot_games()):
                 del self._trackers[game]  # not fetched again before the next look
 
+    def _snapshot_covers(self, game: str | None) -> bool:
+        """Whether the snapshots last polled hold every listing of ``game`` (``None``: of
+        whichever game): a listing missing from them is not listed."""
+        if None in self._trackers:
+            return True
+        if game is None:
+            return set(GAMES) <= set(self._trackers)
+        return game in self._trackers
+
     def current_prices(self, ids: Iterable[int | str]) -> list[int]:
         """The price of each item id now, in whichever game's snapshot lists it (-1: not
         listed): what the reference prices ask of listings that waited for their hold."""

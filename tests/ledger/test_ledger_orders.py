@@ -117,7 +117,7 @@ async def test_a_version_2_ledger_is_migrated(
     )
     raw.close()
     async with await Ledger.open(ledger_path, clock=clock, driver=driver) as ledger:
-        assert ledger.schema_version == SCHEMA_VERSION == 5
+        assert ledger.schema_version == SCHEMA_VERSION == 6
         orders = {o.name: o for o in await ledger.orders(live_only=False)}
         assert (orders["Open Case"].state, orders["Open Case"].fill_key) == (
             OrderState.OPEN,

@@ -68,7 +68,8 @@ function gateText(status) {
 
 function showState(status) {
   const mode = status.paused ? "paused" : status.mode;
-  $("mode").textContent = (status.dry_run ? "dry run, " : "") + mode;
+  $("mode").textContent =
+    (status.paper ? "PAPER (nothing is bought), " : status.dry_run ? "dry run, " : "") + mode;
   $("mode").className = "badge " + mode;
   $("feed").textContent = feedText(status);
   $("gate").textContent = gateText(status);
