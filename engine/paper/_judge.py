@@ -91,7 +91,8 @@ def judge(pending: Pending, sighting: Sighting) -> Verdict | None:
     if sighting.item_id != pending.item_id or sighting.at <= pending.decided_at:
         return None
     after = sighting.at - pending.decided_at
-    late = sighting.at > pending.arrival
+    # a change told at the arrival itself came first; a look at the arrival saw it then
+    late = sighting.at > pending.arrival if sighting.exact else sighting.at >= pending.arrival
     offered = pending.price
     where = f"the {sighting.source} {after:.1f}s after the decision"
     if sighting.price is None:
