@@ -129,11 +129,11 @@ async def test_the_wallet_caps_what_the_paper_run_buys(clock: VirtualClock, tmp_
 
 
 def _market_of_deals(names: tuple[str, ...]) -> MarketConfig:
-    # Deals come often and other buyers take them within about a minute.
+    # Deals come often and other buyers take them within seconds.
     return MarketConfig(
-        size=400,
+        size=150,
         deal_share=0.5,
-        deal_mean_lifetime=60.0,
+        deal_mean_lifetime=20.0,
         hold_share=0.0,
         featured=names,
         featured_share=0.6,
@@ -143,7 +143,7 @@ def _market_of_deals(names: tuple[str, ...]) -> MarketConfig:
 async def test_against_the_competing_buyer_every_verdict_matches_the_market(
     clock: VirtualClock, tmp_path: Path
 ) -> None:
-    """A paper run of 20 market minutes with the snapshot and searches: every purchase
+    """A paper run of 5 market minutes with the snapshot and searches: every purchase
     judged missed as gone had indeed left the market (the sandbox's own record) before it
     was judged, and every one judged bought was still listed when its request would have
     arrived."""
@@ -159,7 +159,7 @@ async def test_against_the_competing_buyer_every_verdict_matches_the_market(
         rig(clock, sandbox, rules, settings=settings, ledger=ledger) as r,
     ):
         async with clock.autojump():
-            await r.engine.run(duration=1200)
+            await r.engine.run(duration=300)
         purchases = await ledger.purchases()
         events = await ledger.events()
     removed = {
