@@ -285,7 +285,7 @@ class OrderManager:
             amount = await self._affordable(want, live.get(want.name))
             planned = PlannedOrder(want.name, want.rule.name, want.price, amount, want.amount)
             out.append(planned)
-            log.info("dry run: would place %s", planned.describe())
+            log.info("not placed (dry run or paper): would place %s", planned.describe())
         self.planned = out
         return out
 

@@ -149,9 +149,7 @@ async def test_against_the_competing_buyer_every_verdict_matches_the_market(
     arrived."""
     probe = quiet_sandbox(clock)
     item = pick_item(probe)
-    sandbox = Sandbox(
-        SandboxConfig(seed=11, market=_market_of_deals((item.name,))), clock=clock
-    )
+    sandbox = Sandbox(SandboxConfig(seed=11, market=_market_of_deals((item.name,))), clock=clock)
     settings = EngineSettings(paper=PaperSettings(start_balance=10_000_000))
     rules = rules_text(item.name, budgets='{per_day: "5000.00", total: "9000.00"}')
     async with (
