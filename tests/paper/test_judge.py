@@ -82,7 +82,8 @@ def test_judgement(seen: Sighting, expected: Judged | None) -> None:
 def test_a_missed_reason_names_the_prices() -> None:
     verdict = judge(PENDING, Sighting("42", 101.0, 61_500, "search"))
     assert verdict is not None
-    assert "$61.50" in verdict.reason and "$50.00 offered" in verdict.reason
+    assert "$61.50" in verdict.reason
+    assert "$50.00 offered" in verdict.reason
 
 
 def _listing(item_id: str, price: int) -> Listing:

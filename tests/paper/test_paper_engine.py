@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sniper.harness import pick_item, plant, quiet_sandbox, rig, rules_text
 
 from engine import VirtualClock
 from engine._errors import ConfigError
@@ -15,7 +16,6 @@ from engine.ledger import Intent, Ledger, PurchaseState
 from engine.paper import PaperSettings, claim_paper_ledger, refuse_paper_ledger
 from engine.sandbox import MarketConfig, Sandbox, SandboxConfig
 from engine.sniper import EngineSettings, Outcome
-from sniper.harness import pick_item, plant, quiet_sandbox, rig, rules_text
 
 PAPER = EngineSettings(use_snapshot=False, paper=PaperSettings(start_balance=1_000_000))
 
@@ -23,7 +23,8 @@ PAPER = EngineSettings(use_snapshot=False, paper=PaperSettings(start_balance=1_0
 def assert_nothing_sent(sandbox: Sandbox) -> None:
     """The service saw no purchase, no buy order, nothing that moves money."""
     truth = sandbox.ground_truth()
-    assert truth["purchases"] == [] and truth["charges"] == []
+    assert truth["purchases"] == []
+    assert truth["charges"] == []
     assert truth["purchase_requests"] == []
     moving = ("buy", "order", "remove")
     sent = [k for k in truth["requests"] if any(word in k.lower() for word in moving)]
@@ -64,10 +65,13 @@ async def test_taken_and_repriced_items_are_missed_the_rest_bought(
     assert judged[str(kept.item_id)].charged_price == kept.price
     gone, dearer = judged[str(taken.item_id)], judged[str(repriced.item_id)]
     assert gone.state is dearer.state is PurchaseState.FAILED
-    assert gone.reason is not None and gone.reason.startswith("missed: gone: the search")
+    assert gone.reason is not None
+    assert gone.reason.startswith("missed: gone: the search")
     assert "sold to another buyer" in gone.reason
-    assert dearer.reason is not None and dearer.reason.startswith("missed: price changed:")
-    assert view.paper is not None and view.paper.pending == 0
+    assert dearer.reason is not None
+    assert dearer.reason.startswith("missed: price changed:")
+    assert view.paper is not None
+    assert view.paper.pending == 0
     assert dict(view.paper.judged) == {"bought": 1, "gone": 1, "price changed": 1}
     assert view.paper.wallet_left == 1_000_000 - kept.price
     assert_nothing_sent(sandbox)
@@ -98,7 +102,8 @@ async def test_pending_purchases_are_judged_after_a_restart(
         rig(clock, sandbox, rules_text(item.name), settings=PAPER, ledger=ledger) as r,
     ):
         await r.engine.start()
-        assert r.engine.paper is not None and len(r.engine.paper.pending) == 2
+        assert r.engine.paper is not None
+        assert len(r.engine.paper.pending) == 2
         await r.engine.search_once()
         await r.engine.search_once()  # seen again: nothing changes
         purchases = {p.item_id: p for p in await ledger.purchases()}
@@ -175,7 +180,8 @@ async def test_against_the_competing_buyer_every_verdict_matches_the_market(
         elif p.reason is not None and p.reason.startswith("missed: gone"):
             outcomes["gone"] += 1
             assert removed[p.item_id] <= judged_at[p.project_id], p
-    assert outcomes["bought"] >= 1 and outcomes["gone"] >= 1, outcomes
+    assert outcomes["bought"] >= 1, outcomes
+    assert outcomes["gone"] >= 1, outcomes
     assert_nothing_sent(sandbox)
 
 

@@ -6,17 +6,18 @@ sandbox never received a purchase or a buy order. The real ledger is never creat
 from __future__ import annotations
 
 import random
-from collections import Counter
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-
 from api.processes import SNIPE, Sped, environment, sandbox_process, wait_for
 
 pytestmark = [
@@ -55,7 +56,12 @@ def _paper_run(
         return subprocess.Popen(command, stdout=out, stderr=out, env=environment())
 
 
-def _rows(path: Path, sql: str) -> list[tuple[object, ...]]:
+def _more(log: Path, word: str, seen: int) -> Callable[[], bool]:
+    """Whether ``log`` holds ``word`` more than ``seen`` times."""
+    return lambda: log.read_text().count(word) > seen
+
+
+def _rows(path: Path, sql: str) -> list[tuple[Any, ...]]:
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
         return db.execute(sql).fetchall()
 
@@ -75,9 +81,9 @@ def test_the_paper_ledger_survives_ten_sigkills(tmp_path: Path) -> None:
             run = _paper_run(rules, url, real, sped, log)
             if round_ % 3 == 0:  # right after a would-be purchase: likely still pending
                 made = log.read_text().count("would buy") if log.exists() else 0
-                wait_for("a would-be purchase", lambda: log.read_text().count("would buy") > made)
+                wait_for("a would-be purchase", _more(log, "would buy", made))
             elif round_ % 3 == 1:  # while it runs: a search, a judgement, a snapshot...
-                wait_for("a run to buy", lambda: log.read_text().count("buying allowed") > started)
+                wait_for("a run to buy", _more(log, "buying allowed", started))
                 time.sleep(rng.uniform(0.0, 2.5))
             else:  # anywhere, start-up included
                 time.sleep(rng.uniform(0.3, 4.0))
@@ -94,9 +100,11 @@ def test_the_paper_ledger_survives_ten_sigkills(tmp_path: Path) -> None:
         truth = httpx.get(f"{url}/_sandbox/ground-truth").json()
 
     text = log.read_text()
-    assert "PAPER run of" in text and "[PAPER, " in text  # the banner and the last status line
+    assert "PAPER run of" in text
+    assert "[PAPER, " in text
     assert not real.exists()  # the real ledger is never touched
-    assert truth["purchases"] == [] and truth["purchase_requests"] == []
+    assert truth["purchases"] == []
+    assert truth["purchase_requests"] == []
     assert not [k for k in truth["requests"] if "buy" in k or "order" in k]
 
     settings = dict(_rows(paper, "SELECT key, value FROM ledger_meta"))
@@ -106,11 +114,11 @@ def test_the_paper_ledger_survives_ten_sigkills(tmp_path: Path) -> None:
     )
     events = _rows(paper, "SELECT project_id, from_state, to_state, at FROM events ORDER BY id")
     assert len(purchases) >= 3, text[-3000:]  # there was something to keep
-    by_purchase: dict[object, list[tuple[object, ...]]] = {}
+    by_purchase: dict[str, list[tuple[Any, ...]]] = {}
     for event in events:
         by_purchase.setdefault(event[0], []).append(event)
     judged_across_a_kill = 0
-    for project_id, item_id, state, price, charged, reason in purchases:
+    for project_id, _item_id, state, price, charged, reason in purchases:
         moves = [(e[1], e[2]) for e in by_purchase[project_id]]
         assert moves[0] == (None, "INTENT")
         if state == "INTENT":  # pending: judged by a later run
