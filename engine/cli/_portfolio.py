@@ -27,7 +27,15 @@ from pydantic import ValidationError
 from .._clock import SystemClock
 from .._errors import ConfigError, LedgerError
 from .._money import format_usd
-from ..ledger import Ledger, Purchase
+from ..ledger import (
+    BUDGET_STATES,
+    IN_FLIGHT_STATES,
+    SPENT_STATES,
+    Ledger,
+    Purchase,
+    PurchaseState,
+)
+from ..paper import MODE_KEY, START_KEY
 from ..portfolio import (
     GROUPINGS,
     Group,
@@ -145,10 +153,11 @@ def _read_sales(paths: list[str]) -> list[Sale]:
 
 async def _load(
     ledger_path: str, store_path: str | None, prices: PricesSettings, source: str, now: float
-) -> tuple[list[Purchase], Lookup, str | None]:
+) -> tuple[list[Purchase], Lookup, str | None, dict[str, Any] | None]:
     try:
         async with await Ledger.open(ledger_path, clock=SystemClock(), readonly=True) as ledger:
             purchases = await ledger.purchases()
+            paper = await paper_summary(ledger, purchases)
     except LedgerError as exc:
         raise ConfigError(str(exc)) from None
     path = store_path or store_path_for(ledger_path)
@@ -159,7 +168,7 @@ async def _load(
     else:
         hub = await _restored(str(path), prices)
     await _read_list(hub, prices, source, now)
-    return purchases, hub_lookup(hub, source, now), missing
+    return purchases, hub_lookup(hub, source, now), missing, paper
 
 
 async def _restored(path: str, prices: PricesSettings) -> ReferenceHub:
@@ -202,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
     settings, prices, store = _settings(args)
     sales = _read_sales(args.sales)
     now = time.time()
-    purchases, lookup, missing = anyio.run(
+    purchases, lookup, missing, paper = anyio.run(
         _load, args.ledger, store, prices, settings.value_by, now
     )
     portfolio = value_portfolio(purchases, lookup, settings, now=now, sales=sales)
@@ -215,12 +224,49 @@ def run(args: argparse.Namespace) -> int:
         " a purchase (on the platform a traded item gets a new id); give sales with --sales"
     )
     if args.json:
-        document = {"ledger": args.ledger, **portfolio.to_json(), "notes": notes}
+        document = {"ledger": args.ledger, "paper": paper, **portfolio.to_json(), "notes": notes}
         json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        _print(args, portfolio, notes)
+        _print(args, portfolio, notes, paper)
     return 0
+
+
+async def paper_summary(ledger: Ledger, purchases: list[Purchase]) -> dict[str, Any] | None:
+    """A paper ledger's own figures (``None`` for a real ledger): nothing in it was bought;
+    the simulated wallet, and its would-be purchases bought, missed (by reason) or pending."""
+    settings = await ledger.settings()
+    if settings.get(MODE_KEY) != "paper":
+        return None
+    start = settings.get(START_KEY)
+    committed = sum(p.amount for p in purchases if p.state in BUDGET_STATES)
+    missed: dict[str, int] = {}
+    for p in purchases:
+        if p.state is PurchaseState.FAILED and p.reason:
+            # "missed: gone: ..." -> "gone"; "refused: the paper wallet ..." -> "refused"
+            parts = p.reason.split(":")
+            kind = parts[1].strip() if parts[0] == "missed" and len(parts) > 2 else parts[0]
+            missed[kind] = missed.get(kind, 0) + 1
+    return {
+        "wallet_start": None if start is None else int(start),
+        "wallet_left": None if start is None else int(start) - committed,
+        "bought": sum(p.state in SPENT_STATES for p in purchases),
+        "pending": sum(p.state in IN_FLIGHT_STATES for p in purchases),
+        "missed": missed,
+    }
+
+
+def _paper_line(paper: dict[str, Any]) -> str:
+    start, left = paper["wallet_start"], paper["wallet_left"]
+    wallet = "not opened" if start is None else f"{format_usd(left)} left of {format_usd(start)}"
+    missed = sum(paper["missed"].values())
+    why = ", ".join(f"{n} {k}" for k, n in sorted(paper["missed"].items()))
+    return (
+        f"PAPER ledger (snipe run --paper): nothing here was bought. Simulated wallet {wallet};"
+        f" {paper['bought']} would-be purchases counted, {missed} missed"
+        + (f" ({why})" if why else "")
+        + f", {paper['pending']} pending judgement"
+    )
 
 
 def _when(epoch: float | None) -> str:
@@ -229,7 +275,9 @@ def _when(epoch: float | None) -> str:
     return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%d %H:%M")
 
 
-def _print(args: argparse.Namespace, p: Portfolio, notes: list[str]) -> None:
+def _print(
+    args: argparse.Namespace, p: Portfolio, notes: list[str], paper: dict[str, Any] | None
+) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -238,6 +286,8 @@ def _print(args: argparse.Namespace, p: Portfolio, notes: list[str]) -> None:
     if not console.is_terminal:
         console = Console(width=240, highlight=False)  # piped: every line stays greppable
     s = p.settings
+    if paper is not None:
+        console.print(escape(_paper_line(paper)))
     console.print(
         f"Portfolio of {escape(args.ledger)}: valued by {s.value_by}"
         f" (min_observations {s.min_observations}, max_age {format_duration(s.max_age)});"

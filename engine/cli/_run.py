@@ -238,6 +238,10 @@ def run(args: argparse.Namespace) -> int:
     if args.backend == "trio" and importlib.util.find_spec("trio") is None:
         print("snipe run: --backend trio: trio is not installed", file=sys.stderr)
         return EXIT_CONFIG
+    clash = _clash(args)
+    if clash is not None:
+        print(f"snipe run: {clash}", file=sys.stderr)
+        return EXIT_CONFIG
     host = make_plugin_host()
     try:
         ruleset = load_rules(args.rules, host=host)
@@ -245,10 +249,6 @@ def run(args: argparse.Namespace) -> int:
         api = api_options(ruleset.api, args.api)
     except ConfigError as exc:
         print(f"snipe run: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
-    clash = _clash(args)
-    if clash is not None:
-        print(f"snipe run: {clash}", file=sys.stderr)
         return EXIT_CONFIG
     settings = EngineSettings(
         dry_run=args.dry_run,

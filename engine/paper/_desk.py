@@ -28,7 +28,6 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .._errors import ConfigError
 from .._money import format_usd
@@ -36,9 +35,6 @@ from ..client import FeedEvent, FeedListingEvent, FeedRemovalEvent
 from ..ledger import Ledger, Purchase, PurchaseState
 from ..models import Listing
 from ._judge import Judged, Pending, Sighting, Verdict, judge
-
-if TYPE_CHECKING:
-    from ..rules import Decision
 
 __all__ = [
     "MODE_KEY",
@@ -172,9 +168,9 @@ class PaperDesk:
 
     # -- would-be purchases --------------------------------------------------------------
 
-    async def recorded(self, decision: Decision, project_id: str) -> str | None:
-        """The buyer wrote ``decision``'s intent (``project_id``) and sends nothing: the
-        purchase is pending. Returns the refusal the service would give (the wallet is
+    async def recorded(self, project_id: str) -> str | None:
+        """The buyer wrote the intent ``project_id`` and sends nothing: the purchase is
+        pending. Returns the refusal the service would give (the wallet is
         short: recorded FAILED, like a refused request), else ``None``."""
         purchase = await self.ledger.get(project_id)
         if purchase is None:  # pragma: no cover - the buyer has just written it

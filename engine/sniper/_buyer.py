@@ -366,7 +366,7 @@ class Buyer:
         # A paper run: the intent is in the paper ledger, exactly as before a real request;
         # the request is not sent, and the desk judges the purchase later.
         assert self.paper is not None
-        refused = await self.paper.recorded(decision, pid)
+        refused = await self.paper.recorded(pid)
         if refused is not None:
             self._record(decision, Outcome.REFUSED, refused)
             return
