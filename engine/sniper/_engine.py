@@ -358,7 +358,7 @@ class Engine(SnapshotWatch, OperatorControls):
         if not self.ruleset.buy_order_rules or not self.status.buying_allowed:
             return
         if self.settings.simulated:
-            await self.orders.plan()
+            await self.orders.plan("paper" if self.paper is not None else "dry run")
         else:
             await self.orders.sync()
 

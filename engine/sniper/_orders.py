@@ -277,15 +277,16 @@ class OrderManager:
         removed, _ = await self.withdraw()
         return len(removed)
 
-    async def plan(self) -> list[PlannedOrder]:
-        """What :meth:`sync` would place now, without placing anything (dry run)."""
+    async def plan(self, mode: str = "dry run") -> list[PlannedOrder]:
+        """What :meth:`sync` would place now, without placing anything (a dry run, or a
+        paper run: ``mode`` heads the log lines)."""
         out = []
         live = {o.name: o for o in await self._ledger.orders()}
         for want in self.wanted().values():
             amount = await self._affordable(want, live.get(want.name))
             planned = PlannedOrder(want.name, want.rule.name, want.price, amount, want.amount)
             out.append(planned)
-            log.info("not placed (dry run or paper): would place %s", planned.describe())
+            log.info("%s: would place %s", mode, planned.describe())
         self.planned = out
         return out
 
