@@ -54,3 +54,6 @@ class DailySummary:
     cap_total: int
     dry_run: bool = False
     """A dry run's day: the purchases are ones it would have made; nothing was spent."""
+    paper: bool = False
+    """A paper run's day (``snipe run --paper``): purchases judged bought on paper, failed
+    ones missed; nothing was spent."""

@@ -125,6 +125,13 @@ def summary_notice(summary: DailySummary, at: float) -> Notice:
             f"would have committed {_usd(summary.spent_total)} in total "
             f"of {_usd(summary.cap_total)}",
         )
+    elif summary.paper:
+        lines = (
+            f"paper: counted {summary.purchases} would-be purchases ({_usd(summary.spent)},"
+            f" daily cap {_usd(summary.cap_per_day)}), missed {summary.failed},"
+            f" pending {summary.unresolved}; nothing was bought",
+            f"paper total {_usd(summary.spent_total)} of {_usd(summary.cap_total)}",
+        )
     else:
         lines = (
             f"purchases {summary.purchases}, spent {_usd(summary.spent)} "
@@ -133,7 +140,8 @@ def summary_notice(summary: DailySummary, at: float) -> Notice:
             f"unresolved {summary.unresolved}",
             f"total committed {_usd(summary.spent_total)} of {_usd(summary.cap_total)}",
         )
-    title = f"snipe {'dry run ' if summary.dry_run else ''}daily summary {summary.day}"
+    kind = "dry run " if summary.dry_run else "PAPER " if summary.paper else ""
+    title = f"snipe {kind}daily summary {summary.day}"
     return Notice(
         kind="daily_summary",
         title=title,

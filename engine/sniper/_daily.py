@@ -51,6 +51,7 @@ async def daily_summary(engine: Engine, day_start: float) -> DailySummary:
         cap_per_day=view.cap_per_day,
         cap_total=view.cap_total,
         dry_run=view.dry_run,
+        paper=view.paper is not None,
     )
 
 

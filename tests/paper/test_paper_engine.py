@@ -12,10 +12,12 @@ from sniper.harness import pick_item, plant, quiet_sandbox, rig, rules_text
 
 from engine import VirtualClock
 from engine._errors import ConfigError
-from engine.ledger import Intent, Ledger, PurchaseState
+from engine.api._app import view_json
+from engine.ledger import Intent, Ledger, PurchaseState, utc_day_start
+from engine.notify._events import summary_notice
 from engine.paper import PaperSettings, claim_paper_ledger, refuse_paper_ledger
 from engine.sandbox import MarketConfig, Sandbox, SandboxConfig
-from engine.sniper import EngineSettings, Outcome
+from engine.sniper import EngineSettings, Outcome, daily_summary, status_line
 
 PAPER = EngineSettings(use_snapshot=False, paper=PaperSettings(start_balance=1_000_000))
 
@@ -60,6 +62,7 @@ async def test_taken_and_repriced_items_are_missed_the_rest_bought(
         await r.engine.search_once()
         judged = {p.item_id: p for p in await ledger.purchases()}
         view = await r.engine.view()
+        summary = await daily_summary(r.engine, utc_day_start(clock.now()))
 
     assert judged[str(kept.item_id)].state is PurchaseState.BOUGHT
     assert judged[str(kept.item_id)].charged_price == kept.price
@@ -74,6 +77,15 @@ async def test_taken_and_repriced_items_are_missed_the_rest_bought(
     assert view.paper.pending == 0
     assert dict(view.paper.judged) == {"bought": 1, "gone": 1, "price changed": 1}
     assert view.paper.wallet_left == 1_000_000 - kept.price
+    # what every observer reads says paper: the status line, the API, the daily summary
+    line = status_line(view)
+    assert line.startswith("[PAPER, running] paper spent")
+    assert "paper: 0 pending, 1 bought, 2 missed (1 gone, 1 price changed)" in line
+    assert view_json(view)["paper"]["judged"] == {"bought": 1, "gone": 1, "price changed": 1}
+    notice = summary_notice(summary, clock.now())
+    assert notice.title.startswith("snipe PAPER daily summary")
+    assert "counted 1 would-be purchases" in notice.lines[0]
+    assert "missed 2" in notice.lines[0]
     assert_nothing_sent(sandbox)
 
 
