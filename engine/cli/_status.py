@@ -134,6 +134,7 @@ def build_report(
         "waiting": doc.get("waiting"),
         "start_attempts": doc.get("start_attempts"),
         "feed": doc.get("feed") if isinstance(doc.get("feed"), dict) else None,
+        "paper": doc.get("paper") if isinstance(doc.get("paper"), dict) else None,
     }
 
 
@@ -148,6 +149,9 @@ def _overdue(purchases: list[Purchase], doc: dict[str, Any], now: float) -> int:
 def render(ledger: str, report: dict[str, Any], now: float) -> str:
     """The one-screen text form of ``report``."""
     lines = [f"snipe status: {ledger}", f"state       {_state_line(report, now)}"]
+    paper = report.get("paper")
+    if paper:
+        lines.append(f"PAPER       {_paper_line(paper)}")
     caps = report.get("caps") or {}
     day_cap, total_cap = caps.get("per_day"), caps.get("total")
     exposure = report.get("order_exposure") or 0
@@ -199,6 +203,22 @@ def render(ledger: str, report: dict[str, Any], now: float) -> str:
     lines.append("last errors " + ("none" if not errors else f"({len(errors)}, newest last)"))
     lines.extend(f"  - {e[:200]}" for e in errors)
     return "\n".join(lines)
+
+
+def _paper_line(paper: dict[str, Any]) -> str:
+    """A paper run as the running engine last wrote it: nothing is bought; its verdicts
+    and wallet (values read leniently: a file from another version still shows)."""
+    told = paper.get("judged")
+    judged: dict[str, Any] = told if isinstance(told, dict) else {}
+    missed = sum(int(v) for k, v in judged.items() if k != "bought" and isinstance(v, int))
+    words = (
+        f"nothing is bought: {paper.get('pending', 0)} pending, {judged.get('bought', 0)}"
+        f" bought on paper, {missed} missed this run"
+    )
+    start, left = paper.get("wallet_start"), paper.get("wallet_left")
+    if isinstance(start, int) and isinstance(left, int):
+        words += f", wallet {format_usd(left)} of {format_usd(start)}"
+    return words
 
 
 def _feed_line(feed: dict[str, Any]) -> str:

@@ -71,6 +71,7 @@ def status_document(
         "buying_since": view.buying_since,
         "unexpected_errors": dict(view.unexpected),
         "feed": None if view.feed is None else dataclasses.asdict(view.feed),
+        "paper": None if view.paper is None else dataclasses.asdict(view.paper),
         **(extra or {}),
     }
 

@@ -13,6 +13,7 @@ import pytest
 from engine import VirtualClock
 from engine.cli import build_parser, main
 from engine.cli._run import banner
+from engine.cli._status import build_report, render
 from engine.ledger import Intent, Ledger, PurchaseState
 from engine.paper import PaperSettings, claim_paper_ledger
 from engine.paper._desk import PaperDesk
@@ -123,3 +124,21 @@ def test_portfolio_of_a_real_ledger_says_nothing_of_paper(
     anyio.run(fill)
     assert main(["portfolio", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["paper"] is None
+
+
+def test_snipe_status_says_paper() -> None:
+    document = {
+        "paper": {
+            "pending": 1,
+            "judged": {"bought": 2, "gone": 1, "price changed": 0},
+            "wallet_start": 100_000,
+            "wallet_left": 60_000,
+        }
+    }
+    now = 1_767_225_600.0
+    text = render("snipe.paper.sqlite", build_report([], document, now), now)
+    assert (
+        "PAPER       nothing is bought: 1 pending, 2 bought on paper, 1 missed this run,"
+        " wallet $60.00 of $100.00"
+    ) in text
+    assert "PAPER" not in render("snipe.sqlite", build_report([], {}, now), now)

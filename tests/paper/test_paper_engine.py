@@ -17,7 +17,13 @@ from engine.ledger import Intent, Ledger, PurchaseState, utc_day_start
 from engine.notify._events import summary_notice
 from engine.paper import PaperSettings, claim_paper_ledger, refuse_paper_ledger
 from engine.sandbox import MarketConfig, Sandbox, SandboxConfig
-from engine.sniper import EngineSettings, Outcome, daily_summary, status_line
+from engine.sniper import (
+    EngineSettings,
+    Outcome,
+    daily_summary,
+    status_document,
+    status_line,
+)
 
 PAPER = EngineSettings(use_snapshot=False, paper=PaperSettings(start_balance=1_000_000))
 
@@ -82,6 +88,7 @@ async def test_taken_and_repriced_items_are_missed_the_rest_bought(
     assert line.startswith("[PAPER, running] paper spent")
     assert "paper: 0 pending, 1 bought, 2 missed (1 gone, 1 price changed)" in line
     assert view_json(view)["paper"]["judged"] == {"bought": 1, "gone": 1, "price changed": 1}
+    assert status_document(view, every=5.0)["paper"]["pending"] == 0  # for `snipe status`
     notice = summary_notice(summary, clock.now())
     assert notice.title.startswith("snipe PAPER daily summary")
     assert "counted 1 would-be purchases" in notice.lines[0]
