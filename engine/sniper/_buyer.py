@@ -20,6 +20,10 @@ goes out without that item; the rest are bought.
 
 Steps 2 to 4 are shielded from cancellation: a stop request (SIGTERM) lets a purchase in
 flight finish and be recorded.
+
+A paper run (``snipe run --paper``) takes steps 1 and 2 exactly so, into its paper
+ledger; step 3 sends nothing, and step 4 is the :class:`~engine.paper.PaperDesk`'s, later:
+the purchase stays an INTENT until what the engine sees next judges it.
 """
 
 from __future__ import annotations
