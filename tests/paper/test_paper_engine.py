@@ -13,7 +13,9 @@ from sniper.harness import pick_item, plant, quiet_sandbox, rig, rules_text
 from engine import VirtualClock
 from engine._errors import ConfigError
 from engine.api._app import view_json
+from engine.client import FeedRemovalEvent
 from engine.ledger import Intent, Ledger, PurchaseState, utc_day_start
+from engine.models import FeedRemoval
 from engine.notify._events import summary_notice
 from engine.paper import PaperSettings, claim_paper_ledger, refuse_paper_ledger
 from engine.sandbox import MarketConfig, Sandbox, SandboxConfig
@@ -218,3 +220,27 @@ async def test_a_paper_ledger_and_a_real_one_never_mix(clock: VirtualClock, tmp_
         with pytest.raises(ConfigError, match="is a paper ledger"):
             await refuse_paper_ledger(paper)
         assert await paper.settle_setting("mode", "real") == "paper"  # written once
+
+
+async def test_the_engine_shows_feed_events_to_the_desk(
+    clock: VirtualClock, tmp_path: Path
+) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    early = plant(sandbox, item, price=item.reference // 2)
+    late = plant(sandbox, item, price=item.reference // 2 + 10)
+    async with (
+        await Ledger.open(tmp_path / "paper.sqlite", clock=clock) as ledger,
+        rig(clock, sandbox, rules_text(item.name), settings=PAPER, ledger=ledger) as r,
+    ):
+        await r.engine.start()
+        await r.engine.search_once()
+        decided = clock.now()
+        for listing, after in ((early, 0.1), (late, 2.0)):  # the request arrives at +0.3 s
+            removal = FeedRemoval(item_id=str(listing.item_id), name=item.name)
+            await r.engine.on_feed_event(FeedRemovalEvent(removal, decided + after, 1))
+        judged = {p.item_id: p for p in await ledger.purchases()}
+    assert judged[str(early.item_id)].state is PurchaseState.FAILED
+    assert str(judged[str(early.item_id)].reason).startswith("missed: gone: the feed")
+    assert judged[str(late.item_id)].state is PurchaseState.BOUGHT
+    assert_nothing_sent(sandbox)
