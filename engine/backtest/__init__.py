@@ -18,6 +18,15 @@ from ._format import (
     read_records,
     recording_span,
 )
+from ._lookahead import (
+    Cut,
+    Difference,
+    ListFinding,
+    LookaheadReport,
+    check_lookahead,
+    cut_times,
+    dated_lists,
+)
 from ._market import FillModel, ReplayMarket, ReplayTrade
 from ._record import Recorder, RecorderSettings
 from ._report import Report, build_report, later_label, write_report
@@ -29,7 +38,11 @@ __all__ = [
     "FORMAT_VERSION",
     "BacktestOptions",
     "BacktestRun",
+    "Cut",
+    "Difference",
     "FillModel",
+    "ListFinding",
+    "LookaheadReport",
     "Record",
     "RecordWriter",
     "Recorder",
@@ -40,6 +53,9 @@ __all__ = [
     "ReplayTransport",
     "Report",
     "build_report",
+    "check_lookahead",
+    "cut_times",
+    "dated_lists",
     "later_label",
     "load_sweep",
     "read_header",
