@@ -26,6 +26,8 @@ from ._lookahead import (
     check_lookahead,
     cut_times,
     dated_lists,
+    replayed_recording,
+    replaying,
 )
 from ._market import FillModel, ReplayMarket, ReplayTrade
 from ._record import Recorder, RecorderSettings
@@ -61,6 +63,8 @@ __all__ = [
     "read_header",
     "read_records",
     "recording_span",
+    "replayed_recording",
+    "replaying",
     "run_backtest",
     "run_sweep",
     "write_report",

@@ -32,8 +32,11 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,7 +46,7 @@ from .._money import format_usd
 from .._plugins import PluginHost
 from ..hookspecs import hookimpl
 from ..rules import Decision, RuleSet
-from ._format import Record, read_records, recording_span
+from ._format import Record, read_records, recording_span, write_cut
 from ._run import BacktestOptions, run_backtest
 
 __all__ = [
@@ -54,6 +57,8 @@ __all__ = [
     "check_lookahead",
     "cut_times",
     "dated_lists",
+    "replayed_recording",
+    "replaying",
 ]
 
 SHOWN = 20
@@ -72,6 +77,46 @@ LoadRules = Callable[[PluginHost], RuleSet]
 
 OnStep = Callable[[float, list[Decision], dict[tuple[str, str], str], RuleSet, PluginHost], None]
 """``(step time, its decisions, the vetoes among them, the run's rules, its host)``."""
+
+
+_REPLAYED: ContextVar[Callable[[], Path] | None] = ContextVar("snipe_replayed", default=None)
+
+
+def replayed_recording() -> Path | None:
+    """The recording directory the backtest running here replays, for a plugin that
+    reads recorded history (a price source of past prices, say); ``None`` outside
+    ``snipe backtest`` and the look-ahead check.
+
+    A run of the look-ahead check cut at T gets a copy of the recording without the
+    records after T (written when first asked for): a plugin that reads past the
+    replay's clock decides differently there, and is caught."""
+    get = _REPLAYED.get()
+    return None if get is None else get()
+
+
+@contextmanager
+def replaying(directory: str | os.PathLike[str] | Callable[[], Path]) -> Iterator[None]:
+    """Within the block (and the tasks started in it), :func:`replayed_recording` is
+    ``directory`` (or what the callable returns, asked when a plugin asks)."""
+    get = directory if callable(directory) else (lambda: Path(directory))
+    token = _REPLAYED.set(get)
+    try:
+        yield
+    finally:
+        _REPLAYED.reset(token)
+
+
+class _LazyCut:
+    """The recording cut at ``until``, written into ``scratch`` when first asked for."""
+
+    def __init__(self, data: Path, scratch: Path, until: float) -> None:
+        self.data, self.scratch, self.until = data, scratch, until
+        self.path: Path | None = None
+
+    def __call__(self) -> Path:
+        if self.path is None:
+            self.path = write_cut(self.data, self.scratch, self.until)
+        return self.path
 
 
 def utc(epoch: float) -> str:
@@ -493,7 +538,8 @@ async def check_lookahead(
     start, end = recording_span(root)
     began = time.perf_counter()
     say(f"full run over {(end - start) / 3600:.2f} h of recording")
-    full = await _replay(load, make_host, root, end, options, _ignore)
+    with replaying(root):
+        full = await _replay(load, make_host, root, end, options, _ignore)
     full_seconds = time.perf_counter() - began
     times = [at for at, entries in full.steps if entries]
     decisions = sum(len(entries) for _, entries in full.steps)
@@ -511,7 +557,11 @@ async def check_lookahead(
         cut = Cut(at)
         compare = _Compare(full, cut)
         t0 = time.perf_counter()
-        run = await _replay(load, make_host, root, end, options, compare.step, at)
+        with (
+            tempfile.TemporaryDirectory(prefix="snipe-lookahead-") as scratch,
+            replaying(_LazyCut(root, Path(scratch) / "cut", at)),
+        ):
+            run = await _replay(load, make_host, root, end, options, compare.step, at)
         compare.finish(run)
         cut.seconds = time.perf_counter() - t0
         report.cuts.append(cut)
