@@ -17,6 +17,7 @@ from ._format import (
     read_header,
     read_records,
     recording_span,
+    write_cut,
 )
 from ._lookahead import (
     Cut,
@@ -67,5 +68,6 @@ __all__ = [
     "replaying",
     "run_backtest",
     "run_sweep",
+    "write_cut",
     "write_report",
 ]
