@@ -334,9 +334,13 @@ async def _replay(
     return _Run(steps, purchases)
 
 
-def _involved(ruleset: RuleSet, host: PluginHost, rule_name: str) -> tuple[list[str], set[str]]:
+def _involved(
+    ruleset: RuleSet, host: PluginHost, rule_name: str, *, vetoes: bool
+) -> tuple[list[str], set[str]]:
     """What a rule's decisions depend on besides the market, and the plugins not built
-    in among their providers."""
+    in among their providers: its criteria and price sources, or, when both runs
+    accepted (``vetoes``: the difference came after the rule's checks), the plugins
+    that may veto a purchase."""
     builtin = {p.name for p in host.plugins() if p.source == "built in"}
     builtin.add("lookahead.observer")
     rule = next((r for r in ruleset.rules if r.name == rule_name), None)
@@ -351,6 +355,11 @@ def _involved(ruleset: RuleSet, host: PluginHost, rule_name: str) -> tuple[list[
             return f" (plugin {plugin!r})"
         return " (built in)"
 
+    if vetoes:
+        for impl in host.pm.hook.snipe_veto_purchase.get_hookimpls():
+            if impl.plugin_name not in builtin:
+                parts.append(f"veto{by(impl.plugin_name)}")
+        return parts, suspects
     if rule is not None:
         for key in rule.criteria:
             parts.append(f"criterion {key}{by(host.criterion_owner(key))}")
@@ -359,10 +368,6 @@ def _involved(ruleset: RuleSet, host: PluginHost, rule_name: str) -> tuple[list[
                 parts.append(f"price list {source} (prices.lists.{source[5:]})")
             else:
                 parts.append(f"price source {source}{by(host.source_owners.get(source))}")
-    vetoers = [i.plugin_name for i in host.pm.hook.snipe_veto_purchase.get_hookimpls()]
-    for plugin in vetoers:
-        if plugin not in builtin:
-            parts.append(f"veto{by(plugin)}")
     return parts, suspects
 
 
@@ -424,7 +429,9 @@ class _Compare:
             rule, item_id = key
             name = (mine[0] if mine else full_entry or ("", "", "", ""))[2]
             reasons = mine[1].reasons if mine is not None else ()
-            involved, suspects = _involved(ruleset, host, rule)
+            verdicts = (full_entry[3] if full_entry else "", mine[0][3] if mine else "")
+            vetoes = all(v.startswith("buy") for v in verdicts)
+            involved, suspects = _involved(ruleset, host, rule, vetoes=vetoes)
             out.append(
                 Difference(
                     at,

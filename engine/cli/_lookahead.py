@@ -117,8 +117,9 @@ def run(args: argparse.Namespace) -> int:
 def _print(report: Any) -> None:
     compared = sum(c.compared for c in report.cuts)
     print(
-        f"{len(report.cuts)} cuts of {(report.end - report.start) / 3600:.2f} h, "
-        f"{compared:,} decisions compared with the full run ({report.decisions:,} decisions)"
+        f"{len(report.cuts)} cuts of {(report.end - report.start) / 3600:.2f} h of recording: "
+        f"the full run made {report.decisions:,} decisions; the cut runs' "
+        f"{compared:,} before their cuts were compared with them"
     )
     for cut in report.cuts:
         if cut.clean:
