@@ -117,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
 def _print(report: Any) -> None:
     compared = sum(c.compared for c in report.cuts)
     print(
-        f"{len(report.cuts)} cuts of {(report.end - report.start) / 3600:.2f} h of recording: "
+        f"{len(report.cuts)} cut{'s' if len(report.cuts) != 1 else ''} of "
+        f"{(report.end - report.start) / 3600:.2f} h of recording: "
         f"the full run made {report.decisions:,} decisions; the cut runs' "
         f"{compared:,} before their cuts were compared with them"
     )

@@ -116,9 +116,11 @@ def test_the_example_rules_are_clean(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("SNIPE_PLUGINS", "")
-    args = ["lookahead", str(example), "--data", str(sandbox_recording), "--cuts", "2"]
+    args = ["lookahead", str(example), "--data", str(sandbox_recording), "--cuts", "1"]
     assert main([*args, "--quiet"]) == 0, capsys.readouterr()
-    assert "no look-ahead found" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "no look-ahead found" in captured.out
+    assert "nothing was compared" not in captured.err  # each example decides something
 
 
 @pytest.mark.parametrize(
