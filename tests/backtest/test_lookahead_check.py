@@ -19,6 +19,7 @@ from engine.backtest import (
     replaying,
     write_cut,
 )
+from engine.backtest._lookahead import Cut, _Compare, _Run
 from engine.rules import RuleSet, load_rules_text
 
 from . import peeking
@@ -186,3 +187,44 @@ def test_replayed_recording_is_set_only_within_the_block(tmp_path: Path) -> None
     with replaying(tmp_path):
         assert replayed_recording() == tmp_path
     assert replayed_recording() is None
+
+
+def compare(full: _Run, cut_at: float, cut: _Run) -> Cut:
+    """Feed ``cut``'s steps to the comparison as a cut run would, then finish it."""
+    result = Cut(cut_at)
+    comparison = _Compare(full, result)
+    host = make_plugin_host(load_entry_points=False)
+    ruleset = load_rules_text(rules_text("15"), host=host)
+    for at, entries in cut.steps:
+        assert not entries  # steps without decisions: the comparison needs no Decision
+        comparison.step(at, [], {}, ruleset, host)
+    comparison.finish(cut)
+    return result
+
+
+@pytest.mark.parametrize(
+    ("full", "cut", "full_says", "cut_says"),
+    [
+        # the cut run stepped less often before the cut
+        (_Run([(T0, ()), (T0 + 5, ())], []), _Run([(T0, ())], []), "a step at", "no step"),
+        # the same steps, but a purchase written before the cut only in the full run
+        (
+            _Run([(T0, ())], [(T0 + 1, "1", "deals", 8000)]),
+            _Run([(T0, ())], []),
+            "purchase written at 2026-01-01T00:00:01Z for $8.00",
+            "no purchase",
+        ),
+        # a purchase written after the cut is not compared: nothing differs
+        (_Run([(T0, ())], [(T0 + 20, "1", "deals", 8000)]), _Run([(T0, ())], []), None, None),
+    ],
+)
+def test_steps_and_purchases_before_the_cut_are_compared(
+    full: _Run, cut: _Run, full_says: str | None, cut_says: str | None
+) -> None:
+    result = compare(full, T0 + 10, cut)
+    if full_says is None:
+        assert result.clean
+        return
+    (difference,) = result.differences
+    assert difference.full.startswith(full_says)
+    assert difference.cut == cut_says

@@ -168,3 +168,20 @@ def test_bad_rules_exit_2_naming_the_line(
     err = capsys.readouterr().err
     assert f"{rules}:" in err
     assert "nowhere.price" in err
+
+
+def test_snipe_backtest_tells_plugins_which_recording_it_replays(
+    installed: None,
+    data: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``prophet`` quotes nothing without ``replayed_recording()``: with it, its $30
+    reference makes the $8 Redline a 73% discount, and the rule buys."""
+    monkeypatch.setenv("SNIPE_PLUGINS", "prophet")
+    rules = write_rules(tmp_path, rules_text("{min: 30, versus: prophet.last}"))
+    args = ["backtest", str(rules), "--data", str(data), "--json", "--seed", "3"]
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["totals"]["attempts"] >= 1
