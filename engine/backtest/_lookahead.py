@@ -366,6 +366,11 @@ def _involved(
         for source in rule.references:
             if source.startswith("file."):
                 parts.append(f"price list {source} (prices.lists.{source[5:]})")
+            elif ruleset.prices.store is not None and source.startswith(("market.", "service.")):
+                store = ruleset.prices.store
+                parts.append(
+                    f"price source {source} (built in, restored from prices.store {store})"
+                )
             else:
                 parts.append(f"price source {source}{by(host.source_owners.get(source))}")
     return parts, suspects

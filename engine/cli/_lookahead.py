@@ -138,6 +138,11 @@ def _print(report: Any) -> None:
         print(f"LOOK-AHEAD: {finding.describe()}")
     if report.suspects:
         print("suspects: " + ", ".join(f"plugin {name!r}" for name in report.suspects))
+    elif not all(c.clean for c in report.cuts):
+        print(
+            "suspects: no plugin; see what is involved above (a reference store or price "
+            "list kept between runs), else it is a bug of snipe's: please report it"
+        )
     if report.found:
         print("look-ahead found: these decisions depend on data from after their time")
     else:

@@ -228,3 +228,23 @@ def test_steps_and_purchases_before_the_cut_are_compared(
     (difference,) = result.differences
     assert difference.full.startswith(full_says)
     assert difference.cut == cut_says
+
+
+async def test_a_reference_store_kept_between_runs_is_caught(tmp_path: Path) -> None:
+    """``prices.store`` is restored by every replay: the cut runs start with what the full
+    run learned from the whole recording (dearer Redlines from 60 s on)."""
+    steps = market(120, [listing("1", 8000), listing("2", 9500)])
+    dear = [listing(str(n), 20_000 + n) for n in range(6, 12)]
+    steps = [(t, k, rows + dear if k == "snap" and t >= 60 else rows) for t, k, rows in steps]
+    data = write(tmp_path / "rec", steps)
+    store = tmp_path / "prices.sqlite"
+    extra = f"prices: {{store: '{store}', market: {{window: 1h, hold: 0s}}}}"
+    text = rules_text("{min: 5, versus: market.p25, min_observations: 2}", extra=extra)
+    report = await check(text, data, cuts=1)
+    assert report.found
+    assert report.suspects == []  # no plugin: the built-in source, fed from the store
+    (difference, *_) = report.cuts[0].differences
+    assert f"price source market.p25 (built in, restored from prices.store {store})" in (
+        difference.involved
+    )
+    assert any("prices.store" in warning for warning in report.warnings)
