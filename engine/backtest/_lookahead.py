@@ -310,7 +310,10 @@ async def _replay(
     options: BacktestOptions,
     on_step: OnStep,
     until: float | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> _Run:
+    """One replay (cut at ``until``, if given); the steps are kept for the full run only
+    (a cut run is compared as it goes)."""
     observer = _Observer()
     host = make_host((("lookahead.observer", observer),))
     ruleset = load(host)
@@ -319,7 +322,8 @@ async def _replay(
     def decided(at: float, decisions: list[Decision]) -> None:
         vetoed, observer.vetoed = observer.vetoed, {}
         entries = tuple((d.rule, d.item_id, d.name, _verdict(d, vetoed)) for d in decisions)
-        steps.append((at, entries))
+        if until is None:
+            steps.append((at, entries))
         on_step(at, decisions, vetoed, ruleset, host)
 
     run = await run_backtest(
@@ -329,6 +333,7 @@ async def _replay(
         end=end if until is None else until,
         options=options,
         on_decisions=decided,
+        progress=progress,
     )
     purchases = [(p["created_at"], p["item_id"], p["rule"], p["price"]) for p in run.purchases]
     return _Run(steps, purchases)
@@ -551,7 +556,8 @@ async def check_lookahead(
     began = time.perf_counter()
     say(f"full run over {(end - start) / 3600:.2f} h of recording")
     with replaying(root):
-        full = await _replay(load, make_host, root, end, options, _ignore)
+        ticker = _ticker("full run", start, end, say)
+        full = await _replay(load, make_host, root, end, options, _ignore, progress=ticker)
     full_seconds = time.perf_counter() - began
     times = [at for at, entries in full.steps if entries]
     decisions = sum(len(entries) for _, entries in full.steps)
@@ -573,7 +579,8 @@ async def check_lookahead(
             tempfile.TemporaryDirectory(prefix="snipe-lookahead-") as scratch,
             replaying(_LazyCut(root, Path(scratch) / "cut", at)),
         ):
-            run = await _replay(load, make_host, root, end, options, compare.step, at)
+            ticker = _ticker(f"cut {number}", start, at, say)
+            run = await _replay(load, make_host, root, end, options, compare.step, at, ticker)
         compare.finish(run)
         cut.seconds = time.perf_counter() - t0
         report.cuts.append(cut)
@@ -585,6 +592,23 @@ async def check_lookahead(
     report.full_seconds = full_seconds
     report.seconds = time.perf_counter() - began
     return report
+
+
+def _ticker(
+    label: str, start: float, stop: float, say: Callable[[str], None], every: float = 5.0
+) -> Callable[[float], None]:
+    """A replay's progress (its clock), said at most every ``every`` seconds of wall time:
+    a short replay says nothing."""
+    said = [time.perf_counter()]
+
+    def tick(now: float) -> None:
+        wall = time.perf_counter()
+        if wall - said[0] >= every and now < stop:
+            said[0] = wall
+            done = (now - start) / (stop - start) if stop > start else 1.0
+            say(f"{label}: {done:.0%} replayed, at {utc(now)}")
+
+    return tick
 
 
 def _ignore(*_: object) -> None:
