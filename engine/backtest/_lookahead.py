@@ -147,13 +147,16 @@ class Difference:
     the plugins that may veto a purchase."""
     suspects: tuple[str, ...]
     """The plugins involved that are not built in."""
+    full_reasons: tuple[str, ...] = ()
+    """The full run's reasons, when it bought (those of a skip are not kept)."""
 
     def describe(self) -> list[str]:
         lines = [
             f"{utc(self.at)} {self.name} (item {self.item_id}), rule {self.rule!r}",
             f"    full run: {self.full}",
-            f"    cut run:  {self.cut}",
         ]
+        lines.extend(f"      - {reason}" for reason in self.full_reasons)
+        lines.append(f"    cut run:  {self.cut}")
         lines.extend(f"      - {reason}" for reason in self.reasons)
         if self.involved:
             lines.append(f"    involved: {'; '.join(self.involved)}")
@@ -234,10 +237,7 @@ class LookaheadReport:
                     "compared": c.compared,
                     "clean": c.clean,
                     "more": c.more,
-                    "differences": [
-                        {**asdict(d), "at": utc(d.at)} | {"reasons": list(d.reasons)}
-                        for d in c.differences
-                    ],
+                    "differences": [asdict(d) | {"at": utc(d.at)} for d in c.differences],
                 }
                 for c in self.cuts
             ],
@@ -293,6 +293,9 @@ class _Run:
     steps: list[Step]
     purchases: list[tuple[float, str, str, int]]
     """``(written at, item_id, rule, price)`` of every purchase in the ledger."""
+    bought: dict[tuple[float, str, str], tuple[str, ...]] = field(default_factory=dict)
+    """``(step time, rule, item_id)`` -> the reasons of each decision to buy (the full
+    run's: what it measured, shown beside a cut run's different decision)."""
 
 
 def _records(data: Path, until: float | None) -> Iterator[Record]:
@@ -318,12 +321,16 @@ async def _replay(
     host = make_host((("lookahead.observer", observer),))
     ruleset = load(host)
     steps: list[Step] = []
+    bought: dict[tuple[float, str, str], tuple[str, ...]] = {}
 
     def decided(at: float, decisions: list[Decision]) -> None:
         vetoed, observer.vetoed = observer.vetoed, {}
         entries = tuple((d.rule, d.item_id, d.name, _verdict(d, vetoed)) for d in decisions)
         if until is None:
             steps.append((at, entries))
+            for d in decisions:
+                if d.accepted:
+                    bought[at, d.rule, d.item_id] = d.reasons
         on_step(at, decisions, vetoed, ruleset, host)
 
     run = await run_backtest(
@@ -336,7 +343,7 @@ async def _replay(
         progress=progress,
     )
     purchases = [(p["created_at"], p["item_id"], p["rule"], p["price"]) for p in run.purchases]
-    return _Run(steps, purchases)
+    return _Run(steps, purchases, bought)
 
 
 def _involved(
@@ -453,6 +460,7 @@ class _Compare:
                     tuple(reasons),
                     tuple(involved),
                     tuple(sorted(suspects)),
+                    self.full.bought.get((at, rule, item_id), ()),
                 )
             )
         return out

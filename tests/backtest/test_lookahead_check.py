@@ -95,7 +95,9 @@ async def test_a_price_source_reading_the_whole_recording_is_caught(tmp_path: Pa
     assert first.full == "buy at $8.00"
     assert first.cut == "skip"
     assert "price source prophet.last (plugin 'prophet')" in first.involved
-    assert any("prophet.last" in reason for reason in first.reasons)
+    # the evidence: the full run measured against the future price, the cut run could not
+    assert "discount 73.33% (at least 30%) vs prophet.last $30.00" in first.full_reasons
+    assert "discount 15.79% below 30% vs prophet.last (reference $9.50)" in first.reasons
     # a cut after the $30 answer sees what the full run saw: the same decisions
     assert report.cuts[-1].at >= T0 + 80
     assert report.cuts[-1].clean
