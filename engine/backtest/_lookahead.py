@@ -180,6 +180,11 @@ class Cut:
     def clean(self) -> bool:
         return not self.differences
 
+    @property
+    def when(self) -> str:
+        """The cut's time, UTC (``2026-01-01T00:02:30Z``)."""
+        return utc(self.at)
+
 
 @dataclass(frozen=True)
 class ListFinding:

@@ -125,7 +125,7 @@ def _print(report: Any) -> None:
     for cut in report.cuts:
         if cut.clean:
             continue
-        print(f"LOOK-AHEAD: cut at {_utc(cut.at)} (the records after it removed) changed:")
+        print(f"LOOK-AHEAD: cut at {cut.when} (the records after it removed) changed:")
         for difference in cut.differences:
             for line in difference.describe():
                 print(f"  {line}")
@@ -147,9 +147,3 @@ def _print(report: Any) -> None:
         print("look-ahead found: these decisions depend on data from after their time")
     else:
         print("no look-ahead found: every decision before each cut was the same")
-
-
-def _utc(epoch: float) -> str:
-    from ..backtest._lookahead import utc
-
-    return utc(epoch)
