@@ -9,16 +9,19 @@ filled by an earlier run, the recording itself. This check does not trust any of
    the step's time and each decision (rule, item, buy at what price or skip, vetoed or
    not), and every purchase written to the ledger.
 2. It replays the same recording cut at ``cuts`` times T spread over its span (the records
-   after T removed: the stream stops there, nothing is copied) and compares each cut run
+   after T removed: the stream stops reading there; a copy cut at T is written only if a
+   plugin asks for the recording, :func:`replayed_recording`) and compares each cut run
    with the full run: every decision of a step that began before T, and every purchase
    written before T, must be the same. Only the future differs between the two runs, so a
    difference is a decision that depended on the future.
 
-The boundary, honestly: a step at T itself is left out (a recorded answer stamped T is in
-the cut, but live it might have arrived a moment later), and so is whatever a purchase
-sent before T learned after it: the answer to a purchase arrives ``latency`` later, so its
-outcome (bought, refused, gone) may depend on records after T; only the decision to buy
-and the purchase being written are compared, never how it ended.
+The boundary, honestly: a step at exactly T is left out. The records stamped T are in the
+cut, but a record's time is when its answer arrived, and an answer arriving at T is the
+one thing a cut at T may hold or not depending on rounding; comparing only the steps that
+began before T keeps every compared decision strictly inside the cut. Left out too is
+what a purchase sent before T learned after it: its answer arrives ``latency`` later, so
+its outcome (bought, refused, gone) may depend on records after T. The decision to buy,
+any veto, and the purchase being written are compared; how it ended is not.
 
 Each run loads the rules again with a fresh plugin host, as a separate ``snipe backtest``
 would, and the full run goes first: a plugin that keeps what it saw in one run (module
