@@ -22,6 +22,12 @@ dropped. A plugin can never crash the engine, and can never cause a purchase by 
 
 No hook here is ``firstresult``: every implementation is called and every answer counts.
 Hook wrappers are not supported.
+
+Backtests: a plugin must decide at time t with what was known at t. One that reads
+recorded history (a price source of past prices) finds the recording being replayed with
+``engine.backtest.replayed_recording()`` and must read nothing later than the clock
+(``EvalContext.now``); ``snipe lookahead`` replays recordings cut at several times and
+names the plugins whose decisions change when only the future changes.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ import gzip
 import json
 import os
 import re
+import shutil
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ __all__ = [
     "read_records",
     "recording_span",
     "segment_paths",
+    "write_cut",
 ]
 
 FORMAT_NAME = "snipe-recording"
@@ -446,6 +448,31 @@ def _parse_line(line: bytes, where: str) -> Record:
     if kind not in KINDS:
         raise RecordingError(f"unknown record kind {kind!r}", location=where, field="k")
     return Record(float(t), kind, value, where)
+
+
+def write_cut(directory: str | os.PathLike[str], out: str | os.PathLike[str], until: float) -> Path:
+    """A copy of the recording in ``out`` (a new directory) without the records after
+    ``until``: the segments wholly before it linked (copied where links are not
+    possible), the one holding ``until`` rewritten up to it, the later ones left out."""
+    root, target = Path(directory), Path(out)
+    read_header(root)
+    target.mkdir(parents=True)
+    shutil.copyfile(root / HEADER_FILE, target / HEADER_FILE)
+    for path in segment_paths(root):
+        lines = list(_lines(path))
+        kept = [line for line in lines if _parse_line(line, str(path)).t <= until]
+        if not kept:
+            break
+        if len(kept) == len(lines):
+            try:
+                os.link(path, target / path.name)
+            except OSError:
+                shutil.copyfile(path, target / path.name)
+            continue
+        with gzip.open(target / path.name, "wb", compresslevel=1) as cut:
+            cut.writelines(line + b"\n" for line in kept)
+        break
+    return target
 
 
 def recording_span(directory: str | os.PathLike[str]) -> tuple[float, float]:

@@ -103,13 +103,18 @@ async def run_backtest(
     options: BacktestOptions = BacktestOptions(),
     progress: Callable[[float], None] | None = None,
     live: bool = False,
+    on_decisions: Callable[[float, list[Decision]], None] | None = None,
 ) -> BacktestRun:
     """Replay ``records`` (ending at ``end``) through the engine; see the module docstring.
 
     ``live``: run the engine's live loop (:meth:`Engine.run`, a runner per kind of step)
     on the virtual clock, jumping whenever every task waits, instead of stepping it: the
     parity check that live and backtest decide alike (no look-ahead times, no budget
-    notes: those come from the steps' returns)."""
+    notes: those come from the steps' returns).
+
+    ``on_decisions(at, decisions)``: called with each search step's decisions (accepted
+    and rejected) and the time the step began, right after it (not with ``live``): the
+    look-ahead check compares them across cut recordings."""
     ceilings: dict[str, int | None] = {}
 
     def ceiling(name: str) -> int | None:
@@ -149,7 +154,7 @@ async def run_backtest(
         ruleset, api_key="backtest", clock=clock, host=host, settings=settings, options=session
     ) as engine:
         ledger = engine.ledger
-        driver = _Driver(engine, market, clock, progress)
+        driver = _Driver(engine, market, clock, progress, on_decisions)
         if live:
             async with clock.autojump():
                 await engine.run(duration=stop - clock.now())
@@ -238,8 +243,10 @@ class _Driver:
         market: ReplayMarket,
         clock: VirtualClock,
         progress: Callable[[float], None] | None,
+        on_decisions: Callable[[float, list[Decision]], None] | None = None,
     ) -> None:
         self.engine = engine
+        self.on_decisions = on_decisions
         self.market = market
         self.clock = clock
         self.progress = progress
@@ -266,6 +273,8 @@ class _Driver:
                 if step.decisions is None:
                     continue
                 self.decision_times.append((step.at, self.market.applied_until))
+                if self.on_decisions is not None:
+                    self.on_decisions(step.at, step.decisions)
                 if self._budget_skips() != budget_skips:
                     self._note(step.decisions)  # costly (reasons computed on demand)
         if self.progress is not None:

@@ -38,6 +38,7 @@ from ruamel.yaml import YAML
 
 from .._errors import ConfigError
 from ._format import read_records, recording_span
+from ._lookahead import replaying
 from ._report import build_report
 from ._run import BacktestOptions, run_backtest
 
@@ -148,7 +149,8 @@ def _run_variant(job: tuple[str, str, str, int, float]) -> dict[str, Any]:
             "warnings": run.warnings,
         }
 
-    return anyio.run(main)
+    with replaying(data):  # for plugins that read recorded history
+        return anyio.run(main)
 
 
 def run_sweep(

@@ -32,6 +32,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "._sandbox",
     "._record",
     "._backtest",
+    "._lookahead",
     "._status",
     "._prices",
     "._portfolio",

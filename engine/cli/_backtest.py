@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         build_report,
         read_records,
         recording_span,
+        replaying,
         run_backtest,
         write_report,
     )
@@ -94,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
             ruleset, read_records(args.data), host=host, end=end, options=options, progress=progress
         )
 
-    result = anyio.run(main, None) if args.quiet or args.json else _with_progress(main, start, end)
+    with replaying(args.data):  # for plugins that read recorded history
+        quiet = args.quiet or args.json
+        result = anyio.run(main, None) if quiet else _with_progress(main, start, end)
     elapsed = time.perf_counter() - began
     report = build_report(result)
     if args.report:

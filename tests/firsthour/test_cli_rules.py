@@ -31,6 +31,8 @@ EXAMPLE = ROOT / "rules.example.yaml"
         ["backtest", "{missing}", "--data", "{tmp}"],
         ["backtest", str(EXAMPLE), "--data", "{missing}"],
         ["backtest", "--sweep", "{missing}", "--data", "{tmp}"],
+        ["lookahead", "{missing}", "--data", "{tmp}"],
+        ["lookahead", str(EXAMPLE), "--data", "{missing}"],
         ["sandbox", "--scenario", "{missing}", "--port", "0"],
     ],
 )
