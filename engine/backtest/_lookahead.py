@@ -386,11 +386,6 @@ def _involved(
         for source in rule.references:
             if source.startswith("file."):
                 parts.append(f"price list {source} (prices.lists.{source[5:]})")
-            elif ruleset.prices.store is not None and source.startswith(("market.", "service.")):
-                store = ruleset.prices.store
-                parts.append(
-                    f"price source {source} (built in, restored from prices.store {store})"
-                )
             else:
                 parts.append(f"price source {source}{by(host.source_owners.get(source))}")
     return parts, suspects
@@ -546,11 +541,6 @@ def _undated_lists(ruleset: RuleSet) -> list[str]:
                 f"price list file.{name} ({settings.origin}) is fetched as it is now and "
                 "cannot be dated: a backtest may read prices from after the recording"
             )
-    if ruleset.prices.store is not None:
-        out.append(
-            f"prices.store ({ruleset.prices.store}) is read and written by every replay: "
-            "learned prices from a later run can reach earlier decisions"
-        )
     return out
 
 

@@ -149,6 +149,7 @@ async def run_backtest(
         ledger=MEMORY,
         transport=transport,
         trade_link=_TRADE_LINK,
+        reference_store="none",
     )
     async with open_engine(
         ruleset, api_key="backtest", clock=clock, host=host, settings=settings, options=session

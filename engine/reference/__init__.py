@@ -8,7 +8,7 @@
 """
 
 from ._book import BUCKETS, STATISTICS, MarketBook, MarketKey, MarketStats, StoredBucket
-from ._hub import ReferenceHub, SourceReading
+from ._hub import ReferenceHub, SourceReading, StoreMode
 from ._lists import ListRows, parse_price_list, service_tables
 from ._store import PriceList, PriceStore, store_path_for
 
@@ -23,6 +23,7 @@ __all__ = [
     "PriceStore",
     "ReferenceHub",
     "SourceReading",
+    "StoreMode",
     "StoredBucket",
     "parse_price_list",
     "service_tables",

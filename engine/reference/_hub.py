@@ -22,7 +22,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 import httpx
@@ -46,7 +46,10 @@ class PriceLookup(Protocol):
     def current_prices(self, ids: Iterable[int | str]) -> list[int]: ...
 
 
-__all__ = ["ReferenceHub", "SourceReading"]
+__all__ = ["ReferenceHub", "SourceReading", "StoreMode"]
+
+StoreMode = Literal["read-write", "read-only", "none"]
+"""How a hub uses its reference file (see :meth:`ReferenceHub.open`)."""
 
 log = logging.getLogger("snipe.reference")
 
@@ -108,11 +111,21 @@ class ReferenceHub:
         ledger: str | os.PathLike[str] | None,
         wanted: Iterable[str] | None = None,
         http: httpx.AsyncClient | None = None,
+        store_mode: StoreMode = "read-write",
     ) -> AsyncIterator[ReferenceHub]:
         """A hub with its file (``prices.store``, else beside ``ledger``; none for an
-        in-memory ledger) opened and restored; written and closed on exit."""
+        in-memory ledger) opened and restored; written and closed on exit.
+
+        ``store_mode``: ``read-only`` restores an existing file and never writes it (a dry
+        run); ``none`` neither reads nor writes it (a backtest: references learned later,
+        or live, must not reach earlier decisions, and a replay must not change the
+        trader's file)."""
         settings = settings or PricesSettings()
         path = settings.store or (store_path_for(ledger) if ledger is not None else None)
+        if store_mode == "none" or (
+            store_mode == "read-only" and (path is None or not await anyio.Path(path).exists())
+        ):
+            path = None
         store = None
         if path is not None:
             store = await PriceStore.open(path, bucket_seconds=settings.market.window / BUCKETS)
@@ -120,6 +133,10 @@ class ReferenceHub:
         try:
             if store is not None:
                 await hub.restore()
+                if store_mode == "read-only":
+                    hub.store = None
+                    await store.aclose()
+                    store = None
             yield hub
         finally:
             with anyio.CancelScope(shield=True):

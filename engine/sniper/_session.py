@@ -22,7 +22,7 @@ from .._plugins import PluginHost
 from ..client import GAMES, APIKey, FeedClient, MarketClient, TradeLink
 from ..ledger import MEMORY, Ledger
 from ..paper import claim_paper_ledger, refuse_paper_ledger
-from ..reference import ReferenceHub
+from ..reference import ReferenceHub, StoreMode
 from ..rules import RuleSet
 from ._bandwidth import rule_games
 from ._engine import Engine, EngineSettings
@@ -53,6 +53,10 @@ class SessionOptions:
     is given: an in-process service serves no websocket); ``False``: never."""
     feed_transport: httpx.AsyncBaseTransport | None = None
     """The feed client's transport (tests)."""
+    reference_store: StoreMode | None = None
+    """How the reference price file is used; ``None``: read and written with a ledger
+    file, only read with an in-memory ledger (a dry run must not change it). Backtests say
+    ``none``: the trader's file holds prices learned later than the replayed moments."""
 
 
 def _feed_client(
@@ -129,7 +133,12 @@ async def open_engine(
         async with (
             opened as ledger,
             ReferenceHub.open(
-                ruleset.prices, clock=clock, ledger=ledger_path, wanted=ruleset.sources_used
+                ruleset.prices,
+                clock=clock,
+                ledger=ledger_path,
+                wanted=ruleset.sources_used,
+                store_mode=options.reference_store
+                or ("read-only" if ledger_path == MEMORY else "read-write"),
             ) as references,
             MarketClient(
                 api_key,

@@ -60,6 +60,37 @@ async def test_an_in_memory_ledger_keeps_no_file(tmp_path: Path, clock: VirtualC
     assert [p async for p in anyio.Path(tmp_path).iterdir()] == []
 
 
+async def test_a_dry_run_reads_the_store_and_a_backtest_ignores_it(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """A dry run (read-only) starts from what live runs learned but never changes the
+    file; a backtest (none) neither reads it (prices learned later would reach earlier
+    decisions) nor creates one."""
+    ledger = tmp_path / "ledger.sqlite"
+    async with ReferenceHub.open(None, clock=clock, ledger=ledger) as hub:
+        for i in range(5):
+            hub.book.record((NAME, None), 10_000 + i * 100, clock.now() - i * 60)
+    clock.advance(60)
+    async with ReferenceHub.open(None, clock=clock, ledger=ledger, store_mode="read-only") as dry:
+        stats = dry.book.stats(NAME, None, clock.now())
+        assert stats is not None
+        assert stats.observations == 5
+        dry.book.record((NAME, None), 1_000, clock.now())
+    async with ReferenceHub.open(None, clock=clock, ledger=ledger, store_mode="none") as replay:
+        assert replay.book.stats(NAME, None, clock.now()) is None
+        replay.book.record((NAME, None), 1_000, clock.now())
+    async with ReferenceHub.open(None, clock=clock, ledger=ledger) as live:
+        stats = live.book.stats(NAME, None, clock.now())
+        assert stats is not None
+        assert (stats.observations, stats.floor) == (5, 10_000)  # nothing of the $1 kept
+    elsewhere = tmp_path / "other.sqlite"
+    async with ReferenceHub.open(None, clock=clock, ledger=elsewhere, store_mode="none"):
+        pass
+    async with ReferenceHub.open(None, clock=clock, ledger=elsewhere, store_mode="read-only"):
+        pass
+    assert not store_path_for(elsewhere).exists()
+
+
 async def test_a_file_list_is_refreshed_on_its_period_and_its_age_known(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
