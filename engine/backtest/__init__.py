@@ -1,7 +1,8 @@
 """Recording the market and backtesting rules on the recordings.
 
 ``snipe record`` writes what the engine receives (prices snapshots as compressed diffs,
-search and catalogue answers, with their times) in the versioned format of
+search and catalogue answers, the live listing feed's events, with their times) in the
+versioned format of
 docs/recording-format.md (:class:`RecordWriter`, :func:`read_records`). ``snipe backtest``
 replays a recording through the live engine's own code: the client talks to a replay
 marketplace (:class:`ReplayTransport` over a :class:`ReplayMarket`, with its fill model),
@@ -18,6 +19,7 @@ from ._format import (
     read_records,
     recording_span,
 )
+from ._feedrecord import decode_feed, encode_feed, event_time
 from ._market import FillModel, ReplayMarket, ReplayTrade
 from ._record import Recorder, RecorderSettings
 from ._report import Report, build_report, later_label, write_report
@@ -40,6 +42,9 @@ __all__ = [
     "ReplayTransport",
     "Report",
     "build_report",
+    "decode_feed",
+    "encode_feed",
+    "event_time",
     "later_label",
     "load_sweep",
     "read_header",
