@@ -10,6 +10,7 @@ the ledger is the same code in memory, and time is a :class:`~engine.VirtualCloc
 step by step (:func:`run_backtest`).
 """
 
+from ._feedrecord import decode_feed, encode_feed, event_time
 from ._format import (
     FORMAT_VERSION,
     Record,
@@ -19,7 +20,6 @@ from ._format import (
     read_records,
     recording_span,
 )
-from ._feedrecord import decode_feed, encode_feed, event_time
 from ._market import FillModel, ReplayMarket, ReplayTrade
 from ._record import Recorder, RecorderSettings
 from ._report import Report, build_report, later_label, write_report
