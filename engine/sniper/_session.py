@@ -22,12 +22,12 @@ from .._plugins import PluginHost
 from ..client import GAMES, APIKey, FeedClient, MarketClient, TradeLink
 from ..ledger import MEMORY, Ledger
 from ..reference import ReferenceHub
-from ..rules import RuleSet
+from ..rules import Account, RuleSet
 from ._bandwidth import rule_games
 from ._engine import Engine, EngineSettings
 from ._feedwatch import feed_games
 
-__all__ = ["SessionOptions", "limits_for", "open_engine"]
+__all__ = ["SessionOptions", "feed_client", "limits_for", "open_engine"]
 
 
 @dataclass(frozen=True)
@@ -55,16 +55,40 @@ def _feed_client(
     ruleset: RuleSet, api_key: str | APIKey, clock: Clock, options: SessionOptions
 ) -> FeedClient | None:
     """The feed's client when the rules file and the options want one."""
-    account = ruleset.account
     wanted = options.feed if options.feed is not None else options.transport is None
-    if account.feed == "off" or not wanted:
+    if not wanted:
         return None
-    return FeedClient(
-        account.feed_address(options.base_url),
+    return feed_client(
+        ruleset.account,
         games=feed_games(rule_games(ruleset), GAMES),
         api_key=api_key,
         clock=clock,
+        base_url=options.base_url,
         transport=options.feed_transport,
+    )
+
+
+def feed_client(
+    account: Account,
+    *,
+    games: list[str],
+    api_key: str | APIKey | None,
+    clock: Clock,
+    base_url: str | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> FeedClient | None:
+    """The listing feed's client as ``account`` says (``feed: off``: none), at
+    ``feed_url`` or the host of ``base_url`` (else the account's); ``snipe run`` and
+    ``snipe record`` build theirs here. ``auto`` (give up on a feed that never answers
+    the handshake) is the consumer's to apply: see ``AUTO_ATTEMPTS``."""
+    if account.feed == "off":
+        return None
+    return FeedClient(
+        account.feed_address(base_url),
+        games=games,
+        api_key=api_key,
+        clock=clock,
+        transport=transport,
     )
 
 
