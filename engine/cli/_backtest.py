@@ -136,8 +136,7 @@ def _with_progress(main: Any, start: float, end: float) -> Any:
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
-    from ..backtest import later_label
-    from ..backtest._report import seen_first_text
+    from ..backtest import later_label, seen_first_text
 
     totals, missed = summary["totals"], summary["missed"]
     hit = "-" if totals["hit_rate"] is None else f"{totals['hit_rate'] * 100:.1f}%"
