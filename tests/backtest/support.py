@@ -19,6 +19,13 @@ from engine.backtest import (
     recording_span,
     run_backtest,
 )
+from engine.client import (
+    FeedConnected,
+    FeedDisconnected,
+    FeedListingEvent,
+    FeedRemovalEvent,
+)
+from engine.models import FeedListing, FeedRemoval
 from engine.rules import RuleSet, load_rules_text
 from engine.sandbox import Sandbox, serve
 
@@ -153,3 +160,44 @@ async def served(sandbox: Sandbox) -> AsyncIterator[str]:
             yield urls[0]
         finally:
             stop.set()
+
+
+# -- the live feed in recordings (format version 2) ---------------------------------------
+
+
+def up(t: float, generation: int = 1) -> FeedConnected:
+    return FeedConnected(generation, t, "sid-1", ("csgo",), 25.0, 20.0)
+
+
+def down(t: float, generation: int = 1) -> FeedDisconnected:
+    return FeedDisconnected(generation, t, "stall", "no frame for 45 s")
+
+
+def told(t: float, item_id: str, price: int, *, kind: str = "new") -> FeedListingEvent:
+    item = FeedListing.model_validate(
+        {
+            "item_id": item_id,
+            "name": REDLINE,
+            "price": price,
+            "platform_price": 10_000,
+            "game": "csgo",
+        }
+    )
+    return FeedListingEvent("new" if kind == "new" else "update", item, t, 1)
+
+
+def removed(t: float, item_id: str) -> FeedRemovalEvent:
+    return FeedRemovalEvent(FeedRemoval(item_id=item_id, name=REDLINE, price=1), t, 1)
+
+
+def write_with_feed(directory: Path, steps: list[tuple[float, str, Any]]) -> Path:
+    """Like support.write, with ``("feed", event)`` steps (times are the events')."""
+    with RecordWriter(directory) as w:
+        for offset, kind, payload in steps:
+            if kind == "snap":
+                w.snapshot(T0 + offset, payload)
+            elif kind == "search":
+                w.search(T0 + offset, [REDLINE], None, {REDLINE: payload})
+            else:
+                w.feed(T0 + offset, payload)
+    return directory

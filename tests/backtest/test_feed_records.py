@@ -22,58 +22,26 @@ from engine.backtest import (
     read_header,
     read_records,
 )
-from engine.client import (
-    FeedConnected,
-    FeedDisconnected,
-    FeedEvent,
-    FeedListingEvent,
-    FeedRemovalEvent,
-)
-from engine.models import FeedListing, FeedRemoval
+from engine.client import FeedConnected, FeedEvent
 
-from .support import REDLINE, T0, backtest, entry, listing, market, rules
+from .support import (
+    REDLINE,
+    T0,
+    backtest,
+    down,
+    entry,
+    listing,
+    market,
+    removed,
+    rules,
+    told,
+    up,
+)
+from .support import write_with_feed as _write
 
 V1 = Path(__file__).parent / "fixtures" / "v1-recording"
 V1_FINGERPRINT = "a88d3c1b5d08522757448d680ac8b80907d35b5d320d802aea7f971479f2687c"
 """What ``backtest(rules(), V1, seed=7)`` printed before version 2 existed."""
-
-
-def up(t: float, generation: int = 1) -> FeedConnected:
-    return FeedConnected(generation, t, "sid-1", ("csgo",), 25.0, 20.0)
-
-
-def down(t: float, generation: int = 1) -> FeedDisconnected:
-    return FeedDisconnected(generation, t, "stall", "no frame for 45 s")
-
-
-def told(t: float, item_id: str, price: int, *, kind: str = "new") -> FeedListingEvent:
-    item = FeedListing.model_validate(
-        {
-            "item_id": item_id,
-            "name": REDLINE,
-            "price": price,
-            "platform_price": 10_000,
-            "game": "csgo",
-        }
-    )
-    return FeedListingEvent("new" if kind == "new" else "update", item, t, 1)
-
-
-def removed(t: float, item_id: str) -> FeedRemovalEvent:
-    return FeedRemovalEvent(FeedRemoval(item_id=item_id, name=REDLINE, price=1), t, 1)
-
-
-def _write(directory: Path, steps: list[tuple[float, str, Any]]) -> Path:
-    """Like support.write, with ``("feed", event)`` steps (times are the events')."""
-    with RecordWriter(directory) as w:
-        for offset, kind, payload in steps:
-            if kind == "snap":
-                w.snapshot(T0 + offset, payload)
-            elif kind == "search":
-                w.search(T0 + offset, [REDLINE], None, {REDLINE: payload})
-            else:
-                w.feed(T0 + offset, payload)
-    return directory
 
 
 def _feed_events(directory: Path) -> list[FeedEvent]:
