@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from engine._plugins import make_plugin_host
 from engine.backtest import (
+    BacktestOptions,
     RecordingError,
     RecordWriter,
     build_report,
@@ -21,6 +23,8 @@ from engine.backtest import (
     event_time,
     read_header,
     read_records,
+    recording_span,
+    run_backtest,
 )
 from engine.client import FeedConnected, FeedEvent
 
@@ -207,3 +211,31 @@ async def test_a_listing_the_feed_removed_cannot_be_bought(tmp_path: Path) -> No
     )
     run = await backtest(rules(), data, race_factor=0.0)
     assert not [p for p in run.purchases if p["item_id"] == "88"]
+
+
+async def test_the_live_loop_and_the_backtest_replay_the_feed_alike(tmp_path: Path) -> None:
+    """The parity run (:meth:`Engine.run` on an autojumping clock, the feed's events handed
+    over by a task at their times) buys what the stepped backtest buys, when it does:
+    a deal told by the feed, then, with the feed down, a deal found by polling."""
+    data = _with_feed(
+        tmp_path,
+        (20.5, "feed", told(T0 + 20.5, "77", 6000)),
+        (35.0, "feed", down(T0 + 35)),
+        (45.0, "snap", [*ROWS, listing("78", 6500)]),
+    )
+
+    async def replay(live: bool) -> list[tuple[Any, ...]]:
+        start, _ = recording_span(data)
+        run = await run_backtest(
+            rules(),
+            read_records(data),
+            host=make_plugin_host(load_entry_points=False),
+            end=start + 93.3,  # between due times: live stops by a timer
+            options=BacktestOptions(race_factor=0.0),
+            live=live,
+        )
+        return sorted((p["created_at"], p["item_id"], p["state"]) for p in run.purchases)
+
+    stepped = await replay(live=False)
+    assert [(t - T0, i) for t, i, _ in stepped] == [(20.5, "77"), (45.0, "78")]
+    assert await replay(live=True) == stepped
