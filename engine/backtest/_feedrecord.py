@@ -23,7 +23,7 @@ from ..client import (
 )
 from ..models import FeedListing, FeedRemoval, SetAside, decode_item
 
-__all__ = ["FEED_KINDS", "decode_feed", "encode_feed", "event_time", "feed_state"]
+__all__ = ["FEED_KINDS", "decode_feed", "encode_feed", "event_time", "feed_fields", "feed_state"]
 
 _M = TypeVar("_M", FeedListing, FeedRemoval)
 
@@ -69,6 +69,18 @@ def encode_feed(event: FeedEvent) -> dict[str, Any]:
             "detail": event.detail,
         }
     raise TypeError(f"not a feed event: {event!r}")
+
+
+def feed_fields(event: FeedEvent) -> str:
+    """:func:`encode_feed`'s body as JSON members (``"ev":"new","gen":1,"item":{...}``),
+    the same bytes ``json.dumps`` would give, with a listing serialised by pydantic-core
+    (several times faster: the recorder's hot path in the feed's bursts)."""
+    if isinstance(event, FeedListingEvent | FeedRemovalEvent):
+        model = event.listing if isinstance(event, FeedListingEvent) else event.removal
+        kind = event.kind if isinstance(event, FeedListingEvent) else "removed"
+        item = model.model_dump_json(by_alias=True, exclude_none=True, exclude_defaults=True)
+        return f'"ev":"{kind}","gen":{int(event.generation)},"item":{item}'
+    return json.dumps(encode_feed(event), ensure_ascii=False, separators=(",", ":"))[1:-1]
 
 
 class FeedRecordError(ValueError):

@@ -20,12 +20,14 @@ from engine.backtest import (
     RecordWriter,
     build_report,
     decode_feed,
+    encode_feed,
     event_time,
     read_header,
     read_records,
     recording_span,
     run_backtest,
 )
+from engine.backtest._feedrecord import feed_fields
 from engine.client import FeedConnected, FeedEvent
 
 from .support import (
@@ -239,3 +241,38 @@ async def test_the_live_loop_and_the_backtest_replay_the_feed_alike(tmp_path: Pa
     stepped = await replay(live=False)
     assert [(t - T0, i) for t, i, _ in stepped] == [(20.5, "77"), (45.0, "78")]
     assert await replay(live=True) == stepped
+
+
+def test_the_fast_feed_line_is_the_documented_record() -> None:
+    """The writer's hot path serialises the listing itself: what it writes must be what
+    ``encode_feed`` documents, byte for byte."""
+    events: list[FeedEvent] = [
+        told(T0 + 1, "7", 6000),
+        told(T0 + 2, "7", 5500, kind="update"),
+        removed(T0 + 3, "7"),
+        down(T0 + 4),
+        up(T0 + 5),
+    ]
+    for event in events:
+        documented = json.dumps(encode_feed(event), ensure_ascii=False, separators=(",", ":"))
+        assert "{" + feed_fields(event) + "}" == documented
+
+
+def test_a_crash_loses_at_most_the_last_tenth_of_a_second_of_feed_events(
+    tmp_path: Path,
+) -> None:
+    """Feed records are flushed at most once per 0.1 s of their times (bursts of
+    thousands a second): what a crash leaves is salvaged up to the last flush."""
+    crashed = tmp_path / "crashed"
+    writer = RecordWriter(tmp_path / "live")
+    writer.snapshot(T0, [listing("1", 8000)])
+    for offset in (1.0, 1.05, 1.2, 1.25):  # flushed at 1.0 and 1.2, not at 1.05 or 1.25
+        writer.feed(T0 + offset, told(T0 + offset, f"i{offset}", 6000))
+        if offset == 1.25:
+            shutil.copytree(tmp_path / "live", crashed)  # the process dies here
+    writer.close()
+    RecordWriter(crashed).close()  # a restart salvages the open segment
+    times = [r.t - T0 for r in read_records(crashed) if r.k == "feed"]
+    assert times == pytest.approx([1.0, 1.05, 1.2])
+    every = [r.t - T0 for r in read_records(tmp_path / "live") if r.k == "feed"]
+    assert every == pytest.approx([1.0, 1.05, 1.2, 1.25])  # closing writes them all
