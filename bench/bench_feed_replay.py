@@ -12,6 +12,14 @@ records (``new`` 50 %, ``update`` 30 %, ``removed`` 20 %, over ``--names`` names
       rate (430 events/s) the replay goes.
 
     python bench/bench_feed_replay.py [--events 200000] [--names 20000] [--watched 50]
+
+Last measured (2 shared cores, CPython 3.11, heavily loaded by other work, 100,000
+events): written at ~3,500/s including building each event (RecordWriter.feed alone:
+~11,000/s, up from ~6,700/s once the listing is serialised by pydantic-core and feed
+records flushed at most every 0.1 s; the feed's bursts are ~2,800/s), 25 bytes/event;
+(a) read only 26,300 records/s; (b) replayed 13,700/s (ratio 1.92; 7,800/s before the
+events of unwatched names were skipped undecoded), 32x the live feed's mean rate: a day
+of the feed (~37 million events) replays in roughly 45 minutes on this machine.
 """
 
 from __future__ import annotations

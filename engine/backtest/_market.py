@@ -22,7 +22,8 @@ Each becomes the :class:`~engine.client.FeedEvent` the live client would have yi
 queued in :attr:`ReplayMarket.feed_events` for the backtest's driver to hand to the
 engine; connections are numbered by the replay (``up`` records, a segment ``head`` that
 says the feed was up, and ``down``/``resume`` ending one). :meth:`next_feed_at` looks
-ahead for the next feed record without applying anything.
+ahead for the next feed record without applying anything. Events of names no rule
+watches are counted, not decoded (the engine would only count them too).
 
 For the report, the market notes which source first showed the engine each listing
 (:meth:`sighted`): ``feed``, ``snapshot`` (a served snapshot held it: the way a
@@ -50,6 +51,8 @@ Held = tuple[str, int, int | None, int | None]
 
 SETTLE_SECONDS = 60.0
 """How long after an instant purchase its trade reports completed."""
+
+_LISTING_EVENTS = frozenset({"new", "update", "removed"})
 
 SOURCES = ("feed", "snapshot", "catalogue", "search")
 """Where the engine may first see a listing (:meth:`ReplayMarket.sighted`); at one
@@ -134,7 +137,7 @@ class ReplayMarket:
         # read but not yet applied (a look-ahead for the next feed record); the times of
         # the feed records among them, in order
         self._pending: deque[Record] = deque()
-        self._pending_feed: deque[float] = deque()
+        self._pending_feed: deque[Record] = deque()
         self._read_all = False
         self.fill = fill
         self._keep_fn = keep
@@ -180,9 +183,20 @@ class ReplayMarket:
             self._read_all = True
             return False
         self._pending.append(record)
-        if record.k == "feed":
-            self._pending_feed.append(record.t)
+        if record.k == "feed" and not self._unwatched(record):
+            self._pending_feed.append(record)
         return True
+
+    def _unwatched(self, record: Record) -> bool:
+        """A feed listing or removal of a name no rule watches: the market holds none of
+        its listings and the engine ignores it (it only counts it), so it is applied
+        without being decoded (like a search's entries of such names) and never stops
+        the clock."""
+        item = record.body.get("item")
+        if record.body.get("ev") not in _LISTING_EVENTS or not isinstance(item, dict):
+            return False
+        name = item.get("name")
+        return isinstance(name, str) and not self.kept(name)
 
     def _peek(self) -> Record | None:
         if not self._pending and not self._read_one():
@@ -205,8 +219,8 @@ class ReplayMarket:
         while not self._pending_feed and (not self._pending or self._pending[-1].t <= limit):
             if not self._read_one():
                 break
-        if self._pending_feed and self._pending_feed[0] <= limit:
-            return self._pending_feed[0]
+        if self._pending_feed and self._pending_feed[0].t <= limit:
+            return self._pending_feed[0].t
         return None
 
     def advance_to(self, when: float) -> None:
@@ -216,7 +230,7 @@ class ReplayMarket:
             mark_at = self._marks[0][0] if self._marks else None
             if record is not None and record.t <= when and (mark_at is None or record.t <= mark_at):
                 self._pending.popleft()
-                if record.k == "feed":
+                if self._pending_feed and self._pending_feed[0] is record:
                     self._pending_feed.popleft()
                 self._apply(record)
                 self.applied_until = record.t
@@ -391,8 +405,11 @@ class ReplayMarket:
             ) from None
 
     def _apply_feed(self, record: Record) -> None:
-        event = decode_feed(record.body, record.t, generation=self._generation)
         self.feed_records += 1
+        if self._unwatched(record):
+            self.counters.events += 1
+            return
+        event = decode_feed(record.body, record.t, generation=self._generation)
         if isinstance(event, FeedConnected):
             self._connect(record.t, record.body)
             return
