@@ -154,3 +154,25 @@ async def test_replayed_feed_is_healed_by_a_snapshot_then_trusted_as_live(
     without = await backtest(_rules(name, feed="off"), directory, race_factor=0.0)
     assert without.snapshots == 5  # every 10 s over the 40 s recorded
     assert with_feed.snapshots == 1  # the heal; the next audit is 300 s later
+
+
+async def test_feed_auto_gives_up_on_a_feed_that_never_answers(tmp_path: Path) -> None:
+    """``feed: auto`` as the engine applies it: after AUTO_ATTEMPTS connections without a
+    handshake the recorder stops trying and says so; the recording goes on without it."""
+    clock = VirtualClock(1_767_225_600.0)
+    limiter = RateLimiter(clock, DEFAULT_LIMITS)
+    errors: list[str] = []
+    async with MarketClient("k", base_url="http://127.0.0.1:9", limiter=limiter) as client:
+        feed = FeedClient("http://127.0.0.1:9", games=["csgo"], clock=clock)
+        with RecordWriter(tmp_path / "rec") as writer:
+            recorder = Recorder(client, writer, clock, limiter, feed=feed, on_error=errors.append)
+            with anyio.fail_after(PATIENCE):
+                async with clock.autojump():
+                    await recorder.record_feed()
+    assert recorder.stats.feed_unavailable
+    assert recorder.stats.feed_connects == 0
+    assert feed.health().attempts >= 3
+    assert errors == [
+        "the listing feed at http://127.0.0.1:9/socket.io/?EIO=4&transport=websocket does not "
+        "answer (feed: auto): recording without it"
+    ]
