@@ -22,7 +22,7 @@ from ._format import (
 )
 from ._market import FillModel, ReplayMarket, ReplayTrade
 from ._record import Recorder, RecorderSettings
-from ._report import Report, build_report, later_label, seen_first_text, write_report
+from ._report import Report, build_report, feed_text, later_label, seen_first_text, write_report
 from ._run import BacktestOptions, BacktestRun, run_backtest
 from ._sweep import load_sweep, run_sweep
 from ._transport import ReplayTransport
@@ -45,6 +45,7 @@ __all__ = [
     "decode_feed",
     "encode_feed",
     "event_time",
+    "feed_text",
     "later_label",
     "load_sweep",
     "read_header",

@@ -150,6 +150,8 @@ def build_report(run: BacktestRun) -> Report:
         summary["nothing_bought"] = why_nothing_bought(run, attempts)
     if run.portfolio is not None:
         summary["portfolio"] = run.portfolio.to_json()
+    if run.feed is not None:  # only then: a replay without a feed keeps its fingerprint
+        summary["feed"] = dict(run.feed)
     lines = [_canonical({"purchase": p}) for p in run.purchases]
     lines += [_canonical({"event": e}) for e in run.events]
     return Report(summary, lines)
@@ -382,7 +384,17 @@ def _totals_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
         ("missed: lost race to another buyer", str(missed["lost_race"])),
         ("missed: gone before our request arrived", str(missed["gone_before_arrival"])),
         ("seen first by (purchases)", seen_first_text(totals)),
+        *([("live feed", feed_text(summary["feed"]))] if "feed" in summary else []),
     ]
+
+
+def feed_text(feed: dict[str, int]) -> str:
+    """The replayed feed's use in a line: connections, heals, the audit, purchases."""
+    return (
+        f"{feed['connections']} connection(s), {feed['gaps_healed']} gap(s) healed, "
+        f"{feed['missed']} listing(s) missed (found by the audit), {feed['bought']} bought "
+        f"on an event, {feed['confirm_searches']} confirming search(es)"
+    )
 
 
 def seen_first_text(totals: dict[str, Any]) -> str:

@@ -111,6 +111,10 @@ class BacktestRun:
     ``catalogue`` or ``search``."""
     feed_events: int = 0
     """Feed records replayed (listings, removals, connection markers)."""
+    feed: dict[str, int] | None = None
+    """The engine's use of a replayed feed (None: no feed event was handed over):
+    ``connections``, ``gaps_healed``, ``missed`` (new listings the audit found the feed
+    never told), ``bought`` (bought on an event), ``confirm_searches``."""
 
 
 async def run_backtest(
@@ -188,6 +192,7 @@ async def run_backtest(
             now=clock.now(),
         )
         references_later = _references_later(engine, purchases, clock.now())
+        feed = _feed_use(engine)
         references_at_end = {
             name: {
                 r.source: (r.price, r.observations)
@@ -230,7 +235,21 @@ async def run_backtest(
         portfolio=portfolio,
         seen_first=_seen_first(market, purchases),
         feed_events=market.feed_records,
+        feed=feed,
     )
+
+
+def _feed_use(engine: Engine) -> dict[str, int] | None:
+    watch = engine.feedwatch
+    if not watch.replayed:
+        return None
+    return {
+        "connections": watch.generation,
+        "gaps_healed": watch.gaps_healed,
+        "missed": watch.missed,
+        "bought": watch.bought,
+        "confirm_searches": watch.confirm_searches,
+    }
 
 
 def _seen_first(market: ReplayMarket, purchases: list[dict[str, Any]]) -> dict[str, str]:

@@ -63,6 +63,7 @@ def test_the_summary_says_which_source_saw_the_purchases_first(
     assert main([*args, "--report", str(report)]) == 0
     printed = capsys.readouterr().out
     assert "seen first by: feed 1, snapshot 0, catalogue 0, search 0" in printed
+    assert "live feed: 1 connection(s), 1 gap(s) healed, 0 listing(s) missed" in printed
     markdown = (report / "report.md").read_text()
     assert "| seen first |" in markdown
     assert "| feed |" in markdown

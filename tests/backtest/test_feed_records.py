@@ -276,3 +276,38 @@ def test_a_crash_loses_at_most_the_last_tenth_of_a_second_of_feed_events(
     assert times == pytest.approx([1.0, 1.05, 1.2])
     every = [r.t - T0 for r in read_records(tmp_path / "live") if r.k == "feed"]
     assert every == pytest.approx([1.0, 1.05, 1.2, 1.25])  # closing writes them all
+
+
+def _audited(directory: Path, *extra: tuple[float, str, Any]) -> Path:
+    """620 s of a trusted feed: polls at 0 (the heal), 300 and 600 (the first audit: the
+    one at 300 is the first to start 10 s after the heal, so it is its base); a new
+    listing in the snapshots from 450 s on."""
+    late = [*ROWS, listing("99", 9900)]
+    steps: list[tuple[float, str, Any]] = [(0.0, "feed", up(T0))]
+    steps += market(620, ROWS)
+    steps = [(t, k, late if k == "snap" and t >= 450 else p) for t, k, p in steps]
+    return _write(directory, sorted([*steps, *extra], key=lambda s: s[0]))
+
+
+async def test_the_audit_counts_what_a_replayed_feed_never_told(tmp_path: Path) -> None:
+    untold = await backtest(rules(), _audited(tmp_path / "a"))
+    told_it = await backtest(
+        rules(), _audited(tmp_path / "b", (449.0, "feed", told(T0 + 449, "99", 9900)))
+    )
+    assert untold.feed == {
+        "connections": 1,
+        "gaps_healed": 1,
+        "missed": 1,
+        "bought": 0,
+        "confirm_searches": 0,
+    }
+    assert told_it.feed is not None
+    assert told_it.feed["missed"] == 0
+    assert untold.snapshots == told_it.snapshots == 3  # 0, 300, 600: trusted throughout
+    assert build_report(untold).summary["feed"]["missed"] == 1
+
+
+async def test_a_replay_without_feed_events_reports_no_feed(tmp_path: Path) -> None:
+    run = await backtest(rules(), V1, seed=7)
+    assert run.feed is None
+    assert "feed" not in build_report(run).summary
