@@ -139,6 +139,10 @@ class ReplayMarket:
         self._pending: deque[Record] = deque()
         self._pending_feed: deque[Record] = deque()
         self._read_all = False
+        # the feed's connection as the records read so far leave it (ahead of the one
+        # applied): a head or resume that changes it stops the clock like a feed record
+        self._read_up = False
+        self._read_segment_up = False
         self.fill = fill
         self._keep_fn = keep
         self._keep: dict[str, bool] = {}
@@ -183,9 +187,28 @@ class ReplayMarket:
             self._read_all = True
             return False
         self._pending.append(record)
-        if record.k == "feed" and not self._unwatched(record):
+        if record.k == "feed":
+            if not self._unwatched(record):
+                self._pending_feed.append(record)
+            ev = record.body.get("ev")
+            self._read_up = True if ev == "up" else False if ev == "down" else self._read_up
+        elif (record.k == "head" or record.k == "resume") and self._changes_connection(record):
             self._pending_feed.append(record)
         return True
+
+    def _changes_connection(self, record: Record) -> bool:
+        """Whether a ``head`` or ``resume`` read now ends or starts a connection (the same
+        rules as :meth:`_apply_connection`, on the state as read)."""
+        was = self._read_up
+        if record.k == "head":
+            if "feed" not in record.body:  # version 1: the feed is not recorded
+                return False
+            self._read_segment_up = record.body["feed"] is not None
+            self._read_up = self._read_segment_up
+            return self._read_up != was
+        # resume: what was up ended; up again when the segment began with it up
+        self._read_up = self._read_segment_up
+        return was or self._read_up
 
     def _unwatched(self, record: Record) -> bool:
         """A feed listing or removal of a name no rule watches: the market holds none of

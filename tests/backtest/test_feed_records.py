@@ -18,6 +18,7 @@ from engine.backtest import (
     BacktestOptions,
     RecordingError,
     RecordWriter,
+    ReplayMarket,
     build_report,
     decode_feed,
     encode_feed,
@@ -311,3 +312,36 @@ async def test_a_replay_without_feed_events_reports_no_feed(tmp_path: Path) -> N
     run = await backtest(rules(), V1, seed=7)
     assert run.feed is None
     assert "feed" not in build_report(run).summary
+
+
+def test_a_restarted_recorder_ends_its_connection_when_the_replay_reaches_it(
+    tmp_path: Path,
+) -> None:
+    """A resumed recording: the first recorder's connection ends at the ``resume`` and
+    the second's (its generation counted from 1 again) is a new one, both at that time:
+    the clock stops there as at a feed record."""
+    with RecordWriter(tmp_path) as w:
+        w.feed(T0, up(T0))
+        w.snapshot(T0, [listing("1", 8000)])
+    with RecordWriter(tmp_path) as w:  # restarted: its own generation 1
+        w.feed(T0 + 50, up(T0 + 50))
+        w.snapshot(T0 + 60, [listing("1", 8000)])
+    market = ReplayMarket(read_records(tmp_path))
+    market.advance_to(T0)
+    assert [type(e) for e in market.take_feed()] == [FeedConnected]
+    assert market.next_feed_at(T0 + 100) == T0 + 60  # the head and resume of segment 2
+    market.advance_to(T0 + 60)
+    events = market.take_feed()
+    assert [(type(e).__name__, e.generation) for e in events] == [
+        ("FeedDisconnected", 1),
+        ("FeedConnected", 2),
+    ]
+
+
+def test_segment_heads_without_a_feed_never_stop_the_clock(tmp_path: Path) -> None:
+    """A version 2 recording made without a feed is driven as a version 1 one."""
+    with RecordWriter(tmp_path, segment_bytes=1) as w:  # a segment per snapshot
+        for n in range(3):
+            w.snapshot(T0 + 10 * n, [listing("1", 8000 + n)])
+    market = ReplayMarket(read_records(tmp_path))
+    assert market.next_feed_at(float("inf")) is None
