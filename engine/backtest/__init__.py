@@ -1,7 +1,8 @@
 """Recording the market and backtesting rules on the recordings.
 
 ``snipe record`` writes what the engine receives (prices snapshots as compressed diffs,
-search and catalogue answers, with their times) in the versioned format of
+search and catalogue answers, the live listing feed's events, with their times) in the
+versioned format of
 docs/recording-format.md (:class:`RecordWriter`, :func:`read_records`). ``snipe backtest``
 replays a recording through the live engine's own code: the client talks to a replay
 marketplace (:class:`ReplayTransport` over a :class:`ReplayMarket`, with its fill model),
@@ -9,6 +10,7 @@ the ledger is the same code in memory, and time is a :class:`~engine.VirtualCloc
 step by step (:func:`run_backtest`).
 """
 
+from ._feedrecord import decode_feed, encode_feed, event_time
 from ._format import (
     FORMAT_VERSION,
     Record,
@@ -32,7 +34,7 @@ from ._lookahead import (
 )
 from ._market import FillModel, ReplayMarket, ReplayTrade
 from ._record import Recorder, RecorderSettings
-from ._report import Report, build_report, later_label, write_report
+from ._report import Report, build_report, feed_text, later_label, seen_first_text, write_report
 from ._run import BacktestOptions, BacktestRun, run_backtest
 from ._sweep import load_sweep, run_sweep
 from ._transport import ReplayTransport
@@ -59,6 +61,10 @@ __all__ = [
     "check_lookahead",
     "cut_times",
     "dated_lists",
+    "decode_feed",
+    "encode_feed",
+    "event_time",
+    "feed_text",
     "later_label",
     "load_sweep",
     "read_header",
@@ -68,6 +74,7 @@ __all__ = [
     "replaying",
     "run_backtest",
     "run_sweep",
+    "seen_first_text",
     "write_cut",
     "write_report",
 ]

@@ -1,4 +1,7 @@
-"""The recording format, version 1 (docs/recording-format.md): writer and reader.
+"""The recording format, version 2 (docs/recording-format.md): writer and reader.
+
+Version 2 adds the live listing feed's events (``feed`` records, and the feed's state in
+every segment's ``head``); version 1 recordings are still read (version 2 only adds).
 
 A recording is a directory: ``recording.json`` (what it is, which version) and numbered
 segments ``seg-000001.jsonl.gz``, each a gzip stream of JSON lines. Every segment starts
@@ -26,6 +29,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from .._errors import ConfigError
+from ..client import FeedConnected, FeedDisconnected, FeedEvent
+from ._feedrecord import feed_fields, feed_state
 
 __all__ = [
     "FORMAT_NAME",
@@ -42,12 +47,18 @@ __all__ = [
 ]
 
 FORMAT_NAME = "snipe-recording"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+FEED_FLUSH_EVERY = 0.1
+"""Seconds (of the events' times) between two flushes of feed records: a crash loses at
+most the feed events of the last 0.1 s in which some came."""
 HEADER_FILE = "recording.json"
 _SEGMENT = re.compile(r"^seg-(\d{6})\.jsonl\.gz$")
 _OPEN_SUFFIX = ".open"
 _READ_SIZE = 1 << 20
-KINDS = frozenset({"head", "key", "diff", "search", "cat", "resume"})
+KINDS_V1 = frozenset({"head", "key", "diff", "search", "cat", "resume"})
+KINDS = KINDS_V1 | {"feed"}
+_KINDS_OF = {1: KINDS_V1, 2: KINDS}
 
 Row = tuple[str, str, int, int | None, int | None]
 """One listing of a snapshot: ``(item_id, name, price, unlock_at, send_until)``."""
@@ -98,9 +109,10 @@ def read_header(directory: str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
         raise RecordingError(f"not a {FORMAT_NAME} header", location=str(path))
     version = header.get("version")
-    if version != FORMAT_VERSION:
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
+        readable = " and ".join(str(v) for v in READABLE_VERSIONS)
         raise RecordingError(
-            f"format version {version!r} is not supported (this snipe reads {FORMAT_VERSION})",
+            f"format version {version!r} is not supported (this snipe reads {readable})",
             location=str(path),
             field="version",
         )
@@ -117,6 +129,14 @@ class RecordWriter:
     (checked before each snapshot, so a segment always starts with a key frame).
     ``max_bytes``: after a segment is closed, the oldest segments are deleted while the
     recording is bigger than this (the newest closed segment is always kept).
+
+    Public methods: :meth:`snapshot` (or :meth:`changes`), :meth:`search`,
+    :meth:`catalogue`, :meth:`feed`, :meth:`close`; each takes the time the answer or
+    event arrived (epoch seconds). Nothing but :meth:`snapshot` / :meth:`changes` opens a
+    segment (a segment starts with a key frame): what comes before the first snapshot is
+    not written (a feed's connection state is kept and written in the first ``head``).
+    A recording resumed from version 1 is upgraded to version 2 (its header only: a
+    version 1 segment is a valid version 2 segment).
     """
 
     def __init__(
@@ -136,13 +156,22 @@ class RecordWriter:
         self._path: Path | None = None
         self._previous: dict[str, tuple[str, int, int | None, int | None]] | None = None
         self._last_t = float("-inf")
+        self._flushed_at = float("-inf")
         self.resumed = False
+        self._feed: dict[str, Any] | None = None
+        """The feed's connection as the next ``head`` tells it (None: not connected)."""
+        self.feed_written = 0
+        self.feed_dropped = 0
+        """Feed listings and removals that came before the first snapshot (not written)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         header_path = self.directory / HEADER_FILE
         if header_path.exists():
             header = read_header(self.directory)
             self.resumed = True
             self.include_hold = bool(header.get("include_hold"))
+            if header.get("version") != FORMAT_VERSION:
+                header = {**header, "version": FORMAT_VERSION}
+                _write_atomically(header_path, json.dumps(header, indent=2).encode() + b"\n")
             self._salvage_open_segments()
             self._last_t = _last_time(self.directory)
         else:
@@ -212,6 +241,23 @@ class RecordWriter:
         if self._gz is not None:
             self._write(t, "cat", {"query": dict(query), "items": items})
 
+    def feed(self, t: float, event: FeedEvent) -> None:
+        """Record one event of the live listing feed arrived (or, for a connection marker,
+        happened) at ``t``: a ``new``/``update`` listing or a removal as the client
+        decoded it, a :class:`FeedConnected` or a :class:`FeedDisconnected`. Usually
+        ``t`` is the event's own ``received_at`` / ``at`` (see
+        :func:`~engine.backtest.event_time`)."""
+        if isinstance(event, FeedConnected):
+            self._feed = feed_state(event)
+        elif isinstance(event, FeedDisconnected):
+            self._feed = None
+        elif self._gz is None:
+            self.feed_dropped += 1
+            return
+        if self._gz is not None:
+            self._write_fields(t, "feed", feed_fields(event))
+            self.feed_written += 1
+
     def close(self) -> None:
         """Close the open segment (it becomes a closed ``.jsonl.gz``) and bound disk use."""
         if self._gz is None or self._raw is None or self._path is None:
@@ -241,7 +287,8 @@ class RecordWriter:
         self._path = self.directory / (_segment_name(self._next_number) + _OPEN_SUFFIX)
         self._raw = self._path.open("wb")
         self._gz = gzip.GzipFile(fileobj=self._raw, mode="wb", compresslevel=6, mtime=0)
-        self._write(t, "head", {"v": FORMAT_VERSION, "seg": self._next_number})
+        head = {"v": FORMAT_VERSION, "seg": self._next_number, "feed": self._feed}
+        self._write(t, "head", head)
         if resumed:
             self._write(t, "resume", {"after": self._last_t})
             self.resumed = False
@@ -255,6 +302,22 @@ class RecordWriter:
         line = json.dumps({"t": t, "k": kind, **body}, ensure_ascii=False, separators=(",", ":"))
         self._gz.write(line.encode("utf-8") + b"\n")
         self._gz.flush()  # Z_SYNC_FLUSH: a crash loses at most the line being written
+        self._flushed_at = t
+
+    def _write_fields(self, t: float, kind: str, fields: str) -> None:
+        """:meth:`_write` with the body already as JSON members (``"a":1,"b":2``): the
+        feed's hot path (bursts of thousands a second), the same bytes."""
+        assert self._gz is not None
+        if t < self._last_t:
+            t = self._last_t
+        self._last_t = t
+        line = f'{{"t":{float(t)!r},"k":"{kind}",{fields}}}'  # a float's repr is its JSON
+        self._gz.write(line.encode("utf-8") + b"\n")
+        # A sync flush per event would cost a third of the time in the feed's bursts: at
+        # most one per FEED_FLUSH_EVERY of the events' time (every other record flushes).
+        if t >= self._flushed_at + FEED_FLUSH_EVERY:
+            self._gz.flush()
+            self._flushed_at = t
 
     def _bound_disk(self) -> None:
         segments = segment_paths(self.directory)
@@ -358,7 +421,7 @@ def read_records(directory: str | os.PathLike[str]) -> Iterator[Record]:
     record, or time running backwards.
     """
     root = Path(directory)
-    read_header(root)
+    kinds = _KINDS_OF[read_header(root)["version"]]
     still_open = sorted(root.glob("seg-*.jsonl.gz" + _OPEN_SUFFIX))
     if still_open:
         raise RecordingError(
@@ -371,7 +434,7 @@ def read_records(directory: str | os.PathLike[str]) -> Iterator[Record]:
         raise RecordingError("the recording has no segments", location=str(root))
     last = float("-inf")
     for path in segments:
-        for record in _read_segment(path):
+        for record in _read_segment(path, kinds):
             if record.t < last:
                 raise RecordingError(
                     f"time runs backwards ({record.t} after {last})", location=record.where
@@ -380,11 +443,11 @@ def read_records(directory: str | os.PathLike[str]) -> Iterator[Record]:
             yield record
 
 
-def _read_segment(path: Path) -> Iterator[Record]:
+def _read_segment(path: Path, kinds: frozenset[str] = KINDS) -> Iterator[Record]:
     first = True
     for line_number, line in enumerate(_lines(path), start=1):
         where = f"{path}:{line_number}"
-        record = _parse_line(line, where)
+        record = _parse_line(line, where, kinds)
         if first and record.k != "head":
             raise RecordingError("a segment must start with a head record", location=where)
         first = False
@@ -432,7 +495,7 @@ def _lines(path: Path) -> Iterator[bytes]:
         raise RecordingError("truncated: the last line has no end", location=str(path))
 
 
-def _parse_line(line: bytes, where: str) -> Record:
+def _parse_line(line: bytes, where: str, kinds: frozenset[str]) -> Record:
     try:
         value = json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -445,8 +508,13 @@ def _parse_line(line: bytes, where: str) -> Record:
     kind = value.pop("k", None)
     if not isinstance(t, int | float) or isinstance(t, bool):
         raise RecordingError("missing or non-numeric time", location=where, field="t")
-    if kind not in KINDS:
-        raise RecordingError(f"unknown record kind {kind!r}", location=where, field="k")
+    if kind not in kinds:
+        raise RecordingError(
+            f"unknown record kind {kind!r}"
+            + (" (feed records are format version 2)" if kind == "feed" else ""),
+            location=where,
+            field="k",
+        )
     return Record(float(t), kind, value, where)
 
 
@@ -455,12 +523,12 @@ def write_cut(directory: str | os.PathLike[str], out: str | os.PathLike[str], un
     ``until``: the segments wholly before it linked (copied where links are not
     possible), the one holding ``until`` rewritten up to it, the later ones left out."""
     root, target = Path(directory), Path(out)
-    read_header(root)
+    kinds = _KINDS_OF[read_header(root)["version"]]
     target.mkdir(parents=True)
     shutil.copyfile(root / HEADER_FILE, target / HEADER_FILE)
     for path in segment_paths(root):
         lines = list(_lines(path))
-        kept = [line for line in lines if _parse_line(line, str(path)).t <= until]
+        kept = [line for line in lines if _parse_line(line, str(path), kinds).t <= until]
         if not kept:
             break
         if len(kept) == len(lines):

@@ -14,17 +14,34 @@ engine can come from later than the engine's clock. Purchases go through :meth:`
 
 Listings we bought, or lost to the competitor, stay gone until the recording itself
 removes them.
+
+The live feed's records (format version 2) are applied like the others: a ``new`` or
+``update`` listing is learned as a search's listing is (so a buy of a listing only the
+feed told is answered against it), a removal removes it (not a sale: it may come back).
+Each becomes the :class:`~engine.client.FeedEvent` the live client would have yielded,
+queued in :attr:`ReplayMarket.feed_events` for the backtest's driver to hand to the
+engine; connections are numbered by the replay (``up`` records, a segment ``head`` that
+says the feed was up, and ``down``/``resume`` ending one). :meth:`next_feed_at` looks
+ahead for the next feed record without applying anything. Events of names no rule
+watches are counted, not decoded (the engine would only count them too).
+
+For the report, the market notes which source first showed the engine each listing
+(:meth:`sighted`): ``feed``, ``snapshot`` (a served snapshot held it: the way a
+snapshot-flagged search starts), ``catalogue`` or ``search``.
 """
 
 from __future__ import annotations
 
 import heapq
 import random
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
+from ._feedrecord import FeedRecordError, connected_from, decode_feed
 from ._format import Record, RecordingError
 
 __all__ = ["BuyAnswer", "FillModel", "ReplayMarket", "ReplayTrade"]
@@ -34,6 +51,12 @@ Held = tuple[str, int, int | None, int | None]
 
 SETTLE_SECONDS = 60.0
 """How long after an instant purchase its trade reports completed."""
+
+_LISTING_EVENTS = frozenset({"new", "update", "removed"})
+
+SOURCES = ("feed", "snapshot", "catalogue", "search")
+"""Where the engine may first see a listing (:meth:`ReplayMarket.sighted`); at one
+instant, the first in this order counts."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +134,15 @@ class ReplayMarket:
         value_after: float = 86_400.0,
     ) -> None:
         self._records = records
-        self._next: Record | None = next(records, None)
+        # read but not yet applied (a look-ahead for the next feed record); the times of
+        # the feed records among them, in order
+        self._pending: deque[Record] = deque()
+        self._pending_feed: deque[Record] = deque()
+        self._read_all = False
+        # the feed's connection as the records read so far leave it (ahead of the one
+        # applied): a head or resume that changes it stops the clock like a feed record
+        self._read_up = False
+        self._read_segment_up = False
         self.fill = fill
         self._keep_fn = keep
         self._keep: dict[str, bool] = {}
@@ -135,27 +166,97 @@ class ReplayMarket:
         self.counters = _Counters()
         self._marks: list[tuple[float, int, str, Callable[[int | None, bool], None]]] = []
         self._mark_order = 0
+        self.feed_events: deque[FeedEvent] = deque()
+        """Feed events applied and not yet taken by the driver, oldest first."""
+        self.feed_records = 0
+        self.feed_up = False
+        self._generation = 0
+        self._segment_feed: dict[str, Any] | None = None
+        self.sightings: dict[str, tuple[float, str]] = {}
+        """item_id -> (time, source) the engine was first shown the listing."""
+        self._unsnapshotted: dict[str, None] = {}
+        """Candidate listings no served snapshot has shown yet."""
 
     # -- time ----------------------------------------------------------------------------
+
+    def _read_one(self) -> bool:
+        if self._read_all:
+            return False
+        record = next(self._records, None)
+        if record is None:
+            self._read_all = True
+            return False
+        self._pending.append(record)
+        if record.k == "feed":
+            if not self._unwatched(record):
+                self._pending_feed.append(record)
+            ev = record.body.get("ev")
+            self._read_up = True if ev == "up" else False if ev == "down" else self._read_up
+        elif (record.k == "head" or record.k == "resume") and self._changes_connection(record):
+            self._pending_feed.append(record)
+        return True
+
+    def _changes_connection(self, record: Record) -> bool:
+        """Whether a ``head`` or ``resume`` read now ends or starts a connection (the same
+        rules as :meth:`_apply_connection`, on the state as read)."""
+        was = self._read_up
+        if record.k == "head":
+            if "feed" not in record.body:  # version 1: the feed is not recorded
+                return False
+            self._read_segment_up = record.body["feed"] is not None
+            self._read_up = self._read_segment_up
+            return self._read_up != was
+        # resume: what was up ended; up again when the segment began with it up
+        self._read_up = self._read_segment_up
+        return was or self._read_up
+
+    def _unwatched(self, record: Record) -> bool:
+        """A feed listing or removal of a name no rule watches: the market holds none of
+        its listings and the engine ignores it (it only counts it), so it is applied
+        without being decoded (like a search's entries of such names) and never stops
+        the clock."""
+        item = record.body.get("item")
+        if record.body.get("ev") not in _LISTING_EVENTS or not isinstance(item, dict):
+            return False
+        name = item.get("name")
+        return isinstance(name, str) and not self.kept(name)
+
+    def _peek(self) -> Record | None:
+        if not self._pending and not self._read_one():
+            return None
+        return self._pending[0]
 
     @property
     def first_time(self) -> float | None:
         """The time of the next record not yet applied (the first, before any)."""
-        return self._next.t if self._next is not None else None
+        record = self._peek()
+        return record.t if record is not None else None
 
     @property
     def exhausted(self) -> bool:
-        return self._next is None
+        return self._peek() is None
+
+    def next_feed_at(self, limit: float) -> float | None:
+        """The time of the next feed record not yet applied, if it is at or before
+        ``limit``; nothing is applied (records are read ahead up to ``limit``)."""
+        while not self._pending_feed and (not self._pending or self._pending[-1].t <= limit):
+            if not self._read_one():
+                break
+        if self._pending_feed and self._pending_feed[0].t <= limit:
+            return self._pending_feed[0].t
+        return None
 
     def advance_to(self, when: float) -> None:
         """Apply every record (and resolve every price mark) due at or before ``when``."""
         while True:
-            record = self._next
+            record = self._peek()
             mark_at = self._marks[0][0] if self._marks else None
             if record is not None and record.t <= when and (mark_at is None or record.t <= mark_at):
+                self._pending.popleft()
+                if self._pending_feed and self._pending_feed[0] is record:
+                    self._pending_feed.popleft()
                 self._apply(record)
                 self.applied_until = record.t
-                self._next = next(self._records, None)
             elif mark_at is not None and mark_at <= when:
                 _, _, name, done = heapq.heappop(self._marks)
                 done(self.cheapest(name), False)
@@ -199,9 +300,36 @@ class ReplayMarket:
         rows.sort(key=lambda r: (r[0], r[1]))
         return [(item_id, row) for _, item_id, row in rows[:50]]
 
-    def saw(self, item_id: str) -> None:
-        """Our search returned this listing: it is no longer an unseen candidate."""
+    def saw(self, item_id: str, source: str = "search", now: float = 0.0) -> None:
+        """A search or catalogue page (``source``) showed the engine this listing at
+        ``now``: it is no longer an unseen candidate."""
         self._candidates.discard(item_id)
+        self.sighted(item_id, source, now)
+
+    def sighted(self, item_id: str, source: str, now: float) -> None:
+        """``source`` (one of :data:`SOURCES`) showed the engine ``item_id`` at ``now``;
+        only the first sighting is kept."""
+        if item_id not in self.sightings:
+            self.sightings[item_id] = (now, source)
+
+    def snapshot_served(self, now: float, *, include_hold: bool) -> None:
+        """A snapshot was served at ``now``: the candidates in it are sighted."""
+        keep: dict[str, None] = {}
+        for item_id in self._unsnapshotted:
+            row = self.listings.get(item_id)
+            if row is None:
+                continue
+            if not include_hold and row[2] is not None and row[2] > now:
+                keep[item_id] = None
+                continue
+            self.sighted(item_id, "snapshot", now)
+        self._unsnapshotted = keep
+
+    def take_feed(self) -> list[FeedEvent]:
+        """The feed events applied so far and not taken yet, oldest first."""
+        events = list(self.feed_events)
+        self.feed_events.clear()
+        return events
 
     def reference(self, item_id: str, name: str) -> int | None:
         detail = self.details.get(item_id)
@@ -273,7 +401,11 @@ class ReplayMarket:
         kind = record.k
         body = record.body
         try:
-            if kind == "diff":
+            if kind == "feed":
+                self._apply_feed(record)
+            elif kind == "head" or kind == "resume":
+                self._apply_connection(record)
+            elif kind == "diff":
                 self._apply_diff(body)
                 self.snapshot_version += 1
             elif kind == "key":
@@ -286,10 +418,62 @@ class ReplayMarket:
                 self._apply_entries(body["items"])
         except RecordingError:
             raise
+        except FeedRecordError as exc:
+            raise RecordingError(
+                f"malformed {kind!r} record: {exc}", location=record.where
+            ) from None
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise RecordingError(
                 f"malformed {kind!r} record: {type(exc).__name__}: {exc}", location=record.where
             ) from None
+
+    def _apply_feed(self, record: Record) -> None:
+        self.feed_records += 1
+        if self._unwatched(record):
+            self.counters.events += 1
+            return
+        event = decode_feed(record.body, record.t, generation=self._generation)
+        if isinstance(event, FeedConnected):
+            self._connect(record.t, record.body)
+            return
+        if isinstance(event, FeedDisconnected):
+            self._disconnect(event.reason, event.detail, record.t)
+            return
+        if isinstance(event, FeedListingEvent):
+            self._apply_entries([record.body["item"]])
+        else:
+            self._remove(event.removal.item_id, gone=False)
+            self.counters.events += 1
+        self.feed_events.append(event)
+
+    def _apply_connection(self, record: Record) -> None:
+        """A segment's ``head`` says whether the feed was up then (version 2); ``resume``:
+        the recorder stopped, so did its feed; the new one's state is the head's."""
+        if record.k == "head":
+            state = record.body.get("feed")
+            if state is not None and not isinstance(state, dict):
+                raise FeedRecordError("field feed: not the feed's state (an object or null)")
+            self._segment_feed = state
+            if state is None:
+                if self.feed_up and "feed" in record.body:
+                    self._disconnect("closed", "the segment starts with the feed down", record.t)
+                return
+        elif self.feed_up:
+            self._disconnect("closed", "the recorder restarted", record.t)
+        if self._segment_feed is not None and not self.feed_up:
+            self._connect(record.t, self._segment_feed)
+
+    def _connect(self, t: float, state: Mapping[str, Any]) -> None:
+        if self.feed_up:  # an up without a down: the old connection ended unseen
+            self._disconnect("closed", "a new connection", t)
+        self._generation += 1
+        self.feed_up = True
+        self.feed_events.append(connected_from(state, t, generation=self._generation))
+
+    def _disconnect(self, reason: str, detail: str, t: float) -> None:
+        if self.feed_up:
+            self.feed_up = False
+            self.feed_events.append(FeedDisconnected(self._generation, t, reason, detail))
 
     def _apply_key(self, rows: Mapping[str, list[Any]]) -> None:
         ids = rows["id"]
@@ -345,7 +529,7 @@ class ReplayMarket:
         # one dict lookup per question.
         listings, by_name, gone = self.listings, self.by_name, self._gone
         names, about = self._names, self._about
-        candidates = self._candidates
+        candidates, unsnapshotted = self._candidates, self._unsnapshotted
         columns = (rows["id"], rows["name"], rows["price"], rows["unlock"], rows["send"])
         if len({len(c) for c in columns}) != 1:
             raise ValueError("rows: the columns differ in length")
@@ -369,6 +553,7 @@ class ReplayMarket:
             limit = known[1]
             if limit is not None and price <= limit:
                 candidates.add(item_id)
+                unsnapshotted[item_id] = None
 
     def _about(self, name: str) -> tuple[bool, int | None]:
         """Whether ``name`` is kept, and its rules' highest max_price (cached)."""
@@ -386,6 +571,7 @@ class ReplayMarket:
         limit = known[1]
         if limit is not None and price <= limit:
             self._candidates.add(item_id)
+            self._unsnapshotted[item_id] = None
 
     def _apply_entries(self, entries: list[dict[str, Any]]) -> None:
         for entry in entries:

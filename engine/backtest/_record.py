@@ -1,18 +1,33 @@
 """Recording the market: the prices snapshot every 10 seconds, searches of the names that
-changed (within the search limit), and the best-discount catalogue pages every minute,
-each written with the time it arrived (:class:`RecordWriter`)."""
+changed (within the search limit), the best-discount catalogue pages every minute, and
+the live listing feed's events as they come (when a :class:`~engine.client.FeedClient`
+is given), each written with the time it arrived (:class:`RecordWriter`).
+
+The feed follows ``account.feed`` as the engine does: ``on`` keeps trying, ``auto`` gives
+up after :data:`~engine.sniper.AUTO_ATTEMPTS` connection attempts without a handshake
+(the recording then holds snapshots alone, like a version 1 one)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import anyio
+
 from .._clock import Clock
 from .._errors import APIError, RateLimited
 from .._limiter import RateLimiter
-from ..client import MarketClient
+from ..client import (
+    FeedClient,
+    FeedConnected,
+    FeedEvent,
+    FeedListingEvent,
+    FeedRemovalEvent,
+    MarketClient,
+)
 from ..models import Listing
 from ..snapshot import aparse_csv_snapshot
+from ._feedrecord import event_time
 from ._format import RecordWriter, Row
 
 __all__ = ["Recorder", "RecorderSettings", "listing_entry"]
@@ -26,6 +41,9 @@ class RecorderSettings:
     """Pages of 100 of the best-discount catalogue listings recorded each time."""
     searches: bool = True
     """Search the names whose listings changed, within the search rate limit."""
+    feed: str = "auto"
+    """``account.feed`` for the recorder's feed client: ``auto`` or ``on`` (``off``: give
+    no client)."""
 
 
 @dataclass
@@ -34,6 +52,10 @@ class RecorderStats:
     searches: int = 0
     catalogue_pages: int = 0
     errors: int = 0
+    feed_events: int = 0
+    """Feed listings and removals received (written once the first snapshot is)."""
+    feed_connects: int = 0
+    feed_unavailable: bool = False
 
 
 def listing_entry(listing: Listing) -> dict[str, object]:
@@ -53,8 +75,10 @@ class Recorder:
         *,
         settings: RecorderSettings = RecorderSettings(),
         on_error: Callable[[str], None] | None = None,
+        feed: FeedClient | None = None,
     ) -> None:
         self.client = client
+        self.feed = feed
         self.writer = writer
         self.clock = clock
         self.limiter = limiter
@@ -66,7 +90,50 @@ class Recorder:
         self._next_catalogue = float("-inf")
 
     async def run(self, duration: float | None = None) -> RecorderStats:
-        """Record until ``duration`` seconds of the clock have passed (or cancelled)."""
+        """Record until ``duration`` seconds of the clock have passed (or cancelled); the
+        feed alongside, when there is one."""
+        if self.feed is None:
+            return await self._poll(duration)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.record_feed)
+            await self._poll(duration)
+            tg.cancel_scope.cancel()
+        return self.stats
+
+    async def record_feed(self) -> None:
+        """Run the feed client and write every event it yields, until cancelled (or, in
+        ``auto``, until the feed is given up: it never answered)."""
+        if self.feed is None:
+            return
+        send, receive = anyio.create_memory_object_stream[FeedEvent](8192)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.feed.run, send)
+            if self.settings.feed == "auto":
+                tg.start_soon(self._give_up_unless_answered, tg.cancel_scope)
+            async with receive:
+                async for event in receive:
+                    self.writer.feed(event_time(event), event)
+                    if isinstance(event, FeedListingEvent | FeedRemovalEvent):
+                        self.stats.feed_events += 1
+                    elif isinstance(event, FeedConnected):
+                        self.stats.feed_connects += 1
+
+    async def _give_up_unless_answered(self, scope: anyio.CancelScope) -> None:
+        from ..sniper import AUTO_ATTEMPTS  # the engine's rule for account.feed: auto
+
+        assert self.feed is not None
+        while not self.stats.feed_connects:
+            if self.feed.health().attempts >= AUTO_ATTEMPTS:
+                self.stats.feed_unavailable = True
+                self._error(
+                    f"the listing feed at {self.feed.url} does not answer (feed: auto): "
+                    "recording without it"
+                )
+                scope.cancel()
+                return
+            await self.clock.sleep(1.0)
+
+    async def _poll(self, duration: float | None) -> RecorderStats:
         stop = None if duration is None else self.clock.now() + duration
         while stop is None or self.clock.now() < stop:
             started = self.clock.now()

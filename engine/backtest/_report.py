@@ -3,7 +3,10 @@ canonical ledger, and a fingerprint of both.
 
 The fingerprint is the SHA-256 of the canonical ledger lines and the canonical summary
 (sorted keys, no wall-clock figures), so the same recording, rules and seed print the same
-fingerprint on every run and every machine. The PNG is not part of it (font rendering may
+fingerprint on every run and every machine. Which source first showed the engine each
+purchase (``seen_first``, per purchase and counted in the totals) is an observation of the
+replay, not a decision: it is reported but left out of the fingerprint, so that reports
+of recordings made before it existed keep theirs. The PNG is not part of it (font rendering may
 differ between machines); it needs the optional ``matplotlib`` (``pip install
 'snipe[report]'``), and without it the report says so and goes on.
 """
@@ -20,6 +23,7 @@ from typing import Any
 
 from .._money import format_usd
 from ..ledger import PurchaseState
+from ._market import SOURCES
 from ._run import BacktestRun
 
 __all__ = ["Report", "build_report", "write_report"]
@@ -43,13 +47,37 @@ class Report:
         digest = hashlib.sha256()
         for line in ledger_lines:
             digest.update(line + b"\n")
-        digest.update(_canonical(summary))
+        digest.update(_canonical(_fingerprinted(summary)))
         self.fingerprint = digest.hexdigest()
         self.summary = {**summary, "fingerprint": self.fingerprint}
         self.ledger_lines = ledger_lines
 
     def to_json(self) -> str:
         return json.dumps(self.summary, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _fingerprinted(summary: dict[str, Any]) -> dict[str, Any]:
+    """``summary`` without what the fingerprint leaves out (see the module docstring)."""
+    out = dict(summary)
+    if "totals" in out:
+        out["totals"] = {k: v for k, v in out["totals"].items() if k != "seen_first"}
+    if "recording" in out:
+        out["recording"] = {k: v for k, v in out["recording"].items() if k != "feed_events"}
+    if "purchases" in out:
+        out["purchases"] = [
+            {k: v for k, v in row.items() if k != "seen_first"} for row in out["purchases"]
+        ]
+    return out
+
+
+def seen_first_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """How many of ``rows`` each source showed the engine first (every source named)."""
+    counts = dict.fromkeys((*SOURCES, "unknown"), 0)
+    for row in rows:
+        counts[row.get("seen_first", "unknown")] += 1
+    if not counts["unknown"]:
+        del counts["unknown"]
+    return counts
 
 
 def build_report(run: BacktestRun) -> Report:
@@ -86,6 +114,7 @@ def build_report(run: BacktestRun) -> Report:
             "hours": round((run.end - run.start) / 3600, 3),
             "records": run.records_replayed,
             "listing_events": run.events_replayed,
+            "feed_events": run.feed_events,
         },
         "settings": {
             "seed": options.seed,
@@ -104,6 +133,7 @@ def build_report(run: BacktestRun) -> Report:
             "searches": run.searches,
             "snapshots": run.snapshots,
             "halted": run.halt_reason,
+            "seen_first": seen_first_counts(held),
         },
         "missed": {
             "budget": sum(run.missed_budget.values()),
@@ -120,6 +150,8 @@ def build_report(run: BacktestRun) -> Report:
         summary["nothing_bought"] = why_nothing_bought(run, attempts)
     if run.portfolio is not None:
         summary["portfolio"] = run.portfolio.to_json()
+    if run.feed is not None:  # only then: a replay without a feed keeps its fingerprint
+        summary["feed"] = dict(run.feed)
     lines = [_canonical({"purchase": p}) for p in run.purchases]
     lines += [_canonical({"event": e}) for e in run.events]
     return Report(summary, lines)
@@ -179,6 +211,7 @@ def _purchase_row(run: BacktestRun, purchase: dict[str, Any]) -> dict[str, Any]:
             ((run.end - purchase["created_at"]) if at_end else run.options.value_after) / 3600, 3
         ),
         "reason": purchase["reason"],
+        "seen_first": run.seen_first.get(str(purchase["item_id"]), "unknown"),
     }
 
 
@@ -350,7 +383,24 @@ def _totals_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
         ("missed: search limit (gone before any search saw them)", str(missed["search_limit"])),
         ("missed: lost race to another buyer", str(missed["lost_race"])),
         ("missed: gone before our request arrived", str(missed["gone_before_arrival"])),
+        ("seen first by (purchases)", seen_first_text(totals)),
+        *([("live feed", feed_text(summary["feed"]))] if "feed" in summary else []),
     ]
+
+
+def feed_text(feed: dict[str, int]) -> str:
+    """The replayed feed's use in a line: connections, heals, the audit, purchases."""
+    return (
+        f"{feed['connections']} connection(s), {feed['gaps_healed']} gap(s) healed, "
+        f"{feed['missed']} listing(s) missed (found by the audit), {feed['bought']} bought "
+        f"on an event, {feed['confirm_searches']} confirming search(es)"
+    )
+
+
+def seen_first_text(totals: dict[str, Any]) -> str:
+    """``feed 2, snapshot 1, catalogue 0, search 0``: which source saw the purchases first."""
+    counts = totals.get("seen_first") or {}
+    return ", ".join(f"{source} {n}" for source, n in counts.items())
 
 
 _RULE_HEADERS = (
@@ -363,7 +413,7 @@ _RULE_HEADERS = (
     "missed: budget",
     "missed: search limit",
 )
-_PURCHASE_HEADERS = ("at", "name", "rule", "state", "paid", "reference", "later")
+_PURCHASE_HEADERS = ("at", "name", "rule", "state", "paid", "reference", "later", "seen first")
 
 
 def _rule_rows(summary: dict[str, Any]) -> list[tuple[str, ...]]:
@@ -395,6 +445,7 @@ def _purchase_rows(summary: dict[str, Any]) -> list[tuple[str, ...]]:
                 _usd(p["charged"]),
                 _usd(p["reference"]),
                 _usd(p["later"]) + end,
+                p.get("seen_first", "unknown"),
             )
         )
     return rows

@@ -8,6 +8,16 @@ engine itself: after :meth:`Engine.start` (as live), it moves the clock to
 order (the same schedule and the same code as live; only live runs kinds of step beside
 each other). No step runs concurrently with another, so the same inputs give the same
 ledger. The report's look-ahead check and budget notes come from what the steps return.
+
+A recording's feed events (format version 2) are handed to :meth:`Engine.on_feed_event`
+at their recorded times, interleaved with the steps: the driver moves the clock to the
+next feed record when it comes before the next due step. At one instant the feed goes
+first: the events recorded at or before it (in recorded order), then the steps due then
+(in :data:`~engine.sniper.STEP_KINDS` order), which see what the events did. Events applied
+while a step ran (its requests move the clock on) are handed over when it ends, late as
+live would be. With ``account.feed: off`` the events are not handed over (the market
+still learns the listings they tell). A recording without feed events is driven exactly
+as before.
 """
 
 from __future__ import annotations
@@ -17,8 +27,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+
 from .._clock import VirtualClock
 from .._plugins import PluginHost
+from ..client import FeedListingEvent
 from ..ledger import MEMORY
 from ..portfolio import Portfolio, hub_lookup, value_portfolio
 from ..rules import Decision, RuleSet
@@ -92,6 +105,16 @@ class BacktestRun:
     frequent first: why a rule bought nothing."""
     portfolio: Portfolio | None = None
     """What was held at the end, valued by the same code as ``snipe portfolio``."""
+    seen_first: dict[str, str] = field(default_factory=dict)
+    """item_id of each purchase -> the source that first showed it to the engine: ``feed``,
+    ``snapshot`` (a snapshot held it: the way a snapshot-flagged search starts),
+    ``catalogue`` or ``search``."""
+    feed_events: int = 0
+    """Feed records replayed (listings, removals, connection markers)."""
+    feed: dict[str, int] | None = None
+    """The engine's use of a replayed feed (None: no feed event was handed over):
+    ``connections``, ``gaps_healed``, ``missed`` (new listings the audit found the feed
+    never told), ``bought`` (bought on an event), ``confirm_searches``."""
 
 
 async def run_backtest(
@@ -155,10 +178,13 @@ async def run_backtest(
         ruleset, api_key="backtest", clock=clock, host=host, settings=settings, options=session
     ) as engine:
         ledger = engine.ledger
-        driver = _Driver(engine, market, clock, progress, on_decisions)
+        use_feed = ruleset.account.feed != "off"
+        driver = _Driver(engine, market, clock, progress, on_decisions, use_feed=use_feed)
         if live:
-            async with clock.autojump():
+            async with clock.autojump(), anyio.create_task_group() as tg:
+                tg.start_soon(driver.feed_live, stop)
                 await engine.run(duration=stop - clock.now())
+                tg.cancel_scope.cancel()
         else:
             await driver.run(stop)
         market.finish()
@@ -172,6 +198,7 @@ async def run_backtest(
             now=clock.now(),
         )
         references_later = _references_later(engine, purchases, clock.now())
+        feed = _feed_use(engine)
         references_at_end = {
             name: {
                 r.source: (r.price, r.observations)
@@ -212,7 +239,33 @@ async def run_backtest(
         listings_seen=engine.status.listings_seen,
         skips=_skips(engine),
         portfolio=portfolio,
+        seen_first=_seen_first(market, purchases),
+        feed_events=market.feed_records,
+        feed=feed,
     )
+
+
+def _feed_use(engine: Engine) -> dict[str, int] | None:
+    watch = engine.feedwatch
+    if not watch.replayed:
+        return None
+    return {
+        "connections": watch.generation,
+        "gaps_healed": watch.gaps_healed,
+        "missed": watch.missed,
+        "bought": watch.bought,
+        "confirm_searches": watch.confirm_searches,
+    }
+
+
+def _seen_first(market: ReplayMarket, purchases: list[dict[str, Any]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for purchase in purchases:
+        item_id = purchase.get("item_id")
+        sighting = market.sightings.get(str(item_id)) if item_id is not None else None
+        if sighting is not None:
+            out[str(item_id)] = sighting[1]
+    return out
 
 
 def _skips(engine: Engine) -> dict[str, dict[str, int]]:
@@ -245,9 +298,12 @@ class _Driver:
         clock: VirtualClock,
         progress: Callable[[float], None] | None,
         on_decisions: Callable[[float, list[Decision]], None] | None = None,
+        *,
+        use_feed: bool = True,
     ) -> None:
         self.engine = engine
         self.on_decisions = on_decisions
+        self.use_feed = use_feed
         self.market = market
         self.clock = clock
         self.progress = progress
@@ -256,10 +312,16 @@ class _Driver:
         self._ceilings = {r.name: r.max_price for r in engine.ruleset.rules}
 
     async def run(self, stop: float) -> None:
-        engine, clock = self.engine, self.clock
+        engine, clock, market = self.engine, self.clock, self.market
         await engine.start()
         while True:
+            await self._hand_over_feed()
             then = max(engine.next_due(), clock.now())
+            feed_at = market.next_feed_at(min(then, stop))
+            if feed_at is not None:  # ties: the feed first
+                clock.jump_to(feed_at)  # (never backwards: a late event is handed over now)
+                market.advance_to(clock.now())
+                continue
             if then > stop:
                 break
             clock.jump_to(then)
@@ -280,6 +342,29 @@ class _Driver:
                     self._note(step.decisions)  # costly (reasons computed on demand)
         if self.progress is not None:
             self.progress(stop)
+
+    async def feed_live(self, stop: float) -> None:
+        """The parity run (:meth:`Engine.run` on an autojumping clock): sleep until each
+        feed record's time, then hand its events over, like the live feed's runner."""
+        clock, market = self.clock, self.market
+        while True:
+            await self._hand_over_feed()
+            feed_at = market.next_feed_at(stop)
+            if feed_at is None:
+                return
+            await clock.sleep_until(feed_at)
+            market.advance_to(clock.now())
+
+    async def _hand_over_feed(self) -> None:
+        events = self.market.take_feed()
+        if not events or not self.use_feed:
+            return
+        engine, market = self.engine, self.market
+        engine.feedwatch.replayed = True
+        for event in events:
+            if isinstance(event, FeedListingEvent):
+                market.sighted(event.listing.item_id, "feed", self.clock.now())
+            await engine.on_feed_event(event)
 
     def _budget_skips(self) -> int:
         skips = self.engine.status.skip_reasons

@@ -93,6 +93,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
     def _snapshot(self, *, include_hold: bool) -> httpx.Response:
         cache_key = (self.market.snapshot_version, include_hold)
         if self._csv_cache is None or self._csv_cache[0] != cache_key:
+            # (a cached answer shows only what the previous one showed: nothing new)
+            self.market.snapshot_served(self.clock.now(), include_hold=include_hold)
             self._csv_cache = (cache_key, self._snapshot_bytes(include_hold))
         headers = {"content-type": "application/gzip"}
         return httpx.Response(200, content=self._csv_cache[1], headers=headers)
@@ -145,7 +147,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
                 seen.append(item_id)
             items[name] = entries
         for item_id in seen:
-            self.market.saw(item_id)
+            self.market.saw(item_id, "search", now)
         if self._on_search is not None:
             self._on_search(seen)
         return _json({"success": True, "items": items})
@@ -173,7 +175,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             entry["discount"] = round((1 - ratio) * 100, 2)
             entry["best_deals"] = reference - row[1]
             items.append(entry)
-            market.saw(item_id)
+            market.saw(item_id, "catalogue", now)
         more = offset + limit < len(ranked)
         body: dict[str, Any] = {"success": True, "items": items, "count": len(items)}
         body["has_more"] = more

@@ -139,7 +139,7 @@ def _with_progress(main: Any, start: float, end: float) -> Any:
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
-    from ..backtest import later_label
+    from ..backtest import feed_text, later_label, seen_first_text
 
     totals, missed = summary["totals"], summary["missed"]
     hit = "-" if totals["hit_rate"] is None else f"{totals['hit_rate'] * 100:.1f}%"
@@ -157,6 +157,9 @@ def _print_summary(summary: dict[str, Any]) -> None:
         f"missed: budget {missed['budget']}, search limit {missed['search_limit']}, "
         f"lost race {missed['lost_race']}, gone before arrival {missed['gone_before_arrival']}"
     )
+    print(f"seen first by: {seen_first_text(totals)}")
+    if "feed" in summary:
+        print(f"live feed: {feed_text(summary['feed'])}")
     for name, rule in summary["rules"].items():
         print(
             f"  {name}: {rule['purchases']} bought, spend {format_usd(rule['spend'])}, "

@@ -31,8 +31,9 @@ def register(subparsers: Any) -> None:
         "record",
         help="record prices snapshots and search answers for backtests",
         description="Record the prices snapshot every 10 s (as compressed diffs), searches of "
-        "the names that changed (within the search limit) and the best-discount catalogue "
-        "pages, with their times, into DIR. Run it again on the same DIR to resume. The "
+        "the names that changed (within the search limit), the best-discount catalogue "
+        "pages and the live listing feed's events (when the service serves it: --feed), "
+        "with their times, into DIR. Run it again on the same DIR to resume. The "
         "API key (for searches) comes from SNIPE_API_KEY; without one only snapshots "
         "are recorded.",
     )
@@ -69,13 +70,27 @@ def register(subparsers: Any) -> None:
         default=1.0,
         help="market seconds per real second, to match `snipe sandbox --speed` (1)",
     )
+    parser.add_argument(
+        "--feed",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="record the live listing feed: auto (when it answers the handshake; the "
+        "default), on (keep trying), off (as account.feed in a rules file)",
+    )
+    parser.add_argument(
+        "--feed-url",
+        metavar="URL",
+        help="where the feed is (the website's host; default: the host of --base-url, "
+        "where `snipe sandbox` serves it)",
+    )
     parser.add_argument("--api-key-env", default="SNIPE_API_KEY", help="key variable")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..backtest import Recorder, RecorderSettings, RecordWriter
-    from ..client import MarketClient
+    from ..client import GAMES, MarketClient
+    from ..sniper import feed_client
 
     for option, value in (("--speed", args.speed), ("--segment-mb", args.segment_mb)):
         if value <= 0:
@@ -84,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     clock: Clock = (
         SystemClock() if args.speed == 1.0 else ScaledClock(start=time.time(), speed=args.speed)
     )
+    account = _feed_account(args)
     created = not os.path.exists(args.out)
     writer = RecordWriter(
         args.out,
@@ -111,9 +127,15 @@ def run(args: argparse.Namespace) -> int:
             key or "none", base_url=args.base_url, limiter=limiter, clock=clock
         ) as client:
             settings = RecorderSettings(
-                searches=key is not None, catalogue_pages=2 if key is not None else 0
+                searches=key is not None,
+                catalogue_pages=2 if key is not None else 0,
+                feed=account.feed,
             )
-            recorder = Recorder(client, writer, clock, limiter, settings=settings, on_error=warn)
+            # the engine's own way to the feed (rules file: account.feed, feed_url)
+            feed = feed_client(account, games=sorted(GAMES), api_key=key, clock=clock)
+            recorder = Recorder(
+                client, writer, clock, limiter, settings=settings, on_error=warn, feed=feed
+            )
             recorders.append(recorder)
             try:
                 async with anyio.create_task_group() as tg:
@@ -137,6 +159,20 @@ def run(args: argparse.Namespace) -> int:
     return 1
 
 
+def _feed_account(args: argparse.Namespace) -> Any:
+    """The command line's feed options checked as a rules file's ``account`` is."""
+    from pydantic import ValidationError
+
+    from ..rules import Account
+
+    try:
+        return Account(base_url=args.base_url, feed=args.feed, feed_url=args.feed_url)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = "--feed-url" if "feed_url" in error["loc"] else "--base-url"
+        raise ConfigError(str(error["msg"]), location=where) from None
+
+
 def _recorded(recorder: Any) -> int:
     stats = recorder.stats
     return int(stats.snapshots + stats.searches + stats.catalogue_pages)
@@ -144,9 +180,10 @@ def _recorded(recorder: Any) -> int:
 
 def _so_far(recorder: Any) -> str:
     stats = recorder.stats
+    feed = f"{stats.feed_events} feed events, " if recorder.feed is not None else ""
     return (
         f"{stats.snapshots} snapshots, {stats.searches} searches, "
-        f"{stats.catalogue_pages} catalogue pages, {stats.errors} errors"
+        f"{stats.catalogue_pages} catalogue pages, {feed}{stats.errors} errors"
     )
 
 

@@ -7,12 +7,12 @@ from ._budget import budget_state, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
 from ._daily import daily_summary
 from ._engine import Engine, EngineSettings, TradingRefused
-from ._feedwatch import FeedSettings, FeedView, FeedWatch
+from ._feedwatch import AUTO_ATTEMPTS, FeedSettings, FeedView, FeedWatch
 from ._guard import describe
 from ._orders import Exposure, OrderManager, describe_orders
 from ._reconciler import Reconciler, ReconcilerSettings
 from ._schedule import MAX_NAMES_PER_SEARCH, SearchSchedule
-from ._session import SessionOptions, open_engine
+from ._session import SessionOptions, feed_client, open_engine
 from ._status import EngineMode, EngineStatus, Outcome, PurchaseRecord
 from ._statusfile import (
     read_status_file,
@@ -24,6 +24,7 @@ from ._statusfile import (
 from ._view import EngineView, feed_words, status_line
 
 __all__ = [
+    "AUTO_ATTEMPTS",
     "MAX_NAMES_PER_SEARCH",
     "Buyer",
     "BuyerSettings",
@@ -51,6 +52,7 @@ __all__ = [
     "daily_summary",
     "describe",
     "describe_orders",
+    "feed_client",
     "feed_words",
     "format_bytes",
     "open_engine",

@@ -115,6 +115,9 @@ class FeedWatch:
         self.engine = engine
         self.settings = settings
         self.client: FeedClient | None = None
+        self.replayed = False
+        """A backtest hands the engine a recording's feed events (no client): healing,
+        auditing and fallback then apply as live."""
         self.unavailable = False
         self.connected = False
         self.generation = 0
@@ -150,7 +153,7 @@ class FeedWatch:
 
     @property
     def enabled(self) -> bool:
-        return self.client is not None and not self.unavailable
+        return (self.client is not None or self.replayed) and not self.unavailable
 
     @property
     def trusted(self) -> bool:
@@ -167,9 +170,9 @@ class FeedWatch:
         return max(every, self.settings.audit_every) if self.trusted else every
 
     def view(self, now: float) -> FeedView | None:
-        if self.client is None:
+        if self.client is None and not self.replayed:
             return None
-        health = self.client.health()
+        health = self.client.health() if self.client is not None else None
         if self.unavailable:
             state = "unavailable"
         elif not self.connected:
@@ -179,23 +182,24 @@ class FeedWatch:
         else:
             state = "distrusted" if self.distrusted else "trusted"
         per_day = None
+        received = health.bytes_received if health is not None else 0
         if self._first_connected_at is not None and now > self._first_connected_at:
-            per_day = health.bytes_received / (now - self._first_connected_at) * 86_400
+            per_day = received / (now - self._first_connected_at) * 86_400
         since = None if self._last_event_at is None else max(0.0, now - self._last_event_at)
         return FeedView(
             state=state,
             connected=self.connected,
             events=self.events,
-            events_per_second=health.events_per_second,
+            events_per_second=health.events_per_second if health is not None else 0.0,
             reconnects=max(0, self.generation - 1),
             gaps_healed=self.gaps_healed,
             seconds_since_event=since,
             missed=self.missed,
-            bytes_received=health.bytes_received,
+            bytes_received=received,
             bytes_per_day=per_day,
             bought=self.bought,
             confirm_searches=self.confirm_searches,
-            set_aside=sum(health.set_aside.values()),
+            set_aside=sum(health.set_aside.values()) if health is not None else 0,
         )
 
     # -- live ----------------------------------------------------------------------------

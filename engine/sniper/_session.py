@@ -23,12 +23,12 @@ from ..client import GAMES, APIKey, FeedClient, MarketClient, TradeLink
 from ..ledger import MEMORY, Ledger
 from ..paper import claim_paper_ledger, refuse_paper_ledger
 from ..reference import ReferenceHub, StoreMode
-from ..rules import RuleSet
+from ..rules import Account, RuleSet
 from ._bandwidth import rule_games
 from ._engine import Engine, EngineSettings
 from ._feedwatch import feed_games
 
-__all__ = ["SessionOptions", "limits_for", "open_engine"]
+__all__ = ["SessionOptions", "feed_client", "limits_for", "open_engine"]
 
 
 @dataclass(frozen=True)
@@ -63,15 +63,15 @@ def _feed_client(
     ruleset: RuleSet, api_key: str | APIKey, clock: Clock, options: SessionOptions
 ) -> FeedClient | None:
     """The feed's client when the rules file and the options want one."""
-    account = ruleset.account
     wanted = options.feed if options.feed is not None else options.transport is None
-    if account.feed == "off" or not wanted:
+    if not wanted:
         return None
-    return FeedClient(
-        account.feed_address(options.base_url),
+    return feed_client(
+        ruleset.account,
         games=feed_games(rule_games(ruleset), GAMES),
         api_key=api_key,
         clock=clock,
+        base_url=options.base_url,
         transport=options.feed_transport,
     )
 
@@ -85,6 +85,30 @@ async def _check_ledger_kind(ledger: Ledger, settings: EngineSettings) -> None:
         await claim_paper_ledger(ledger)
     else:
         await refuse_paper_ledger(ledger)
+
+
+def feed_client(
+    account: Account,
+    *,
+    games: list[str],
+    api_key: str | APIKey | None,
+    clock: Clock,
+    base_url: str | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> FeedClient | None:
+    """The listing feed's client as ``account`` says (``feed: off``: none), at
+    ``feed_url`` or the host of ``base_url`` (else the account's); ``snipe run`` and
+    ``snipe record`` build theirs here. ``auto`` (give up on a feed that never answers
+    the handshake) is the consumer's to apply: see ``AUTO_ATTEMPTS``."""
+    if account.feed == "off":
+        return None
+    return FeedClient(
+        account.feed_address(base_url),
+        games=games,
+        api_key=api_key,
+        clock=clock,
+        transport=transport,
+    )
 
 
 def limits_for(ruleset: RuleSet) -> dict[str, Limit | None]:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
+
+import anyio
 
 from engine._plugins import make_plugin_host
 from engine.backtest import (
@@ -15,7 +19,15 @@ from engine.backtest import (
     recording_span,
     run_backtest,
 )
+from engine.client import (
+    FeedConnected,
+    FeedDisconnected,
+    FeedListingEvent,
+    FeedRemovalEvent,
+)
+from engine.models import FeedListing, FeedRemoval
 from engine.rules import RuleSet, load_rules_text
+from engine.sandbox import Sandbox, serve
 
 T0 = 1_767_225_600.0
 REDLINE = "AK-47 | Redline (Field-Tested)"
@@ -124,3 +136,68 @@ rules:
     action: bulk
 """
     return load_rules_text(text, host=make_plugin_host(load_entry_points=False))
+
+
+@asynccontextmanager
+async def served(sandbox: Sandbox) -> AsyncIterator[str]:
+    """``sandbox`` served by hypercorn on a free loopback port (its feed is a websocket,
+    which an in-process ASGI transport cannot carry); yields its base URL. The same as
+    tests/sandbox/sandbox_feed_support.py's, which is not importable from here."""
+    stop = anyio.Event()
+    ready = anyio.Event()
+    urls: list[str] = []
+
+    def on_ready(url: str) -> None:
+        urls.append(url)
+        ready.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(
+            partial(serve, sandbox, port=0, on_ready=on_ready, shutdown_trigger=stop.wait)
+        )
+        await ready.wait()
+        try:
+            yield urls[0]
+        finally:
+            stop.set()
+
+
+# -- the live feed in recordings (format version 2) ---------------------------------------
+
+
+def up(t: float, generation: int = 1) -> FeedConnected:
+    return FeedConnected(generation, t, "sid-1", ("csgo",), 25.0, 20.0)
+
+
+def down(t: float, generation: int = 1) -> FeedDisconnected:
+    return FeedDisconnected(generation, t, "stall", "no frame for 45 s")
+
+
+def told(t: float, item_id: str, price: int, *, kind: str = "new") -> FeedListingEvent:
+    item = FeedListing.model_validate(
+        {
+            "item_id": item_id,
+            "name": REDLINE,
+            "price": price,
+            "platform_price": 10_000,
+            "game": "csgo",
+        }
+    )
+    return FeedListingEvent("new" if kind == "new" else "update", item, t, 1)
+
+
+def removed(t: float, item_id: str) -> FeedRemovalEvent:
+    return FeedRemovalEvent(FeedRemoval(item_id=item_id, name=REDLINE, price=1), t, 1)
+
+
+def write_with_feed(directory: Path, steps: list[tuple[float, str, Any]]) -> Path:
+    """Like support.write, with ``("feed", event)`` steps (times are the events')."""
+    with RecordWriter(directory) as w:
+        for offset, kind, payload in steps:
+            if kind == "snap":
+                w.snapshot(T0 + offset, payload)
+            elif kind == "search":
+                w.search(T0 + offset, [REDLINE], None, {REDLINE: payload})
+            else:
+                w.feed(T0 + offset, payload)
+    return directory

@@ -10,7 +10,7 @@ import pytest
 
 from engine.cli import main
 
-from .support import REDLINE, TRADE_LINK, listing, market, write
+from .support import REDLINE, T0, TRADE_LINK, listing, market, told, up, write, write_with_feed
 
 RULES = f"""
 version: 1
@@ -47,6 +47,26 @@ def test_json_summary_and_the_same_fingerprint_twice(
     assert summary["totals"]["attempts"] >= 1
     assert set(summary["rules"]) == {"deals"}
     assert len(summary["fingerprint"]) == 64
+
+
+def test_the_summary_says_which_source_saw_the_purchases_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(RULES)
+    steps = [(0.0, "feed", up(T0)), *market(60, [listing("1", 9000)])]
+    steps.append((25.5, "feed", told(T0 + 25.5, "77", 6000)))
+    data = write_with_feed(tmp_path / "rec", sorted(steps, key=lambda s: s[0]))
+    report = tmp_path / "report"
+    # seed 0: the competing buyer lets this deal through
+    args = ["backtest", str(rules), "--data", str(data), "--seed", "0"]
+    assert main([*args, "--report", str(report)]) == 0
+    printed = capsys.readouterr().out
+    assert "seen first by: feed 1, snapshot 0, catalogue 0, search 0" in printed
+    assert "live feed: 1 connection(s), 1 gap(s) healed, 0 listing(s) missed" in printed
+    markdown = (report / "report.md").read_text()
+    assert "| seen first |" in markdown
+    assert "| feed |" in markdown
 
 
 def test_report_files_are_written_and_byte_identical(
@@ -124,3 +144,20 @@ def test_a_sweep_on_a_local_ray_instance_matches_the_processes(
     assert main([*base, "--ray", "local"]) == 0
     on_ray = json.loads(capsys.readouterr().out)
     assert on_ray == processes
+
+
+@pytest.mark.parametrize(
+    ("option", "where"),
+    [
+        (["--feed-url", "ftp://host"], "--feed-url"),
+        (["--feed-url", "https://host/?key=1"], "--feed-url"),
+        (["--base-url", "nowhere"], "--base-url"),
+    ],
+)
+def test_record_refuses_a_bad_feed_address(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str], where: str
+) -> None:
+    out = tmp_path / "rec"
+    assert main(["record", "--out", str(out), *option]) == 2
+    assert where in capsys.readouterr().err
+    assert not out.exists()  # nothing written for bad input

@@ -61,6 +61,10 @@ def test_record_from_the_sandbox_then_backtest_the_example_rules(
     assert "resume" in kinds
     assert "diff" in kinds
     assert "search" in kinds or "cat" in kinds
+    # the sandbox serves the live feed: recorded (feed: auto), connections and events
+    assert read_header(out)["version"] == 2
+    feed = [r.body["ev"] for r in read_records(out) if r.k == "feed"]
+    assert {"new", "update", "removed"} & set(feed)
     rules = Path(__file__).parents[2] / "rules.example.yaml"
     assert main(["backtest", str(rules), "--data", str(out), "--json"]) == 0
     assert '"fingerprint"' in capsys.readouterr().out

@@ -46,7 +46,9 @@ def test_recording_prints_progress_while_it_records(
     served = functools.partial(engine.client.MarketClient, transport=transport)
     monkeypatch.setattr(engine.client, "MarketClient", served)
     out = tmp_path / "rec"
-    argv = ["record", "--out", str(out), "--base-url", "http://sandbox"]
+    # --feed off: the market is served in-process (the ASGI transport above), where no
+    # websocket can reach it
+    argv = ["record", "--out", str(out), "--base-url", "http://sandbox", "--feed", "off"]
     code = main([*argv, "--for", "0.4", "--progress", "0.1"])
     err = capsys.readouterr().err
     assert code == 0, err

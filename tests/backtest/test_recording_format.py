@@ -155,8 +155,8 @@ async def test_a_malformed_record_stops_the_backtest_naming_the_line(tmp_path: P
 def test_a_newer_format_version_is_refused(tmp_path: Path) -> None:
     _one_segment(tmp_path)
     header = tmp_path / "recording.json"
-    header.write_text(header.read_text().replace('"version": 1', '"version": 2'))
-    with pytest.raises(RecordingError, match=r"recording\.json: version: format version 2"):
+    header.write_text(header.read_text().replace('"version": 2', '"version": 3'))
+    with pytest.raises(RecordingError, match=r"recording\.json: version: format version 3"):
         list(read_records(tmp_path))
 
 

@@ -91,7 +91,7 @@ def test_markdown_tables_keep_their_columns_with_a_pipe_in_names() -> None:
     text = markdown(_summary(at_end=False), chart=False)
     rows = [line for line in text.splitlines() if line.startswith("| 2026-")]
     (row,) = rows
-    assert len(_cells(row)) == 7
+    assert len(_cells(row)) == 8  # at, name, rule, state, paid, reference, later, seen first
     assert "AK-47 \\| Redline (Field-Tested)" in row
     (rule_row,) = [line for line in text.splitlines() if line.startswith("| red")]
     assert len(_cells(rule_row)) == 8
