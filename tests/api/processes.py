@@ -31,13 +31,11 @@ def read_until(stream: Any, marker: str, lines: list[str]) -> str:
 
 
 def wait_for(what: str, check: Callable[[], bool], timeout: float = 90.0) -> None:
-    started = time.monotonic()
-    deadline = started + timeout
+    deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
-    print(f"TIMING {what}: {time.monotonic() - started:.1f}s", flush=True)
 
 
 def environment() -> dict[str, str]:
