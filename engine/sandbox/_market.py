@@ -388,6 +388,39 @@ class Market:
     def new_item_id(self) -> int:
         return next(self._ids)
 
+    def plant(
+        self,
+        item: CatalogueItem,
+        price: int,
+        *,
+        float_value: float | None = None,
+        phase: str | None = None,
+        unlock_at: float | None = None,
+        send_until: float | None = None,
+        arrive: bool = False,
+    ) -> Listing:
+        """A listing of ``item`` at ``price`` put on the market now, without stickers,
+        never repriced and gone only when bought (tests and ``POST /_sandbox/listings``
+        plant a deal when they need one, instead of waiting for the arrival process).
+        ``float_value`` defaults to the middle of the item's wear range."""
+        if float_value is None and item.float_range is not None:
+            float_value = sum(item.float_range) / 2
+        listing = Listing(
+            item_id=self.new_item_id(),
+            item=item,
+            price=price,
+            listed_at=self.now,
+            phase=phase,
+            float_value=float_value,
+            stickers=(),
+            unlock_at=unlock_at,
+            send_until=send_until,
+            paintseed=1,
+            initial_price=price,
+        )
+        self.add_listing(listing, arrive=arrive)
+        return listing
+
     def remove(self, item_id: int) -> Listing | None:
         """Take a listing off the market (it left, or it was bought)."""
         listing = self._take_out(item_id)

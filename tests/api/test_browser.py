@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -74,6 +75,14 @@ def _browser() -> Iterator[Any]:
         driver.quit()
 
 
+def _uncapped(rules: str) -> str:
+    """The example rules with caps far above what the test buys: a planted deal must not
+    meet a cap that the market's own deals reached first."""
+    rules = re.sub(r"per_day: \"[0-9.]+\"", 'per_day: "100000.00"', rules)
+    rules = re.sub(r"max_count: \d+", "max_count: 1000", rules)
+    return re.sub(r"max_spend: \"[0-9.]+\"", 'max_spend: "100000.00"', rules)
+
+
 def test_the_dashboard_in_a_browser(tmp_path: Path) -> None:
     _need_chromium()
     from selenium.common.exceptions import StaleElementReferenceException as StaleElement
@@ -82,7 +91,7 @@ def test_the_dashboard_in_a_browser(tmp_path: Path) -> None:
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     rules = tmp_path / "rules.yaml"
-    good = EXAMPLE.read_text()
+    good = _uncapped(EXAMPLE.read_text())
     rules.write_text(good)
     ledger = tmp_path / "ledger.sqlite"
     logged: list[str] = []
@@ -130,7 +139,13 @@ def test_the_dashboard_in_a_browser(tmp_path: Path) -> None:
         page_shows("link", "live")
         page_shows("feed", "feed: trusted")  # the sandbox serves the live feed
 
+        def plant_a_deal() -> None:
+            # at 60x a deal the example rules take comes every minute or two of real time
+            deal = {"name": "AK-47 | Redline (Field-Tested)", "discount": 40}
+            assert market.post("/_sandbox/listings", json=deal).status_code == 200
+
         # a purchase appears, live: in the table, the events and the chart's legend
+        plant_a_deal()
         wait_for("a first purchase", lambda: bought() > 0)
         WebDriverWait(browser, 90, poll_frequency=0.1).until(
             lambda _: len(browser.find_elements(By.CSS_SELECTOR, "#purchases tr")) > 1,
@@ -158,7 +173,8 @@ def test_the_dashboard_in_a_browser(tmp_path: Path) -> None:
 
         browser.find_element(By.CSS_SELECTOR, "[data-action=resume]").click()
         page_shows("mode", "running")
-        wait_for("a purchase after resuming", lambda: bought() > before, 300)
+        plant_a_deal()
+        wait_for("a purchase after resuming", lambda: bought() > before)
 
         # a broken rules file: refused with its place, shown; the old rules go on buying
         rules.write_text(good.replace("version: 1", "version: 1\nbogus_key: 1"))
