@@ -49,6 +49,12 @@ class SessionOptions:
     is given: an in-process service serves no websocket); ``False``: never."""
     feed_transport: httpx.AsyncBaseTransport | None = None
     """The feed client's transport (tests)."""
+    feed_url: str | None = None
+    """Where the feed is, over ``account.feed_url`` and ``base_url``'s host (``snipe demo``
+    serves its in-process sandbox's feed on a loopback port of its own)."""
+    feed_open_timeout: float = 10.0
+    """Seconds of the engine's clock a connection may take to say hello (``snipe demo``
+    runs a sped-up clock, on which the real network's few seconds are many)."""
 
 
 def _feed_client(
@@ -60,11 +66,12 @@ def _feed_client(
     if account.feed == "off" or not wanted:
         return None
     return FeedClient(
-        account.feed_address(options.base_url),
+        options.feed_url or account.feed_address(options.base_url),
         games=feed_games(rule_games(ruleset), GAMES),
         api_key=api_key,
         clock=clock,
         transport=options.feed_transport,
+        open_timeout=options.feed_open_timeout,
     )
 
 

@@ -44,6 +44,27 @@ def test_the_demo_prints_progress_and_fully_written_reasons_in_100_columns(
     assert out.count("discount at least 18% vs platform_price") == 1
 
 
+def test_the_demo_reads_the_sandbox_s_live_feed_and_says_what_it_saw_first(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["demo", "--seconds", "0.5", "--speed", "1200", "--seed", "7"]) == 0
+    out = capsys.readouterr().out
+    _check_lines(out)
+    # the demo's market time starts once the feed has answered: it connected, whatever
+    # the load (how many events it read in 0.5 s is the machine's business)
+    feed = re.search(r"^live feed: (\w+), ([\d,]+) events received, \d+ reconnects", out, re.M)
+    assert feed is not None, out
+    assert feed[1] in ("healing", "trusted", "distrusted", "down"), feed[0]
+    truth = re.search(r"^sandbox ground truth: (\d+) purchase\(s\) for \$", out, re.M)
+    assert truth is not None
+    seen = re.search(
+        r"seen first by the live feed: (\d+), by a search or the snapshot: (\d+)$", out, re.M
+    )
+    assert seen is not None
+    # the sandbox's own purchases, each put down to the one way that saw it first
+    assert int(seen[1]) + int(seen[2]) == int(truth[1])
+
+
 def test_on_a_terminal_the_demo_shows_a_live_panel() -> None:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=100, color_system=None)
