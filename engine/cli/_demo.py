@@ -12,8 +12,9 @@ in-process websocket transport, because it is the very path a run against ``snip
 sandbox`` takes (backpressure included: a sender that outruns the reader waits, as on the
 wire) and the feed's connections then end when they end. The feed's heartbeat is the
 service's in real seconds (25 s, 20 s): the market's clock runs fast, the network does
-not. The demo's market time starts once the engine has started and the feed has answered
-(or given up), so even a short demo on a loaded machine shows both at work.
+not. The market stands still (:class:`HeldClock`) until the engine has started and the
+feed has answered (or given up), so even a short demo on a loaded machine shows both at
+work from the market's first second.
 """
 
 from __future__ import annotations
@@ -70,13 +71,50 @@ the caps, not the balance, are what limit the demo."""
 _PLAIN_EVERY = 5.0
 """Real seconds between progress lines when the output is not a terminal."""
 _READY_WAIT = 10.0
-"""Real seconds the demo waits for the engine to start and the feed to answer before the
-market time it shows starts (a feed that does not answer by then is left to the engine:
-the snapshot serves)."""
+"""Real seconds the market is held for the engine to start and the feed to answer (a feed
+that does not answer by then is left to the engine: the snapshot serves)."""
 _HEARTBEAT = (25.0, 20.0)
 """The service's pingInterval and pingTimeout, real seconds."""
 _OPEN_TIMEOUT = 10.0
 """Real seconds a feed connection may take to say hello."""
+
+
+class HeldClock:
+    """A :class:`~engine.ScaledClock` that stands still at ``start`` until
+    :meth:`release`: the demo's market waits for the engine to start and the feed to
+    answer, however long a loaded machine takes (at 60x, each real second of start-up
+    would be a market minute in which the first deals go to others). Waits that end
+    later than ``start`` last until the release and then as long as they have left."""
+
+    def __init__(self, *, start: float, speed: float) -> None:
+        self._scaled = ScaledClock(start=start, speed=speed)
+        self._start = start
+        self._released = anyio.Event()
+
+    @property
+    def speed(self) -> float:
+        return self._scaled.speed
+
+    def release(self) -> None:
+        """Let time run from ``start`` on, ``speed`` times real time."""
+        if not self._released.is_set():
+            self._scaled = ScaledClock(start=self._start, speed=self._scaled.speed)
+            self._released.set()
+
+    def now(self) -> float:
+        return self._scaled.now() if self._released.is_set() else self._start
+
+    async def sleep_until(self, deadline: float) -> None:
+        if deadline > self.now():
+            await self._released.wait()
+        await self._scaled.sleep_until(deadline)
+
+    async def sleep(self, seconds: float) -> None:
+        await self.sleep_until(self.now() + max(0.0, seconds))
+
+    def __repr__(self) -> str:
+        state = "running" if self._released.is_set() else "held"
+        return f"HeldClock(speed={self.speed}, {state})"
 
 
 def register(subparsers: Any) -> None:
@@ -138,7 +176,7 @@ def run_demo(args: argparse.Namespace, console: Console) -> int:
         return 2
 
     async def main() -> int:
-        clock = ScaledClock(start=time.time(), speed=args.speed)
+        clock = HeldClock(start=time.time(), speed=args.speed)
         # The market features the names the rules watch, so a short demo sees their deals.
         market = MarketConfig(size=4000, featured=tuple(sorted(ruleset.watched_names)))
         interval, timeout = _HEARTBEAT
@@ -178,6 +216,7 @@ def run_demo(args: argparse.Namespace, console: Console) -> int:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(_run_engine, engine, tg.cancel_scope)
                     await _ready(engine)
+                    clock.release()
                     started = clock.now()
                     tg.start_soon(_show_progress, console, engine, started, total)
                     await clock.sleep(total)
@@ -220,8 +259,7 @@ async def _run_engine(engine: Engine, scope: anyio.CancelScope) -> None:
 async def _ready(engine: Engine) -> None:
     """Until the engine has started (its start-up gate passed, or it stopped) and the feed
     has answered (or ``auto`` gave up on it), or :data:`_READY_WAIT` real seconds have
-    passed: the market time the demo shows starts then, so a short demo on a loaded
-    machine still shows the engine and the feed at work."""
+    passed: the market is held still until then."""
     watch = engine.feedwatch
     with anyio.move_on_after(_READY_WAIT):
         # the engine's state has no event to wait on: a look every 10 ms
@@ -247,7 +285,9 @@ async def _show_progress(console: Console, engine: Engine, started: float, total
         return records
 
     if console.is_terminal:
-        progress = await Progress.of(engine, started, total)
+        # the panel is shown even when the run ends before the first look is done
+        with anyio.CancelScope(shield=True):
+            progress = await Progress.of(engine, started, total)
         with Live(progress.panel([]), console=console, refresh_per_second=4) as live:
             # log lines go above the panel too, not through it
             handlers = [h for h in logging.getLogger().handlers if type(h) is logging.StreamHandler]
@@ -260,9 +300,13 @@ async def _show_progress(console: Console, engine: Engine, started: float, total
                     live.update(progress.panel(progress.recent))
                     await anyio.sleep(0.25)
             finally:
-                # purchases made after the last look (the run ends between two looks)
+                # purchases made after the last look (the run ends between two looks),
+                # and the panel as the run ended
                 for record in new_purchases():
                     live.console.print(escape(purchase_line(record)))
+                with anyio.CancelScope(shield=True):
+                    progress = await Progress.of(engine, started, total)
+                live.update(progress.panel(progress.recent))
                 for handler, stream in zip(handlers, streams, strict=True):
                     if stream is not None:
                         handler.setStream(stream)
