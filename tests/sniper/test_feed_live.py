@@ -119,33 +119,37 @@ async def test_a_stall_falls_back_to_the_snapshot_and_nothing_is_bought_twice(
         sandbox.inject_feed("stall", count=1, seconds=120.0)
         first = plant(sandbox, item, price=item.reference // 2)  # its event stalls the feed
         stalled_at = clock.now()
-        # a deal listed while the feed is silent and nobody can know it is dead; the
-        # clock stops just past the deadline (closing the socket takes real time)
+        # a deal listed while the feed is silent and nobody can know it is dead
         during: list[str] = []
-
-        def noticed_or_late() -> bool:
-            if not during and clock.now() >= stalled_at + 20.0:
-                during.append(str(plant(sandbox, item, price=item.reference // 2).item_id))
-            return not watch.connected or clock.now() >= stalled_at + heartbeat + 0.5
-
-        await drive(clock, noticed_or_late, step=0.5)
-        await drive(clock, lambda: not watch.connected)
+        # the clock moves half a second at a time up to the deadline the last frame the
+        # client read sets (a loaded machine may read the frames sent before the stall
+        # late), never past it: then only real time passes until the engine notices
+        with anyio.fail_after(PATIENCE):
+            while watch.connected:
+                await anyio.sleep(0.002)
+                last = client.health().last_frame_at
+                assert last is not None
+                if clock.now() < last + heartbeat:
+                    clock.advance(min(0.5, last + heartbeat - clock.now()))
+                if not during and clock.now() >= stalled_at + 20.0:
+                    during.append(str(plant(sandbox, item, price=item.reference // 2).item_id))
         # noticed in time, by the engine's own stall detector (the server closed nothing)
-        down_at = watch.down_at
+        down_at, last = watch.down_at, client.health().last_frame_at
         assert down_at is not None
-        assert down_at - stalled_at <= heartbeat + 0.5
+        assert last is not None
+        assert down_at - last <= heartbeat
         assert client.health().disconnects == {"stall": 1}
         snapshots = r.engine.status.snapshots
         # listed while the feed is down, before any new connection: the feed never tells it
         after = plant(sandbox, item, price=item.reference // 2)
-        # falls back: a snapshot poll at once, not at the audit's 5 minutes
-        await drive(clock, lambda: r.engine.status.snapshots > snapshots, step=1.0)
-        assert clock.now() - down_at <= SETTINGS.snapshot_every
+        # falls back: a snapshot poll at once (the clock stands still meanwhile), not at
+        # the audit's 5 minutes
+        await drive(clock, lambda: r.engine.status.snapshots > snapshots)
+        assert clock.now() == down_at
         missed = sorted([str(first.item_id), *during, str(after.item_id)])
         wanted = sorted([str(before.item_id), *missed])
-        await drive(clock, lambda: bought_ids(sandbox) == wanted, step=1.0)
-        bought_at = {str(p["item_id"]): float(p["at"]) for p in purchases_of(sandbox)}
-        assert bought_at[str(after.item_id)] - down_at <= SETTINGS.snapshot_every + 5.0
+        # the names it flagged are searched in the priority lane, the deals bought
+        await drive(clock, lambda: bought_ids(sandbox) == wanted, step=0.1)
         assert watch.bought_items == {str(before.item_id)}  # none of them from the feed
         # heals: a new connection, its gap healed by a snapshot begun after it, trusted
         await drive(clock, lambda: watch.trusted and watch.generation >= 2, step=1.0)
