@@ -4,6 +4,17 @@ It starts the sandbox in-process with a seeded market on a sped-up clock, runs t
 with ``rules.example.yaml`` (the sandbox's funded key and an in-memory ledger; nothing real
 is touched), and prints what it watched, what it bought and why, and what it skipped and
 why, beside what the sandbox says really happened.
+
+The engine reads the sandbox's live listing feed as ``snipe run`` reads the service's: a
+websocket, here to the sandbox served by hypercorn on a loopback port the system picks
+(127.0.0.1 only; the interface's calls stay in-process). A real socket rather than an
+in-process websocket transport, because it is the very path a run against ``snipe
+sandbox`` takes (backpressure included: a sender that outruns the reader waits, as on the
+wire) and the feed's connections then end when they end. The feed's heartbeat is the
+service's in real seconds (25 s, 20 s): the market's clock runs fast, the network does
+not. The market stands still (:class:`HeldClock`) until the engine has started and the
+feed has answered (or given up), so even a short demo on a loaded machine shows both at
+work from the market's first second.
 """
 
 from __future__ import annotations
@@ -12,6 +23,9 @@ import argparse
 import logging
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -27,9 +41,10 @@ from .._money import format_usd
 from .._plugins import make_plugin_host
 from ..ledger import MEMORY
 from ..rules import load_rules
-from ..sandbox import MarketConfig, Sandbox, SandboxConfig
+from ..sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig, serve
 from ..sniper import (
     Engine,
+    EngineMode,
     EngineSettings,
     PurchaseRecord,
     SessionOptions,
@@ -55,6 +70,51 @@ DEMO_BALANCE = 2_000_000
 the caps, not the balance, are what limit the demo."""
 _PLAIN_EVERY = 5.0
 """Real seconds between progress lines when the output is not a terminal."""
+_READY_WAIT = 10.0
+"""Real seconds the market is held for the engine to start and the feed to answer (a feed
+that does not answer by then is left to the engine: the snapshot serves)."""
+_HEARTBEAT = (25.0, 20.0)
+"""The service's pingInterval and pingTimeout, real seconds."""
+_OPEN_TIMEOUT = 10.0
+"""Real seconds a feed connection may take to say hello."""
+
+
+class HeldClock:
+    """A :class:`~engine.ScaledClock` that stands still at ``start`` until
+    :meth:`release`: the demo's market waits for the engine to start and the feed to
+    answer, however long a loaded machine takes (at 60x, each real second of start-up
+    would be a market minute in which the first deals go to others). Waits that end
+    later than ``start`` last until the release and then as long as they have left."""
+
+    def __init__(self, *, start: float, speed: float) -> None:
+        self._scaled = ScaledClock(start=start, speed=speed)
+        self._start = start
+        self._released = anyio.Event()
+
+    @property
+    def speed(self) -> float:
+        return self._scaled.speed
+
+    def release(self) -> None:
+        """Let time run from ``start`` on, ``speed`` times real time."""
+        if not self._released.is_set():
+            self._scaled = ScaledClock(start=self._start, speed=self._scaled.speed)
+            self._released.set()
+
+    def now(self) -> float:
+        return self._scaled.now() if self._released.is_set() else self._start
+
+    async def sleep_until(self, deadline: float) -> None:
+        if deadline > self.now():
+            await self._released.wait()
+        await self._scaled.sleep_until(deadline)
+
+    async def sleep(self, seconds: float) -> None:
+        await self.sleep_until(self.now() + max(0.0, seconds))
+
+    def __repr__(self) -> str:
+        state = "running" if self._released.is_set() else "held"
+        return f"HeldClock(speed={self.speed}, {state})"
 
 
 def register(subparsers: Any) -> None:
@@ -116,16 +176,14 @@ def run_demo(args: argparse.Namespace, console: Console) -> int:
         return 2
 
     async def main() -> int:
-        clock = ScaledClock(start=time.time(), speed=args.speed)
+        clock = HeldClock(start=time.time(), speed=args.speed)
         # The market features the names the rules watch, so a short demo sees their deals.
         market = MarketConfig(size=4000, featured=tuple(sorted(ruleset.watched_names)))
+        interval, timeout = _HEARTBEAT
+        feed = FeedConfig(ping_interval=interval * args.speed, ping_timeout=timeout * args.speed)
         sandbox = Sandbox(
-            SandboxConfig(seed=args.seed, market=market, balance=DEMO_BALANCE), clock=clock
-        )
-        options = SessionOptions(
-            base_url="http://sandbox",
-            ledger=MEMORY,
-            transport=httpx.ASGITransport(app=cast("Any", sandbox.app)),
+            SandboxConfig(seed=args.seed, market=market, balance=DEMO_BALANCE, feed=feed),
+            clock=clock,
         )
         total = args.seconds * args.speed
         budgets = ruleset.budgets
@@ -138,23 +196,80 @@ def run_demo(args: argparse.Namespace, console: Console) -> int:
             "Nothing real is touched."
         )
         console.print(rules_table(ruleset))
-        async with open_engine(
-            ruleset,
-            api_key=sandbox.api_key,
-            clock=clock,
-            host=host,
-            settings=EngineSettings(),
-            options=options,
-        ) as engine:
-            started = clock.now()
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(_show_progress, console, engine, started, total)
-                await engine.run(duration=total)
-                tg.cancel_scope.cancel()
-            await _summary(console, engine, sandbox)
+        async with _served(sandbox) as feed_url:
+            options = SessionOptions(
+                base_url="http://sandbox",
+                ledger=MEMORY,
+                transport=httpx.ASGITransport(app=cast("Any", sandbox.app)),
+                feed=True,
+                feed_url=feed_url,
+                feed_open_timeout=_OPEN_TIMEOUT * args.speed,
+            )
+            async with open_engine(
+                ruleset,
+                api_key=sandbox.api_key,
+                clock=clock,
+                host=host,
+                settings=EngineSettings(),
+                options=options,
+            ) as engine:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_run_engine, engine, tg.cancel_scope)
+                    await _ready(engine)
+                    clock.release()
+                    started = clock.now()
+                    tg.start_soon(_show_progress, console, engine, started, total)
+                    await clock.sleep(total)
+                    tg.cancel_scope.cancel()
+                await _summary(console, engine, sandbox)
         return 0
 
     return anyio.run(main)
+
+
+@asynccontextmanager
+async def _served(sandbox: Sandbox) -> AsyncIterator[str]:
+    """The sandbox served on a loopback port the system picks, for the feed's websocket;
+    its address while the block runs."""
+    ready = anyio.Event()
+    stop = anyio.Event()
+    urls: list[str] = []
+
+    def on_ready(url: str) -> None:
+        urls.append(url)
+        ready.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(
+            partial(serve, sandbox, port=0, on_ready=on_ready, shutdown_trigger=stop.wait)
+        )
+        await ready.wait()
+        try:
+            yield urls[0]
+        finally:
+            stop.set()
+
+
+async def _run_engine(engine: Engine, scope: anyio.CancelScope) -> None:
+    """The engine until the demo ends it (or it stops by itself: a HALT)."""
+    await engine.run()
+    scope.cancel()
+
+
+async def _ready(engine: Engine) -> None:
+    """Until the engine has started (its start-up gate passed, or it stopped) and the feed
+    has answered (or ``auto`` gave up on it), or :data:`_READY_WAIT` real seconds have
+    passed: the market is held still until then."""
+    watch = engine.feedwatch
+    with anyio.move_on_after(_READY_WAIT):
+        # the engine's state has no event to wait on: a look every 10 ms
+        while True:
+            mode = engine.status.mode
+            if mode is EngineMode.STOPPED:
+                return
+            if mode is not EngineMode.STARTING and (watch.generation or watch.unavailable):
+                return
+            await anyio.sleep(0.01)
 
 
 async def _show_progress(console: Console, engine: Engine, started: float, total: float) -> None:
@@ -170,7 +285,9 @@ async def _show_progress(console: Console, engine: Engine, started: float, total
         return records
 
     if console.is_terminal:
-        progress = await Progress.of(engine, started, total)
+        # the panel is shown even when the run ends before the first look is done
+        with anyio.CancelScope(shield=True):
+            progress = await Progress.of(engine, started, total)
         with Live(progress.panel([]), console=console, refresh_per_second=4) as live:
             # log lines go above the panel too, not through it
             handlers = [h for h in logging.getLogger().handlers if type(h) is logging.StreamHandler]
@@ -183,9 +300,13 @@ async def _show_progress(console: Console, engine: Engine, started: float, total
                     live.update(progress.panel(progress.recent))
                     await anyio.sleep(0.25)
             finally:
-                # purchases made after the last look (the run ends between two looks)
+                # purchases made after the last look (the run ends between two looks),
+                # and the panel as the run ended
                 for record in new_purchases():
                     live.console.print(escape(purchase_line(record)))
+                with anyio.CancelScope(shield=True):
+                    progress = await Progress.of(engine, started, total)
+                live.update(progress.panel(progress.recent))
                 for handler, stream in zip(handlers, streams, strict=True):
                     if stream is not None:
                         handler.setStream(stream)
@@ -200,9 +321,12 @@ async def _show_progress(console: Console, engine: Engine, started: float, total
                 next_line = now + _PLAIN_EVERY
             await anyio.sleep(0.25)
     finally:
-        # purchases made after the last look (the run ends between two looks)
+        # purchases made after the last look (the run ends between two looks), and where
+        # the market got to: a short run on a loaded machine may end before the first look
         for record in new_purchases():
             console.print(escape(purchase_line(record)))
+        with anyio.CancelScope(shield=True):
+            console.print(escape((await Progress.of(engine, started, total)).line()))
 
 
 async def _summary(console: Console, engine: Engine, sandbox: Sandbox) -> None:
@@ -218,14 +342,25 @@ async def _summary(console: Console, engine: Engine, sandbox: Sandbox) -> None:
     else:
         console.print("[yellow]nothing was bought[/]")
     console.print(skipped_table(view))
+    feed = view.feed
+    if feed is None:
+        console.print("live feed: off")
+    else:
+        console.print(
+            f"live feed: {feed.state}, {feed.events:,} events received, "
+            f"{feed.reconnects} reconnects, {feed.gaps_healed} gaps healed, {feed.missed} missed"
+        )
     truth = sandbox.ground_truth()
     real = len(truth["purchases"])
-    ours = view.bought
+    on_feed = sum(str(p["item_id"]) in engine.feedwatch.bought_items for p in truth["purchases"])
     balance = truth["balances"][truth["default_account"]]
     console.print(
-        f"sandbox ground truth: {real} purchase(s); the account went from "
-        f"{format_usd(DEMO_BALANCE)} to {format_usd(balance)} "
-        f"({format_usd(DEMO_BALANCE - balance)} spent); the engine counted {ours} bought"
+        f"sandbox ground truth: {real} purchase(s) for {format_usd(DEMO_BALANCE - balance)} "
+        f"(the account went from {format_usd(DEMO_BALANCE)} to {format_usd(balance)})"
+    )
+    console.print(
+        f"the engine counted {view.bought} bought; seen first by the live feed: {on_feed}, "
+        f"by a search or the snapshot: {real - on_feed}"
     )
     if view.halt_reason:
         console.print(f"[red]HALTED[/]: {escape(view.halt_reason)}")

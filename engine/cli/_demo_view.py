@@ -51,7 +51,7 @@ class Progress:
     async def of(cls, engine: Engine, started: float, total: float) -> Progress:
         view = await engine.view()
         return cls(
-            market_seconds=max(0.0, view.now - started),
+            market_seconds=min(total, max(0.0, view.now - started)),
             total_seconds=total,
             searches=view.searches,
             searches_in_window=view.search_used,

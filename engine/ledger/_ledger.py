@@ -118,6 +118,10 @@ class Ledger(OrderBook, PurchaseQueries):
         """The file (or :data:`MEMORY`)."""
         self.readonly = readonly
         self._clock = clock
+        self.writes = 0
+        """Statements other than a ``SELECT`` run by this object so far: what this
+        process's reads may have changed by (a cache of a read is good while it stays;
+        another process writing the same file is not counted)."""
 
     # -- opening -------------------------------------------------------------------------
 
@@ -238,6 +242,8 @@ class Ledger(OrderBook, PurchaseQueries):
     async def _exec(self, sql: str, parameters: Sequence[Any] = ()) -> list[Row]:
         if self._connection is None:
             raise LedgerError(f"{self.path}: the ledger is closed")
+        if sql.lstrip()[:6].upper() != "SELECT":
+            self.writes += 1  # counted before it runs: a read begun meanwhile is stale
         try:
             with self._busy():
                 return await self._connection.execute_fetchall(sql, parameters)

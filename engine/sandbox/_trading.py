@@ -325,6 +325,7 @@ class Trading:
             "price": listing.price,
             "project_id": project_id,
             "at": now,
+            "listed_at": listing.listed_at,
             "source": source,
             "hold": hold,
         }

@@ -50,11 +50,11 @@ from .._limiter import Lane, RateLimiter
 from .._money import format_usd
 from .._plugins import PluginHost
 from ..client import FeedEvent, Game, MarketClient, TradeLink
-from ..ledger import Ledger
+from ..ledger import Ledger, utc_day_start
 from ..models import Listing
 from ..paper import PaperDesk, PaperSettings
 from ..reference import ReferenceHub
-from ..rules import Decision, EvalContext, RuleSet, evaluate
+from ..rules import BudgetState, Decision, EvalContext, RuleSet, evaluate
 from ..snapshot import SnapshotTracker
 from ._bandwidth import rule_games
 from ._budget import budget_state, caps_for_rule
@@ -245,6 +245,7 @@ class Engine(SnapshotWatch, OperatorControls):
         """Set by :meth:`request_stop`; ``snipe run`` then stops as on SIGTERM."""
         self.stop_reason: str | None = None
         self.feedwatch = FeedWatch(self, settings.feed)
+        self._budget_cache: tuple[tuple[int, float], BudgetState] | None = None
         """The live listing feed (its client set by the session when enabled)."""
 
     def _follow_rules(self, ruleset: RuleSet) -> None:
@@ -589,7 +590,7 @@ class Engine(SnapshotWatch, OperatorControls):
         context = EvalContext(
             now=now,
             reference_prices=prices,
-            budget=await budget_state(self.ledger, now),
+            budget=await self._budget_now(now),
             game=game,
             references=self.references.quotes(listings, self.ruleset.view, now),
             reference_as_of=as_of,
@@ -609,6 +610,20 @@ class Engine(SnapshotWatch, OperatorControls):
                 for reason in decision.reasons:
                     self.status.skipped(decision.rule, reason)
         return decisions, context
+
+    async def _budget_now(self, now: float) -> BudgetState:
+        """The budget as the ledger has it, read again only when this engine's ledger has
+        written something or the UTC day changed since the last read: a feed event of a
+        watched name is decided without a trip to the ledger's thread. Advisory only:
+        the caps are checked again in the ledger's own transaction when a purchase is
+        written (``Buyer``), so another process's write seen late cannot overspend."""
+        key = (self.ledger.writes, utc_day_start(now))
+        cached = self._budget_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        state = await budget_state(self.ledger, now)
+        self._budget_cache = (key, state)
+        return state
 
     def _within_balance(self, decisions: list[Decision]) -> list[Decision]:
         if self.balance is None:

@@ -133,6 +133,9 @@ class FeedWatch:
         self.events = 0
         self.bought = 0
         self.confirm_searches = 0
+        self.bought_items: set[str] = set()
+        """Item ids a feed event started a purchase of (one per purchase: bounded by the
+        budget), so a summary can tell which purchases the feed saw first."""
         self._first_connected_at: float | None = None
         self._last_event_at: float | None = None
         self.down_at: float | None = None
@@ -295,6 +298,7 @@ class FeedWatch:
         buy = [d for d in decisions if d.accepted and not confirms.get(d.rule, True)]
         if buy:
             self.bought += len(buy)
+            self.bought_items.add(listing.item_id)
             await engine._buy(buy, context)
             return
         ceiling = max((r.max_price for r in rules if confirms.get(r.name, True)), default=-1)

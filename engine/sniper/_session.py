@@ -57,6 +57,12 @@ class SessionOptions:
     """How the reference price file is used; ``None``: read and written with a ledger
     file, only read with an in-memory ledger (a dry run must not change it). Backtests say
     ``none``: the trader's file holds prices learned later than the replayed moments."""
+    feed_url: str | None = None
+    """Where the feed is, over ``account.feed_url`` and ``base_url``'s host (``snipe demo``
+    serves its in-process sandbox's feed on a loopback port of its own)."""
+    feed_open_timeout: float = 10.0
+    """Seconds of the engine's clock a connection may take to say hello (``snipe demo``
+    runs a sped-up clock, on which the real network's few seconds are many)."""
 
 
 def _feed_client(
@@ -72,7 +78,9 @@ def _feed_client(
         api_key=api_key,
         clock=clock,
         base_url=options.base_url,
+        feed_url=options.feed_url,
         transport=options.feed_transport,
+        open_timeout=options.feed_open_timeout,
     )
 
 
@@ -94,20 +102,24 @@ def feed_client(
     api_key: str | APIKey | None,
     clock: Clock,
     base_url: str | None = None,
+    feed_url: str | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    open_timeout: float = 10.0,
 ) -> FeedClient | None:
     """The listing feed's client as ``account`` says (``feed: off``: none), at
-    ``feed_url`` or the host of ``base_url`` (else the account's); ``snipe run`` and
-    ``snipe record`` build theirs here. ``auto`` (give up on a feed that never answers
-    the handshake) is the consumer's to apply: see ``AUTO_ATTEMPTS``."""
+    ``feed_url`` (else the account's ``feed_url``, else the host of ``base_url``, else the
+    account's base address); ``snipe run`` and ``snipe record`` build theirs here.
+    ``auto`` (give up on a feed that never answers the handshake) is the consumer's to
+    apply: see ``AUTO_ATTEMPTS``."""
     if account.feed == "off":
         return None
     return FeedClient(
-        account.feed_address(base_url),
+        feed_url or account.feed_address(base_url),
         games=games,
         api_key=api_key,
         clock=clock,
         transport=transport,
+        open_timeout=open_timeout,
     )
 
 

@@ -220,6 +220,10 @@ def test_the_quickstart_reaches_a_dry_run_against_the_sandbox(shell: Shell) -> N
     assert f"http://127.0.0.1:{shell.ports['8787']}" in done.stderr
     assert "[dry run, stopped] would spend $" in done.stderr
     assert "sandbox-key" not in done.stderr
+    # the live listing feed is on by default (feed: auto), at the sandbox's own address
+    feed = f"feed: connected (generation 1) to http://127.0.0.1:{shell.ports['8787']}"
+    assert feed in done.stderr
+    assert re.search(r"\| feed (healing|trusted|distrusted), ", done.stderr), done.stderr
 
 
 @pytest.mark.slow
