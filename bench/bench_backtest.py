@@ -26,6 +26,22 @@ Last measured (2 shared cores, CPython 3.11, load 1-3 from other work): recordin
 (d) the full engine with rules.example.yaml, 1 h of this 100k market: 64-75 s wall. The
 engine, not the replay, sets a backtest's speed: every search it would have made is made
 and evaluated by the real rules.
+
+Issue 20 (target: 1 h in 3.6 s of one core, 1,000x real time). (d) now prints CPU time
+(the machine is shared: wall time mostly measures the others' load), the real-time
+multiple and, as its same-run baseline, the same hour replayed with no engine. Measured
+2026-11-24 with load 9-11 on 2 cores (8 engineers), old and new code alternated on the
+first 15 min (A/B, same recording, identical report fingerprints): before 21.5-25.1 s
+CPU (median 24.0), after 11.5-14.5 s (median 13.0): 1.85x (median), 1.87x (best). On the
+whole hour: after 53.8-59.6 s CPU over 4 runs (median 58: 60-67x real time, printed as
+"57.4 s CPU: 63x ... engine / replay 82x" by one of them; 16-20x by the wall clock at that
+load); before ~90 s (~40x), still far from 1,000x. Where the rest goes (pyinstrument,
+shares of the engine's time): counting skip reasons, which computes every reason of
+every turned-down pair (~23%), the replay transport building search answers (~21%:
+sorting each name's listings, encoding), the rules' checks (~8%), decoding answers (~8%,
+mostly reused listings now), the snapshot (~17%: the transport's CSV ~10%, the engine's
+diff ~6%), httpx request machinery (~6%), catalogue pages (~6%). For (d) alone:
+``--engine-only --hours 1.2 --keep DIR``.
 """
 
 from __future__ import annotations
