@@ -65,14 +65,17 @@ class ListingMemo:
         """``entry`` as a :class:`Listing` (raises :class:`ValidationError` as
         ``Listing.model_validate`` does)."""
         key = entry.get("item_id")
-        held = self._held.get(key) if type(key) is str or type(key) is int else None
+        if type(key) is not str and type(key) is not int:
+            return Listing.model_validate(entry, context=context)  # odd ids: never kept
+        held = self._held.get(key)
+        # Python's equality (in C, nested values included): 1, 1.0 and true are equal, and
+        # the listing's fields read them alike (lax int, float and bool)
         if held is not None and held[0] == entry:
             return held[1]
         listing = Listing.model_validate(entry, context=context)
         if held is None and len(self._held) >= self.held_at_most:
             self._held.clear()  # simplest bound: a backtest's market has fewer than this
-        if key is not None:
-            self._held[key] = (entry, listing)
+        self._held[key] = (entry, listing)
         return listing
 
 
