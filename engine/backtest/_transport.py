@@ -199,10 +199,16 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         now = self.clock.now()
         market = self.market
         ranked = []
+        details, references = market.details, market.references
         for item_id, row in market.listings.items():
             if not include_hold and row[2] is not None and row[2] > now:
                 continue
-            reference = market.reference(item_id, row[0])
+            # market.reference, called only for a listing with recorded details (every
+            # listing is ranked on every page: a call each was most of a page's cost)
+            if item_id in details:
+                reference = market.reference(item_id, row[0])
+            else:
+                reference = references.get(row[0])
             if reference:
                 ranked.append((row[1] / reference, item_id, row, reference))
         ranked.sort(key=lambda r: (r[0], r[1]))
