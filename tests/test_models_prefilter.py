@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from engine.models import Listing, SearchResponse, decode_per_item, decode_search
+from engine.models import Listing, ListingMemo, SearchResponse, decode_per_item, decode_search
 from engine.sandbox import MarketConfig
 from engine.sandbox._market import Market
 from engine.sandbox._routes_market import search_entry
@@ -120,3 +120,42 @@ def test_a_broken_answer_fails_as_the_full_decode_fails(content: bytes) -> None:
     with pytest.raises(ValidationError) as lazy:
         decode_search(content, {NAME: 10_000}, context=CONTEXT)
     assert lazy.value.errors()[0]["loc"] == full.value.errors()[0]["loc"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_memo_gives_the_full_decode_and_reuses_listings_sent_again(seed: int) -> None:
+    content = sandbox_answer(seed)
+    full = decode_per_item(SearchResponse, content, context=CONTEXT)
+    memo = ListingMemo()
+    first = decode_search(content, None, context=CONTEXT, memo=memo)
+    again = decode_search(content, None, context=CONTEXT, memo=memo)
+    assert first.items == again.items == full.items
+    assert first.set_aside == again.set_aside == ()
+    # the second answer's listings are the very objects the first one built
+    pairs = zip(first.items.values(), again.items.values(), strict=True)
+    assert all(a is b for x, y in pairs for a, b in zip(x, y, strict=True))
+
+
+def test_a_listing_sent_with_any_change_is_built_again_and_odd_ones_set_aside_each_time() -> None:
+    memo = ListingMemo()
+
+    def decode(*found: Any) -> SearchResponse:
+        content = json.dumps({"success": True, "items": {NAME: list(found)}}).encode()
+        return decode_search(content, None, context=CONTEXT, memo=memo)
+
+    before = decode(listing(1, 5_000), listing(2, "12 USD"))
+    after = decode(listing(1, 4_000), listing(2, "12 USD"))
+    assert [x.price for x in after.items[NAME]] == [4_000]
+    assert after.items[NAME][0] is not before.items[NAME][0]
+    assert [s.key for s in after.set_aside] == [s.key for s in before.set_aside] == ["item_id=2"]
+    stickers = decode(listing(1, 4_000, stickers=[{"name": "Crown", "price": 9}]))
+    assert stickers.items[NAME][0].stickers[0].name == "Crown"
+
+
+def test_an_answer_without_a_success_flag_is_told_from_a_refusal() -> None:
+    """The fields the answer carried are kept: the client tells a missing flag (a broken
+    answer) from ``success: false`` (a refusal) by them."""
+    missing = decode_search(b'{"items": {}}', None, context=CONTEXT, memo=ListingMemo())
+    refused = decode_search(b'{"success": false, "items": {}}', None, memo=ListingMemo())
+    assert "success" not in missing.model_fields_set
+    assert "success" in refused.model_fields_set

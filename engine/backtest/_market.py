@@ -38,6 +38,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
@@ -48,6 +49,8 @@ __all__ = ["BuyAnswer", "FillModel", "ReplayMarket", "ReplayTrade"]
 
 Held = tuple[str, int, int | None, int | None]
 """A listing in the replay market: ``(name, price, unlock_at, send_until)``."""
+
+_PRICE = itemgetter(1)
 
 SETTLE_SECONDS = 60.0
 """How long after an instant purchase its trade reports completed."""
@@ -291,13 +294,17 @@ class ReplayMarket:
 
     def listings_of(self, name: str, *, include_hold: bool, now: float) -> list[tuple[str, Held]]:
         """Up to 50 listings of ``name``, cheapest first (ties by item_id)."""
-        rows = []
-        for item_id in self.by_name.get(name, ()):
-            row = self.listings[item_id]
-            if not include_hold and row[2] is not None and row[2] > now:
-                continue
-            rows.append((row[1], item_id, row))
-        rows.sort(key=lambda r: (r[0], r[1]))
+        ids = list(self.by_name.get(name, ()))
+        held = list(map(self.listings.__getitem__, ids))
+        if include_hold:  # per name on every search: the lookups and the sort run in C
+            rows = sorted(zip(map(_PRICE, held), ids, held, strict=True))
+        else:
+            rows = sorted(
+                (row[1], item_id, row)
+                for item_id, row in zip(ids, held, strict=True)
+                if row[2] is None or row[2] <= now
+            )
+        # (price, item_id) decide the order: item ids are unique, rows are never compared
         return [(item_id, row) for _, item_id, row in rows[:50]]
 
     def saw(self, item_id: str, source: str = "search", now: float = 0.0) -> None:

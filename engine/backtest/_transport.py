@@ -10,12 +10,15 @@ later, and the listing must still be there then.
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import io
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from itertools import compress
+from operator import is_not
+from typing import Any, cast
 
 import httpx
 
@@ -25,6 +28,7 @@ from ._market import BuyAnswer, Held, ReplayMarket
 __all__ = ["ReplayTransport"]
 
 
+@functools.lru_cache(maxsize=65_536)
 def _rfc3339(epoch: int) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -34,6 +38,7 @@ def _json(body: Any, status: int = 200) -> httpx.Response:
 
 
 _JSON = {"content-type": "application/json"}
+_TEXTS_HELD = 500_000
 
 
 class ReplayTransport(httpx.AsyncBaseTransport):
@@ -53,6 +58,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         self._csv_cache: tuple[tuple[int, bool], bytes] | None = None
         self.requests: dict[str, int] = {}
         self._quoted: dict[str, str] = {}
+        self._lines: dict[bool, tuple[dict[str, Held], dict[str, str | None]]] = {}
+        self._texts: dict[str, tuple[Held, Any, int | None, bool, str]] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
@@ -116,41 +123,76 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         return _json({"success": True, "items": [rows[n] for n in sorted(rows)]})
 
     def _snapshot_bytes(self, include_hold: bool) -> bytes:
-        # Rebuilt after every recorded snapshot for the kept names: plain joins, with each
-        # name's CSV form cached, keep it cheap next to the engine's own parse.
+        # Rebuilt after every recorded snapshot for the kept names. Each listing's line is
+        # kept while its row is the same object (the market puts a new tuple in on any
+        # change): the rows that changed are found by C-level maps and only their lines
+        # are written anew, so a snapshot is mostly a join of kept lines.
+        listings = self.market.listings
+        ids = list(listings)
+        rows = list(listings.values())
+        before_rows, before_lines = self._lines.get(include_hold, ({}, {}))
+        lines: list[str | None] = list(map(before_lines.get, ids))
         quoted = self._quoted
-        now = self.clock.now()
-        lines = [
-            "item_id,name,price,unlock_at,send_until" if include_hold else "item_id,name,price"
-        ]
-        for item_id, (name, price, unlock_at, send_until) in self.market.listings.items():
-            text = quoted.get(name)
-            if text is None:
-                text = quoted[name] = _csv_cell(name)
+        for i in compress(range(len(ids)), map(is_not, map(before_rows.get, ids), rows)):
+            name, price, unlock_at, send_until = rows[i]
+            cell = quoted.get(name)
+            if cell is None:
+                cell = quoted[name] = _csv_cell(name)
             if include_hold:
                 lock = f"{unlock_at},{send_until or ''}" if unlock_at is not None else ","
-                lines.append(f"{item_id},{text},{price},{lock}")
-            elif unlock_at is None or unlock_at <= now:
-                lines.append(f"{item_id},{text},{price}")
-        lines.append("")
-        return gzip.compress("\n".join(lines).encode("utf-8"), compresslevel=1, mtime=0)
+                lines[i] = f"{ids[i]},{cell},{price},{lock}"
+            else:
+                lines[i] = f"{ids[i]},{cell},{price}"
+        self._lines[include_hold] = (dict(listings), dict(zip(ids, lines, strict=True)))
+        if not include_hold:
+            now = self.clock.now()
+            lines = list(compress(lines, [r[2] is None or r[2] <= now for r in rows]))
+        header = "item_id,name,price,unlock_at,send_until" if include_hold else "item_id,name,price"
+        text = "\n".join([header, *cast("list[str]", lines), ""])
+        # stored, not deflated: the engine inflates it at once, in the same process
+        return gzip.compress(text.encode("utf-8"), compresslevel=0, mtime=0)
 
     def _search(self, params: httpx.QueryParams) -> httpx.Response:
         include_hold = params.get("include_hold") in ("1", "true")
         now = self.clock.now()
-        items: dict[str, list[dict[str, Any]]] = {}
+        parts: list[str] = []
         seen: list[str] = []
+        text = self._entry_text
         for name in params.get_list("name"):
-            entries = []
-            for item_id, row in self.market.listings_of(name, include_hold=include_hold, now=now):
-                entries.append(self._entry(item_id, row, now))
-                seen.append(item_id)
-            items[name] = entries
+            found = self.market.listings_of(name, include_hold=include_hold, now=now)
+            entries = [text(item_id, row, now) for item_id, row in found]
+            seen.extend(item_id for item_id, _ in entries)
+            parts.append(f"{json.dumps(name)}: [{', '.join(t for _, t in entries)}]")
         for item_id in seen:
             self.market.saw(item_id, "search", now)
         if self._on_search is not None:
             self._on_search(seen)
-        return _json({"success": True, "items": items})
+        # the same text json.dumps gives for {"success": true, "items": {...}}
+        body = f'{{"success": true, "items": {{{", ".join(parts)}}}}}'
+        return httpx.Response(200, content=body.encode(), headers=_JSON)
+
+    def _entry_text(self, item_id: str, row: Held, now: float) -> tuple[str, str]:
+        """``(item_id, the listing's JSON text)``: kept per listing while what it is made
+        of (its row, details, reference and whether it is locked now) stays the same, as
+        most listings do from one search to the next (a backtest's searches see each
+        listing hundreds of times: encoding them anew was a third of a search's cost)."""
+        detail = self.market.details.get(item_id)
+        reference = self.market.references.get(row[0])
+        locked = row[2] is not None and row[2] > now
+        held = self._texts.get(item_id)
+        if (
+            held is not None
+            and held[0] is row
+            and held[1] is detail
+            and held[2] == reference
+            and held[3] == locked
+        ):
+            return item_id, held[4]
+        if len(self._texts) >= _TEXTS_HELD:
+            self._texts.clear()
+        entry = json.dumps(self._entry(item_id, row, now))
+        self._texts[item_id] = (row, detail, reference, locked, entry)
+        return item_id, entry
 
     def _catalogue(self, params: httpx.QueryParams) -> httpx.Response:
         """The best-discount listings of the kept names, 100 a page (``cursor`` is the
@@ -159,10 +201,16 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         now = self.clock.now()
         market = self.market
         ranked = []
+        details, references = market.details, market.references
         for item_id, row in market.listings.items():
             if not include_hold and row[2] is not None and row[2] > now:
                 continue
-            reference = market.reference(item_id, row[0])
+            # market.reference, called only for a listing with recorded details (every
+            # listing is ranked on every page: a call each was most of a page's cost)
+            if item_id in details:
+                reference = market.reference(item_id, row[0])
+            else:
+                reference = references.get(row[0])
             if reference:
                 ranked.append((row[1] / reference, item_id, row, reference))
         ranked.sort(key=lambda r: (r[0], r[1]))

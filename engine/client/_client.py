@@ -154,7 +154,12 @@ class MarketClient(BuyingAPI):
         q.flag("ignore_phase", ignore_phase)
         q.flag("include_hold", include_hold)
         return await self._call(
-            ep.SEARCH_V2, SearchResponse, params=q.items, lane=lane, prefilter=prefilter
+            ep.SEARCH_V2,
+            SearchResponse,
+            params=q.items,
+            lane=lane,
+            prefilter=prefilter,
+            memo=self.listing_memo,
         )
 
     async def search_items_by_name_v1(

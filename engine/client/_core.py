@@ -20,7 +20,7 @@ import httpx
 from .._clock import Clock, SystemClock
 from .._errors import APIError, ConfigError, RateLimited, Unavailable
 from .._limiter import Lane
-from ..models import PerItem, Prefilter, SetAside, WireModel
+from ..models import ListingMemo, PerItem, Prefilter, SetAside, WireModel
 from ._endpoints import ENDPOINT_BUCKETS, Endpoint
 from ._responses import decode, http_error, transport_error
 from ._secret import APIKey, Secret
@@ -85,6 +85,10 @@ class ClientCore:
         answer carried that could not be read and was set aside (the rest of the answer is
         used). For metrics and ``snipe status``; same rules as :attr:`request_observer`."""
         self._malformed_logged: set[tuple[str, str]] = set()
+        self.listing_memo: ListingMemo | None = ListingMemo()
+        """The v2 search's listings as last built (:class:`~engine.models.ListingMemo`): one
+        sent again exactly as before is not built again (searches repeat most of their
+        listings). ``None`` builds every listing of every answer."""
         if limiter is not None:
             _check_buckets(limiter, catalogue_bucket)
         inner = transport if transport is not None else httpx.AsyncHTTPTransport(retries=0)
@@ -134,9 +138,11 @@ class ClientCore:
         lane: Lane = Lane.BACKGROUND,
         project_ids: tuple[str, ...] = (),
         prefilter: Prefilter | None = None,
+        memo: ListingMemo | None = None,
     ) -> M:
         """Send, check the status, and decode the answer as ``model`` (a search answer
-        only as far as ``prefilter`` lets through, when given)."""
+        only as far as ``prefilter`` lets through, when given; its listings sent again as
+        before from ``memo``)."""
         response = await self._send(
             endpoint,
             params=params,
@@ -154,6 +160,7 @@ class ClientCore:
                 image_base_url=self._image_base_url,
                 project_ids=project_ids,
                 prefilter=prefilter,
+                memo=memo,
             )
         except APIError as exc:
             _log.debug("%s", exc)

@@ -44,7 +44,14 @@ from .._errors import (
     Refused,
     Unavailable,
 )
-from ..models import Prefilter, SearchResponse, WireModel, decode_per_item, decode_search
+from ..models import (
+    ListingMemo,
+    Prefilter,
+    SearchResponse,
+    WireModel,
+    decode_per_item,
+    decode_search,
+)
 from ._endpoints import Endpoint
 
 __all__ = [
@@ -197,19 +204,21 @@ def decode(
     project_ids: tuple[str, ...] = (),
     check_refusal: bool = True,
     prefilter: Prefilter | None = None,
+    memo: ListingMemo | None = None,
 ) -> M:
     """A 2xx answer as ``model``, or the error it means (raised).
 
     With ``check_refusal=False`` a well-formed ``success: false`` answer is returned as is
     (the bulk purchase reads its per-item results itself), and a badly shaped one is never
     read as a refusal. A ``prefilter`` (v2 search answers only) builds only the listings
-    it lets through (:func:`~engine.models.decode_search`).
+    it lets through (:func:`~engine.models.decode_search`); a ``memo`` (v2 search
+    answers only) gives back the listings sent again as before without building them.
     """
     content = response.content
     context = {"image_base_url": image_base_url}
     try:
-        if prefilter is not None and model is SearchResponse:
-            parsed = cast(M, decode_search(content, prefilter, context=context))
+        if (prefilter is not None or memo is not None) and model is SearchResponse:
+            parsed = cast(M, decode_search(content, prefilter, context=context, memo=memo))
         else:
             parsed = decode_per_item(model, content, context=context)
     except pydantic.ValidationError as exc:

@@ -45,7 +45,7 @@ from ._market import (
 )
 from ._per_item import PerItem, SetAside, decode_item, decode_per_item
 from ._prices import PriceItem
-from ._search import Prefilter, decode_search
+from ._search import ListingMemo, Prefilter, decode_search
 from ._trading import (
     BulkBuyItemResult,
     BulkBuyResponse,
@@ -88,6 +88,7 @@ __all__ = [
     "InventoryPrice",
     "InventoryResponse",
     "Listing",
+    "ListingMemo",
     "OwnListing",
     "OwnListingsResponse",
     "PerItem",

@@ -17,6 +17,11 @@ price. What was passed over is counted (:attr:`SearchResponse.passed_over`),
 and the phases of passed-over listings are kept (:attr:`SearchResponse.passed_over_phases`),
 for callers that learn from every listing seen. A broken envelope falls back to the full
 decode, which gives its usual error.
+
+Without a prefilter every listing is built (the full decode's listings), and with a
+:class:`ListingMemo` a listing sent exactly as in an earlier answer is that answer's
+:class:`Listing` again: searches repeat most of their listings, and a backtest's whole
+market is searched again every few minutes, so most of the building is skipped.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from pydantic_core import from_json, to_json
 from ._market import Listing, SearchResponse
 from ._per_item import SetAside, _key, decode_per_item
 
-__all__ = ["Prefilter", "decode_search"]
+__all__ = ["ListingMemo", "Prefilter", "decode_search"]
 
 _UNKNOWN: Any = object()
 
@@ -40,13 +45,56 @@ Prefilter = Callable[[str], int | None] | Mapping[str, int | None]
 no rule watches the name (a mapping is read with ``.get``)."""
 
 
+class ListingMemo:
+    """The listings one client built lately, by item id, with the values they were built
+    from: a listing sent again exactly as before (most of a search's, from one search to
+    the next) is the same :class:`Listing` (immutable), not built again. Only listings
+    that were read are kept, so a value that is set aside is always read (and set aside)
+    again. Tied to one decode context (the client's image base address)."""
+
+    __slots__ = ("_held", "held_at_most")
+
+    def __init__(self, held_at_most: int = 100_000) -> None:
+        self._held: dict[Any, tuple[dict[str, Any], Listing]] = {}
+        self.held_at_most = held_at_most
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def build(self, entry: dict[str, Any], context: dict[str, Any] | None) -> Listing:
+        """``entry`` as a :class:`Listing` (raises :class:`ValidationError` as
+        ``Listing.model_validate`` does)."""
+        key = entry.get("item_id")
+        if type(key) is not str and type(key) is not int:
+            return Listing.model_validate(entry, context=context)  # odd ids: never kept
+        held = self._held.get(key)
+        # Python's equality (in C, nested values included): 1, 1.0 and true are equal, and
+        # the listing's fields read them alike (lax int, float and bool)
+        if held is not None and held[0] == entry:
+            return held[1]
+        listing = Listing.model_validate(entry, context=context)
+        if held is None and len(self._held) >= self.held_at_most:
+            self._held.clear()  # simplest bound: a backtest's market has fewer than this
+        self._held[key] = (entry, listing)
+        return listing
+
+
 def decode_search(
-    content: bytes | str, prefilter: Prefilter, *, context: dict[str, Any] | None = None
+    content: bytes | str,
+    prefilter: Prefilter | None,
+    *,
+    context: dict[str, Any] | None = None,
+    memo: ListingMemo | None = None,
 ) -> SearchResponse:
     """``content`` (a v2 search answer) with only the listings ``prefilter`` lets through
-    built (see the module docstring). Raises :class:`pydantic.ValidationError` as
+    built (see the module docstring; every listing without one), those sent as before
+    taken from ``memo`` when given. Raises :class:`pydantic.ValidationError` as
     :func:`decode_per_item` does when the answer itself is broken."""
-    ceiling = prefilter.get if isinstance(prefilter, Mapping) else prefilter
+    ceiling: Any
+    if prefilter is None:
+        ceiling = None
+    else:
+        ceiling = prefilter.get if isinstance(prefilter, Mapping) else prefilter
     # asked once per distinct name (an engine's ceiling looks at every rule watching it)
     limits: dict[str, int | None] = {}
     known = limits.get
@@ -67,7 +115,7 @@ def decode_search(
         # not JSON, or the envelope is odd: the full path gives its usual verdict
         return decode_per_item(SearchResponse, content, context=context)
     envelope = SearchResponse.model_validate({**data, "items": {}}, context=context)
-    validate = Listing.model_validate
+    validate = _build if memo is None else memo.build
     built: dict[str, tuple[Listing, ...]] = {}
     set_aside: list[SetAside] = []
     phases: list[tuple[str, str]] = []
@@ -75,7 +123,7 @@ def decode_search(
     for key, found in items.items():
         keep: list[Listing] = []
         for position, entry in enumerate(found):
-            if type(entry) is dict:
+            if ceiling is not None and type(entry) is dict:
                 name = entry.get("name")
                 price = entry.get("price")
                 if type(price) is str and price.isascii() and price.isdigit():
@@ -91,9 +139,12 @@ def decode_search(
                             phases.append((str(entry.get("item_id")), phase))
                         continue
             try:
-                listing = validate(entry, context=context)
+                listing = validate(entry, context)
             except ValidationError:
                 set_aside.append(_unreadable(entry, f"items.{key}.{position}", context))
+                continue
+            if ceiling is None:
+                keep.append(listing)
                 continue
             limit = ceiling(listing.name)  # rare: built listings only
             if limit is None or listing.price > limit:  # a price in an odder form
@@ -103,11 +154,19 @@ def decode_search(
                 continue
             keep.append(listing)
         built[key] = tuple(keep)
-    answer = SearchResponse.model_construct(success=envelope.success, msg=envelope.msg, items=built)
+    # the fields the answer carried, as the full path has them: a missing success flag is
+    # told from a refusal by them
+    answer = SearchResponse.model_construct(
+        set(envelope.model_fields_set), success=envelope.success, msg=envelope.msg, items=built
+    )
     answer._set_aside = tuple(set_aside)
     answer._passed_over = passed_over
     answer._passed_over_phases = tuple(phases)
     return answer
+
+
+def _build(entry: dict[str, Any], context: dict[str, Any] | None) -> Listing:
+    return Listing.model_validate(entry, context=context)
 
 
 def _unreadable(entry: Any, path: str, context: dict[str, Any] | None) -> SetAside:

@@ -31,6 +31,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import compress
+from operator import itemgetter
 
 import anyio
 
@@ -106,7 +108,9 @@ class Buyer:
     async def execute(self, decisions: Sequence[Decision], context: EvalContext) -> None:
         """Buy what ``decisions`` accept, as long as buying is allowed."""
         self._host.notify_decisions(decisions, context)
-        cleared = [d for d in decisions if d.accepted and self._cleared(d, context)]
+        # the accepted few of a batch's many pairs, picked in C (a Decision is a tuple)
+        accepted = compress(decisions, map(itemgetter(2), decisions))
+        cleared = [d for d in accepted if self._cleared(d, context)]
         singles = [d for d in cleared if d.action != "bulk"]
         bulk = [d for d in cleared if d.action == "bulk"]
         for decision in singles:

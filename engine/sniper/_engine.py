@@ -40,6 +40,8 @@ import logging
 import math
 import os
 from dataclasses import dataclass, field, replace
+from itertools import compress
+from operator import itemgetter
 from typing import cast
 
 import anyio
@@ -87,6 +89,8 @@ ALREADY_BOUGHT = "already bought or purchase pending (a listing is bought at mos
 """The skip reason of a listing that already has a live purchase in the ledger."""
 
 log = logging.getLogger("snipe.engine")
+_ACCEPTED = itemgetter(2)
+"""A :class:`Decision`'s ``accepted`` (it is a tuple): read in C over a batch's pairs."""
 
 
 @dataclass(frozen=True)
@@ -603,12 +607,8 @@ class Engine(SnapshotWatch, OperatorControls):
         if log.isEnabledFor(logging.DEBUG):
             for decision in decisions:
                 log.debug("%s", decision)
-        for decision in decisions:
-            if decision.accepted:
-                self.status.candidates += 1
-            else:
-                for reason in decision.reasons:
-                    self.status.skipped(decision.rule, reason)
+        self.status.candidates += sum(map(_ACCEPTED, decisions))
+        self.status.skipped_all(decisions)
         return decisions, context
 
     async def _budget_now(self, now: float) -> BudgetState:
@@ -626,7 +626,8 @@ class Engine(SnapshotWatch, OperatorControls):
         return state
 
     def _within_balance(self, decisions: list[Decision]) -> list[Decision]:
-        if self.balance is None:
+        # a backtest decides on millions of pairs: most batches accept none (C-level test)
+        if self.balance is None or not any(map(_ACCEPTED, decisions)):
             return decisions
         left = self.balance
         out = []
@@ -643,7 +644,7 @@ class Engine(SnapshotWatch, OperatorControls):
         """Turn down listings that already have a live purchase (bought, or its outcome
         still unknown): without this, every search while a purchase is unresolved would
         hand the same item to the buyer, to be refused by the ledger and logged again."""
-        accepted = [d.item_id for d in decisions if d.accepted]
+        accepted = [d.item_id for d in compress(decisions, map(_ACCEPTED, decisions))]
         live = await self.ledger.live_items(accepted) if accepted else set()
         if not live:
             return decisions
