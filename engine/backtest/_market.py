@@ -109,8 +109,12 @@ class ReplayMarket:
         ceiling: Callable[[str], int | None] | None = None,
         balance: int = 1_000_000,
         value_after: float = 86_400.0,
+        taken: frozenset[str] = frozenset(),
     ) -> None:
         self._records = records
+        self.taken = taken
+        """Listings another buyer took first, as a live run found (``--against``): the
+        replay loses them too, in place of the competitor model's draw."""
         self._next: Record | None = next(records, None)
         self.fill = fill
         self._keep_fn = keep
@@ -233,7 +237,7 @@ class ReplayMarket:
         if price > self.balance(now):
             return self._refuse("balance", "Not enough money")
         reference = self.reference(item_id, name)
-        if self._competitor_wins(item_id, price, reference):
+        if item_id in self.taken or self._competitor_wins(item_id, price, reference):
             self._remove(item_id, gone=True)
             return self._refuse("lost race", "Item sold")
         self._remove(item_id, gone=True)

@@ -26,6 +26,7 @@ from ..sniper import BuyerSettings, Engine, EngineSettings, SessionOptions, open
 from ._format import Record
 from ._market import FillModel, ReplayMarket, ReplayTrade
 from ._transport import ReplayTransport
+from ._versions import ListVersions
 
 __all__ = ["BacktestOptions", "BacktestRun", "run_backtest"]
 
@@ -51,6 +52,9 @@ class BacktestOptions:
     reconcile_every: float = 15.0
     until: float | None = None
     """Stop at this time (epoch seconds) instead of the end of the recording."""
+    taken: frozenset[str] = frozenset()
+    """Listings lost to another buyer whatever the competitor model draws (a live run's
+    lost purchases, for ``--against``)."""
 
 
 @dataclass
@@ -103,13 +107,18 @@ async def run_backtest(
     options: BacktestOptions = BacktestOptions(),
     progress: Callable[[float], None] | None = None,
     live: bool = False,
+    lists: ListVersions | None = None,
 ) -> BacktestRun:
     """Replay ``records`` (ending at ``end``) through the engine; see the module docstring.
 
     ``live``: run the engine's live loop (:meth:`Engine.run`, a runner per kind of step)
     on the virtual clock, jumping whenever every task waits, instead of stepping it: the
     parity check that live and backtest decide alike (no look-ahead times, no budget
-    notes: those come from the steps' returns)."""
+    notes: those come from the steps' returns).
+
+    ``lists``: the price list versions kept with the recording; each list is read as it
+    was at the engine's time (a list without a recorded version is read as it is now,
+    and said in the warnings)."""
     ceilings: dict[str, int | None] = {}
 
     def ceiling(name: str) -> int | None:
@@ -124,6 +133,7 @@ async def run_backtest(
         ceiling=ceiling,
         balance=options.balance if options.balance is not None else ruleset.budgets.total,
         value_after=options.value_after,
+        taken=options.taken,
     )
     start = market.first_time
     if start is None:
@@ -149,6 +159,8 @@ async def run_backtest(
         ruleset, api_key="backtest", clock=clock, host=host, settings=settings, options=session
     ) as engine:
         ledger = engine.ledger
+        if lists is not None:
+            engine.references.list_reader = _versioned_reader(lists, engine)
         driver = _Driver(engine, market, clock, progress)
         if live:
             async with clock.autojump():
@@ -207,6 +219,18 @@ async def run_backtest(
         skips=_skips(engine),
         portfolio=portfolio,
     )
+
+
+def _versioned_reader(lists: ListVersions, engine: Engine) -> Callable[[str, float], bytes | None]:
+    def read(source: str, now: float) -> bytes | None:
+        data = lists.read_at(source, now)
+        if data is None:
+            engine.status.error(
+                f"price list {source} has no recorded version: read as it is now"
+            )
+        return data
+
+    return read
 
 
 def _skips(engine: Engine) -> dict[str, dict[str, int]]:
