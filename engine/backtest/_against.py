@@ -63,8 +63,7 @@ def taken_by_others(purchases: Sequence[dict[str, Any]]) -> frozenset[str]:
     return frozenset(
         str(p["item_id"])
         for p in purchases
-        if p["state"] == "FAILED"
-        and classify_refusal(p.get("reason")) is PurchaseRefusal.ITEM_SOLD
+        if p["state"] == "FAILED" and classify_refusal(p.get("reason")) is PurchaseRefusal.ITEM_SOLD
     )
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "Presence",
     "cause_of_reasons",
     "compare",
+    "outcome",
     "presence",
     "read_decisions",
 ]
@@ -57,6 +58,17 @@ CAUSES: dict[str, str] = {
     "other": "the other side's rule turned it down for another reason (shown)",
     "unexplained": "the other side's decisions were not recorded",
 }
+
+_CHARGED = frozenset({"BOUGHT", "RESERVED", "COMPLETED", "REFUNDED"})
+_NOT_BOUGHT = frozenset({"FAILED", "RELEASED"})
+
+
+def outcome(state: str | None) -> str:
+    """A ledger state as ``charged``, ``not bought`` or ``unknown``."""
+    if state in _CHARGED:
+        return "charged"
+    return "not bought" if state in _NOT_BOUGHT else "unknown"
+
 
 _BUDGET = ("rule max_count", "rule cap", "daily budget", "total budget", "balance")
 
@@ -133,7 +145,9 @@ def read_decisions(path: str | Path) -> dict[str, list[dict[str, Any]]]:
                 entry = json.loads(line)
                 out.setdefault(str(entry["item_id"]), []).append(entry)
             except (ValueError, KeyError, TypeError) as exc:
-                raise ConfigError(f"not a decision line: {exc}", location=f"{file}:{number}") from None
+                raise ConfigError(
+                    f"not a decision line: {exc}", location=f"{file}:{number}"
+                ) from None
     return out
 
 
@@ -173,7 +187,14 @@ class Parity:
         return Counter(r.cause for r in self.rows if r.cause is not None)
 
     def outcome_differences(self) -> list[ParityRow]:
-        return [r for r in self.rows if r.verdict == "agreed" and r.live_state != r.replay_state]
+        """Agreed decisions whose purchase ended otherwise: charged on one side and not on
+        the other, or unknown (a trade's later fate, completed or refunded, is the
+        market's, not a decision's, and is not compared)."""
+        return [
+            r
+            for r in self.rows
+            if r.verdict == "agreed" and outcome(r.live_state) != outcome(r.replay_state)
+        ]
 
     def to_json(self) -> dict[str, Any]:
         return {

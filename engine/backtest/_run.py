@@ -225,9 +225,7 @@ def _versioned_reader(lists: ListVersions, engine: Engine) -> Callable[[str, flo
     def read(source: str, now: float) -> bytes | None:
         data = lists.read_at(source, now)
         if data is None:
-            engine.status.error(
-                f"price list {source} has no recorded version: read as it is now"
-            )
+            engine.status.error(f"price list {source} has no recorded version: read as it is now")
         return data
 
     return read
