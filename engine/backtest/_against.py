@@ -24,6 +24,7 @@ from ..hookspecs import hookimpl
 from ..ledger import Ledger
 from ..rules import RuleSet
 from ._format import read_records, recording_span
+from ._network import REQUESTS_FILE, NetworkLog
 from ._parity import Parity, compare, presence, read_decisions
 from ._run import BacktestOptions, BacktestRun, run_backtest
 from ._tee import DECISIONS_FILE
@@ -85,6 +86,8 @@ async def run_against(
     host.register(tap, "backtest.decisions", source="--against")
     try:
         lists = ListVersions(directory)
+        requests = directory / REQUESTS_FILE
+        network = NetworkLog.load(requests) if requests.exists() else None
         run = await run_backtest(
             ruleset,
             read_records(directory),
@@ -93,6 +96,7 @@ async def run_against(
             options=options,
             progress=progress,
             lists=lists if lists.exists else None,
+            network=network,
         )
     finally:
         host.pm.unregister(name="backtest.decisions")

@@ -25,6 +25,7 @@ from ..rules import Decision, RuleSet
 from ..sniper import BuyerSettings, Engine, EngineSettings, SessionOptions, open_engine
 from ._format import Record
 from ._market import FillModel, ReplayMarket, ReplayTrade
+from ._network import NetworkLog
 from ._transport import ReplayTransport
 from ._versions import ListVersions
 
@@ -108,6 +109,7 @@ async def run_backtest(
     progress: Callable[[float], None] | None = None,
     live: bool = False,
     lists: ListVersions | None = None,
+    network: NetworkLog | None = None,
 ) -> BacktestRun:
     """Replay ``records`` (ending at ``end``) through the engine; see the module docstring.
 
@@ -118,7 +120,8 @@ async def run_backtest(
 
     ``lists``: the price list versions kept with the recording; each list is read as it
     was at the engine's time (a list without a recorded version is read as it is now,
-    and said in the warnings)."""
+    and said in the warnings). ``network``: the live run's requests, whose latencies and
+    failures the replay's requests meet (:class:`ReplayTransport`)."""
     ceilings: dict[str, int | None] = {}
 
     def ceiling(name: str) -> int | None:
@@ -148,7 +151,7 @@ async def run_backtest(
         reconcile_every=options.reconcile_every,
         buyer=BuyerSettings(project_id_entropy=lambda: entropy.randbytes(10)),
     )
-    transport = ReplayTransport(market, clock)
+    transport = ReplayTransport(market, clock, network=network)
     session = SessionOptions(
         base_url="http://replay.invalid",
         ledger=MEMORY,

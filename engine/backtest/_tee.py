@@ -30,7 +30,7 @@ import json
 import logging
 import queue
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -38,11 +38,13 @@ from typing import IO, Any
 import httpx
 
 from .._clock import Clock
+from .._errors import APIError, ConfigError
 from ..hookspecs import hookimpl
 from ..models import CataloguePage, SearchResponse
 from ..models._per_item import decode_per_item
 from ..snapshot import parse_csv_snapshot
 from ._format import HEADER_FILE, RecordWriter, Row, read_header
+from ._network import REQUESTS_FILE, request_line
 from ._record import listing_entry
 from ._versions import ListVersions
 
@@ -62,6 +64,9 @@ _SNAPSHOT = "/v1/prices/snapshot"
 _SEARCH = "/v2/search-items-by-name"
 _CATALOGUE = "/v2/get-items-list"
 _TEED = frozenset({_SNAPSHOT, _SEARCH, _CATALOGUE})
+_TIMED = _TEED | {"/v1/buy-one-p2p", "/v1/buy"}
+"""The requests whose latency and failures a replay reproduces (``requests.jsonl``)."""
+_KEPT_HEADERS = frozenset({"content-type", "retry-after"})
 _CONTEXT: dict[str, Any] = {"image_base_url": None}
 
 
@@ -96,15 +101,33 @@ class LiveRecorder:
         self._writer: RecordWriter | None = None
         self._games: dict[str, Sequence[Row]] = {}
         self._versions = ListVersions(self.directory)
-        self._decisions: IO[str] | None = None
+        self._files: dict[str, IO[str]] = {}
         self._thread = threading.Thread(target=self._work, name="snipe-record", daemon=True)
         self._started = False
 
     # -- the engine's side: cheap, never blocks --------------------------------------------
 
-    def answer(self, kind: str, t: float, payload: Any) -> None:
-        """An answer that arrived at ``t`` (engine clock): queued for the writer thread."""
-        self._queue.put((kind, t, payload))
+    def answer(
+        self, kind: str, t: float, payload: Any, *, sent: float, headers: dict[str, str]
+    ) -> None:
+        """An answer sent at ``sent`` that arrived at ``t`` (engine clock): queued for the
+        writer thread."""
+        self._queue.put((kind, t, (payload, sent, headers)))
+
+    def request(
+        self,
+        sent: float,
+        t: float,
+        path: str,
+        status: int | None,
+        *,
+        headers: dict[str, str] | None = None,
+        body: bytes | None = None,
+        error: str | None = None,
+    ) -> None:
+        """How a request went (its answer not recorded as a record): ``requests.jsonl``."""
+        line = request_line(sent, t, path, status, headers=headers, body=body, error=error)
+        self._queue.put(("request", t, line))
 
     def list_read(self, source: str, origin: str, t: float, data: bytes) -> None:
         """The reference hub read price list ``source`` (``data``, as read) at ``t``."""
@@ -175,16 +198,30 @@ class LiveRecorder:
         finally:
             if self._writer is not None:
                 self._writer.close()
-            if self._decisions is not None:
-                self._decisions.close()
+            for handle in self._files.values():
+                handle.close()
 
     def _write(self, kind: str, t: float, payload: Any) -> None:
-        if kind == "snapshot":
-            self._snapshot(t, *payload)
-        elif kind == "search":
-            self._search(t, *payload)
-        elif kind == "cat":
-            self._catalogue(t, *payload)
+        if kind in ("snapshot", "search", "cat"):
+            what, sent, headers = payload
+            path = {"snapshot": _SNAPSHOT, "search": _SEARCH, "cat": _CATALOGUE}[kind]
+            try:
+                if kind == "snapshot":
+                    self._snapshot(t, *what)
+                elif kind == "search":
+                    self._search(t, *what)
+                else:
+                    self._catalogue(t, *what)
+            except (ValueError, ConfigError, APIError):
+                # unreadable (an HTML page with a 200): the engine got an error for it; the
+                # replay answers its request the same way
+                self.stats.undecodable += 1
+                line = request_line(sent, t, path, 200, headers=headers, body=what[-1])
+            else:
+                line = request_line(sent, t, path, 200)
+            self._line("requests", line)
+        elif kind == "request":
+            self._line("requests", payload)
         elif kind == "list":
             source, origin, data = payload
             if self._versions.add(source, origin, t, data):
@@ -196,6 +233,14 @@ class LiveRecorder:
             feed = getattr(writer, "feed", None)  # HOOK(i17-record): format v2's feed kind
             if feed is not None:
                 feed(t, payload)
+
+    def _line(self, name: str, line: str) -> None:
+        handle = self._files.get(name)
+        if handle is None:
+            file = REQUESTS_FILE if name == "requests" else DECISIONS_FILE
+            handle = self._files[name] = (self.directory / file).open("a", encoding="utf-8")
+        handle.write(line)
+        handle.flush()
 
     def _open(self, include_hold: bool) -> RecordWriter:
         if self._writer is None:
@@ -220,6 +265,8 @@ class LiveRecorder:
 
     def _search(self, t: float, names: list[str], game: str | None, body: bytes) -> None:
         answer = decode_per_item(SearchResponse, body, context=_CONTEXT)
+        if not answer.success:
+            raise ValueError("a refusal (success: false)")
         self.stats.set_aside += len(answer.set_aside)
         items = {n: [listing_entry(x) for x in found] for n, found in answer.items.items()}
         if self._writer is not None:  # before the first snapshot, there is no segment yet
@@ -228,6 +275,8 @@ class LiveRecorder:
 
     def _catalogue(self, t: float, query: dict[str, Any], body: bytes) -> None:
         page = decode_per_item(CataloguePage, body, context=_CONTEXT)
+        if not page.success:
+            raise ValueError("a refusal (success: false)")
         self.stats.set_aside += len(page.set_aside)
         if self._writer is not None:
             self._writer.catalogue(t, query, [listing_entry(x) for x in page.items])
@@ -241,13 +290,9 @@ class LiveRecorder:
             if not decision.accepted and decision.price > ceilings.get(decision.rule, 0):
                 continue
             lines.append(decision_line(t, decision))
-        if not lines:
-            return
-        if self._decisions is None:
-            self._decisions = (self.directory / DECISIONS_FILE).open("a", encoding="utf-8")
-        self._decisions.write("".join(lines))
-        self._decisions.flush()
-        self.stats.decisions += len(lines)
+        if lines:
+            self._line("decisions", "".join(lines))
+            self.stats.decisions += len(lines)
 
 
 def decision_line(t: float, decision: Any) -> str:
@@ -286,8 +331,10 @@ def attach_recorder(engine: Any, recorder: LiveRecorder) -> None:
 
 
 class RecordingTransport(httpx.AsyncBaseTransport):
-    """Sends through ``inner`` and tees the decision-making answers to ``recorder`` (see
-    the module docstring). Other requests (purchases, checks) pass untouched."""
+    """Sends through ``inner`` and tees the decision-making answers to ``recorder``, and
+    how each market-data or purchase request went (its latency, its failure) to
+    ``requests.jsonl`` (see the module docstring). The bytes the engine gets are not
+    changed."""
 
     def __init__(
         self, inner: httpx.AsyncBaseTransport, recorder: LiveRecorder, clock: Clock
@@ -297,23 +344,38 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         self.clock = clock
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        response = await self.inner.handle_async_request(request)
         path = request.url.path
-        if request.method != "GET" or path not in _TEED or response.status_code != 200:
+        timed = path in _TIMED
+        sent = self.clock.now()
+        try:
+            response = await self.inner.handle_async_request(request)
+        except Exception as exc:
+            if timed:
+                self.recorder.request(sent, self.clock.now(), path, None, error=type(exc).__name__)
+            raise
+        if not timed:
             return response
         params = request.url.params
-        if path == _SNAPSHOT:
-            include_hold = params.get("include_hold") in ("1", "true")
-            what: tuple[Any, ...] = (params.get("game"), include_hold)
-            kind = "snapshot"
-        elif path == _SEARCH:
-            what = (params.get_list("name"), params.get("game"))
-            kind = "search"
-        else:
-            query = {k: params.get(k) for k in ("order_by", "order", "cursor", "game")}
-            what = ({k: v for k, v in query.items() if v is not None},)
-            kind = "cat"
-        stream = _TeeStream(response.stream, self._done(kind, what, response))
+        what: tuple[Any, ...] = ()
+        kind = "request"
+        if response.status_code == 200 and request.method == "GET" and path in _TEED:
+            if path == _SNAPSHOT:
+                what = (params.get("game"), params.get("include_hold") in ("1", "true"))
+                kind = "snapshot"
+            elif path == _SEARCH:
+                what = (params.get_list("name"), params.get("game"))
+                kind = "search"
+            else:
+                query = {k: params.get(k) for k in ("order_by", "order", "cursor", "game")}
+                what = ({k: v for k, v in query.items() if v is not None},)
+                kind = "cat"
+        done = self._done(kind, what, response, sent, path)
+        recorder, clock = self.recorder, self.clock
+
+        def failed(error: str) -> None:
+            recorder.request(sent, clock.now(), path, None, error=error)
+
+        stream = _TeeStream(response.stream, done, failed)
         return httpx.Response(
             response.status_code,
             headers=response.headers,
@@ -322,16 +384,26 @@ class RecordingTransport(httpx.AsyncBaseTransport):
             request=request,
         )
 
-    def _done(self, kind: str, what: tuple[Any, ...], response: httpx.Response) -> Any:
+    def _done(
+        self, kind: str, what: tuple[Any, ...], response: httpx.Response, sent: float, path: str
+    ) -> Callable[[bytes], None]:
         recorder, clock = self.recorder, self.clock
+        status = response.status_code
+        headers = {k: v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS}
         encoding = response.headers.get("content-encoding", "identity").lower()
 
         def done(body: bytes) -> None:
+            now = clock.now()
             if kind != "snapshot" and encoding not in ("", "identity"):
                 # JSON answers are decoded as the client decodes them (the snapshot's
                 # parser takes its raw bytes, gzip or not, as the engine's does).
                 body = httpx.Response(200, headers=response.headers, content=body).content
-            recorder.answer(kind, clock.now(), (*what, body))
+            if kind == "request":
+                failed = status != 200
+                recorder.request(sent, now, path, status, headers=headers if failed else None,
+                                 body=body if failed else None)  # fmt: skip
+            else:
+                recorder.answer(kind, now, (*what, body), sent=sent, headers=headers)
 
         return done
 
@@ -343,15 +415,22 @@ class _TeeStream(httpx.AsyncByteStream):
     """The answer's raw bytes, passed on as they come and kept; handed over once the
     body is complete (an answer cut short is not recorded: the engine got an error)."""
 
-    def __init__(self, inner: Any, done: Any) -> None:
+    def __init__(
+        self, inner: Any, done: Callable[[bytes], None], failed: Callable[[str], None]
+    ) -> None:
         self._inner = inner
         self._done = done
+        self._failed = failed
         self._parts: list[bytes] = []
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._inner:
-            self._parts.append(chunk)
-            yield chunk
+        try:
+            async for chunk in self._inner:
+                self._parts.append(chunk)
+                yield chunk
+        except Exception as exc:  # the connection broke mid-body: the engine gets it too
+            self._failed(type(exc).__name__)
+            raise
         parts, self._parts = self._parts, []
         self._done(b"".join(parts))
 

@@ -21,6 +21,7 @@ import httpx
 
 from .._clock import VirtualClock
 from ._market import BuyAnswer, Held, ReplayMarket
+from ._network import NetworkLog
 
 __all__ = ["ReplayTransport"]
 
@@ -34,6 +35,15 @@ def _json(body: Any, status: int = 200) -> httpx.Response:
 
 
 _JSON = {"content-type": "application/json"}
+_NETWORKED = frozenset(
+    {
+        "/v1/prices/snapshot",
+        "/v2/search-items-by-name",
+        "/v2/get-items-list",
+        "/v1/buy-one-p2p",
+        "/v1/buy",
+    }
+)
 
 
 class ReplayTransport(httpx.AsyncBaseTransport):
@@ -46,9 +56,14 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         clock: VirtualClock,
         *,
         on_search: Callable[[list[str]], None] | None = None,
+        network: NetworkLog | None = None,
     ) -> None:
         self.market = market
         self.clock = clock
+        self.network = network
+        """The live run's requests (``--against``): each request takes the latency, and
+        meets the failure, of the live request nearest in time (:mod:`._network`)."""
+        self._latency_taken = False
         self._on_search = on_search
         self._csv_cache: tuple[tuple[int, bool], bytes] | None = None
         self.requests: dict[str, int] = {}
@@ -58,6 +73,11 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         path = request.url.path
         key = f"{request.method} {path}"
         self.requests[key] = self.requests.get(key, 0) + 1
+        self._latency_taken = False
+        if self.network is not None and path in _NETWORKED:
+            failure = self._live_passage(path, request)
+            if failure is not None:
+                return failure
         self.market.advance_to(self.clock.now())
         params = request.url.params
         if key == "GET /v1/prices":
@@ -87,6 +107,22 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         if key == "GET /v1/remove-buy-order":
             return _json({"success": True, "msg": None, "removed": 0})
         return _json({"success": False, "msg": f"not recorded: {key}"}, 404)
+
+    def _live_passage(self, path: str, request: httpx.Request) -> httpx.Response | None:
+        assert self.network is not None
+        passage = self.network.passage(path, self.clock.now(), self.market.fill.latency)
+        if passage.latency > 0:
+            self.clock.advance(passage.latency)
+        self._latency_taken = True
+        if passage.error is not None:
+            raise httpx.ReadError(f"as live: {passage.error}", request=request)
+        if passage.body is not None:
+            return httpx.Response(
+                passage.status or 200,
+                headers=passage.headers or {},
+                content=passage.body.encode("utf-8"),
+            )
+        return None
 
     # -- market data ---------------------------------------------------------------------
 
@@ -200,7 +236,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
     # -- purchases -----------------------------------------------------------------------
 
     def _arrive(self) -> float:
-        self.clock.advance(self.market.fill.latency)
+        if not self._latency_taken:  # the live request's latency was taken already
+            self.clock.advance(self.market.fill.latency)
         now = self.clock.now()
         self.market.advance_to(now)
         return now
