@@ -97,6 +97,7 @@ async def run_against(
             progress=progress,
             lists=lists if lists.exists else None,
             network=network,
+            live=True,
         )
     finally:
         host.pm.unregister(name="backtest.decisions")

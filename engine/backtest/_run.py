@@ -151,7 +151,7 @@ async def run_backtest(
         reconcile_every=options.reconcile_every,
         buyer=BuyerSettings(project_id_entropy=lambda: entropy.randbytes(10)),
     )
-    transport = ReplayTransport(market, clock, network=network)
+    transport = ReplayTransport(market, clock, network=network, concurrent=live)
     session = SessionOptions(
         base_url="http://replay.invalid",
         ledger=MEMORY,

@@ -57,13 +57,14 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         *,
         on_search: Callable[[list[str]], None] | None = None,
         network: NetworkLog | None = None,
+        concurrent: bool = False,
     ) -> None:
         self.market = market
         self.clock = clock
+        self.concurrent = concurrent
         self.network = network
         """The live run's requests (``--against``): each request takes the latency, and
         meets the failure, of the live request nearest in time (:mod:`._network`)."""
-        self._latency_taken = False
         self._on_search = on_search
         self._csv_cache: tuple[tuple[int, bool], bytes] | None = None
         self.requests: dict[str, int] = {}
@@ -73,9 +74,9 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         path = request.url.path
         key = f"{request.method} {path}"
         self.requests[key] = self.requests.get(key, 0) + 1
-        self._latency_taken = False
-        if self.network is not None and path in _NETWORKED:
-            failure = self._live_passage(path, request)
+        waited = self.network is not None and path in _NETWORKED
+        if waited:
+            failure = await self._live_passage(path, request)
             if failure is not None:
                 return failure
         self.market.advance_to(self.clock.now())
@@ -89,10 +90,10 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         if key == "GET /v2/get-items-list":
             return self._catalogue(params)
         if key == "GET /v1/buy-one-p2p":
-            return self._buy_one(params)
+            return await self._buy_one(params, waited)
         if key == "POST /v1/buy":
             await request.aread()
-            return self._buy_bulk(json.loads(request.content or b"{}"))
+            return await self._buy_bulk(json.loads(request.content or b"{}"), waited)
         if key == "GET /v1/check-many-project-id":
             return self._project_ids(params.get_list("id"))
         if key == "GET /v1/user":
@@ -108,12 +109,20 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             return _json({"success": True, "msg": None, "removed": 0})
         return _json({"success": False, "msg": f"not recorded: {key}"}, 404)
 
-    def _live_passage(self, path: str, request: httpx.Request) -> httpx.Response | None:
+    async def _wait(self, latency: float) -> None:
+        """The request's latency: slept when the engine runs its runners side by side
+        (``concurrent``: the others go on meanwhile, as live), else the clock moved on."""
+        if latency <= 0:
+            return
+        if self.concurrent:
+            await self.clock.sleep(latency)
+        else:
+            self.clock.advance(latency)
+
+    async def _live_passage(self, path: str, request: httpx.Request) -> httpx.Response | None:
         assert self.network is not None
         passage = self.network.passage(path, self.clock.now(), self.market.fill.latency)
-        if passage.latency > 0:
-            self.clock.advance(passage.latency)
-        self._latency_taken = True
+        await self._wait(passage.latency)
         if passage.error is not None:
             raise httpx.ReadError(f"as live: {passage.error}", request=request)
         if passage.body is not None:
@@ -235,15 +244,15 @@ class ReplayTransport(httpx.AsyncBaseTransport):
 
     # -- purchases -----------------------------------------------------------------------
 
-    def _arrive(self) -> float:
-        if not self._latency_taken:  # the live request's latency was taken already
-            self.clock.advance(self.market.fill.latency)
+    async def _arrive(self, waited: bool) -> float:
+        if not waited:  # else the live request's latency was taken already
+            await self._wait(self.market.fill.latency)
         now = self.clock.now()
         self.market.advance_to(now)
         return now
 
-    def _buy_one(self, params: httpx.QueryParams) -> httpx.Response:
-        now = self._arrive()
+    async def _buy_one(self, params: httpx.QueryParams, waited: bool) -> httpx.Response:
+        now = await self._arrive(waited)
         answer = self.market.buy(
             params.get("item_id", ""),
             int(params.get("price", "0")),
@@ -253,8 +262,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         )
         return _json(_buy_body(answer))
 
-    def _buy_bulk(self, body: dict[str, Any]) -> httpx.Response:
-        now = self._arrive()
+    async def _buy_bulk(self, body: dict[str, Any], waited: bool) -> httpx.Response:
+        now = await self._arrive(waited)
         results = []
         for item in body.get("items", []):
             answer = self.market.buy(
