@@ -12,10 +12,11 @@ from engine._plugins import make_plugin_host
 from engine.backtest._tee import LiveRecorder, RecordingTransport, attach_recorder
 from engine.rules import RuleSet, load_rules_text
 from engine.sandbox import MarketConfig, Sandbox, SandboxConfig
-from engine.sniper import EngineSettings, SessionOptions, open_engine
+from engine.sniper import EngineSettings, EngineStatus, SessionOptions, open_engine
 
 from .support import REDLINE, TRADE_LINK
 
+API_KEY = "parity-key-7f3a9c"
 NAMES = (REDLINE, "AWP | Asiimov (Field-Tested)", "Glock-18 | Fade (Factory New)")
 
 
@@ -45,23 +46,21 @@ def parity_rules(ledger: Path, extra: str = "", rule_extra: str = "") -> RuleSet
 
 async def live_recorded_run(
     directory: Path, ruleset: RuleSet, *, minutes: float, seed: int = 11, size: int = 400
-) -> VirtualClock:
+) -> EngineStatus:
     """Run the live engine (its runners, on a virtual clock that jumps when all wait)
     against a sandbox for ``minutes``, recording what it receives into ``directory``."""
     clock = VirtualClock(1_767_225_600.0)
     market = MarketConfig(size=size, featured=NAMES, featured_share=0.5)
     sandbox = Sandbox(
-        SandboxConfig(seed=seed, market=market, api_key="k", jitter=(0.01, 0.05)), clock=clock
+        SandboxConfig(seed=seed, market=market, api_key=API_KEY, jitter=(0.01, 0.05)), clock=clock
     )
     host = make_plugin_host(load_entry_points=False)
     with LiveRecorder(directory, source="http://sandbox") as recorder:
         inner = httpx.ASGITransport(app=sandbox.app)
-        options = SessionOptions(
-            transport=RecordingTransport(inner, recorder, clock), feed=False
-        )
+        options = SessionOptions(transport=RecordingTransport(inner, recorder, clock), feed=False)
         async with open_engine(
             ruleset,
-            api_key="k",
+            api_key=API_KEY,
             clock=clock,
             host=host,
             settings=EngineSettings(snapshot_every=10.0),
@@ -70,4 +69,4 @@ async def live_recorded_run(
             attach_recorder(engine, recorder)
             async with clock.autojump():
                 await engine.run(duration=minutes * 60.0)
-    return clock
+    return engine.status
