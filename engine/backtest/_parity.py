@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -260,30 +260,28 @@ def compare(
         ours, theirs = live_by.get(item_id), replay_by.get(item_id)
         some = ours or theirs
         assert some is not None
-        row = {
-            "item_id": item_id,
-            "name": str(some["name"]),
-            "rule": str(some["rule"]),
-            "price": int(some["price"]),
-            "live_at": ours["created_at"] if ours else None,
-            "replay_at": theirs["created_at"] if theirs else None,
-            "live_state": ours["state"] if ours else None,
-            "replay_state": theirs["state"] if theirs else None,
-        }
+        row = ParityRow(
+            item_id=item_id,
+            name=str(some["name"]),
+            rule=str(some["rule"]),
+            price=int(some["price"]),
+            verdict="agreed",
+            live_at=ours["created_at"] if ours else None,
+            replay_at=theirs["created_at"] if theirs else None,
+            live_state=ours["state"] if ours else None,
+            replay_state=theirs["state"] if theirs else None,
+        )
         if ours and theirs:
-            parity.rows.append(ParityRow(verdict="agreed", **row))
-            continue
-        if ours:
-            cause, detail = _explain(
-                item_id, float(ours["created_at"]), replay_decisions, listed, side="replay"
-            )
-            parity.rows.append(ParityRow(verdict="live-only", cause=cause, detail=detail, **row))
+            parity.rows.append(row)
+        elif ours:
+            at = float(ours["created_at"])
+            cause, detail = _explain(item_id, at, replay_decisions, listed, side="replay")
+            parity.rows.append(replace(row, verdict="live-only", cause=cause, detail=detail))
         else:
             assert theirs is not None
-            cause, detail = _explain(
-                item_id, float(theirs["created_at"]), live_decisions, listed, side="live"
-            )
-            parity.rows.append(ParityRow(verdict="replay-only", cause=cause, detail=detail, **row))
+            at = float(theirs["created_at"])
+            cause, detail = _explain(item_id, at, live_decisions, listed, side="live")
+            parity.rows.append(replace(row, verdict="replay-only", cause=cause, detail=detail))
     return parity
 
 
