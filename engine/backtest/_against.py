@@ -25,7 +25,7 @@ from ..ledger import Ledger
 from ..rules import RuleSet
 from ._format import read_records, recording_span
 from ._network import REQUESTS_FILE, NetworkLog
-from ._parity import Parity, compare, presence, read_decisions
+from ._parity import Parity, compare, outcome, presence, read_decisions
 from ._run import BacktestOptions, BacktestRun, run_backtest
 from ._tee import DECISIONS_FILE
 from ._versions import ListVersions
@@ -88,6 +88,10 @@ async def run_against(
         lists = ListVersions(directory)
         requests = directory / REQUESTS_FILE
         network = NetworkLog.load(requests) if requests.exists() else None
+        if network is not None:
+            network.charged = frozenset(
+                str(p["item_id"]) for p in live if outcome(p["state"]) == "charged"
+            )
         run = await run_backtest(
             ruleset,
             read_records(directory),

@@ -40,6 +40,7 @@ class Passage:
     headers: dict[str, str] | None = None
     body: str | None = None
     error: str | None = None
+    key: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -55,9 +56,13 @@ def request_line(
     headers: dict[str, str] | None = None,
     body: bytes | None = None,
     error: str | None = None,
+    key: str | None = None,
 ) -> str:
-    """One line of ``requests.jsonl`` (``body``: only for a failed or unreadable answer)."""
+    """One line of ``requests.jsonl`` (``body``: only for a failed, refused or unreadable
+    answer; ``key``: what a purchase bought, its item ids)."""
     entry: dict[str, Any] = {"sent": sent, "t": t, "path": path, "status": status}
+    if key is not None:
+        entry["key"] = key
     if body is not None:
         entry["failure"] = {
             "headers": headers or {},
@@ -80,6 +85,9 @@ class NetworkLog:
         self.matched = 0
         self.unmatched = 0
         self.failures_replayed = 0
+        self.charged: frozenset[str] = frozenset()
+        """Listings live was charged for: a live purchase whose answer failed but that
+        was charged all the same is committed in the replay too."""
 
     @classmethod
     def load(cls, path: str | Path, *, window: float = 1.5) -> NetworkLog:
@@ -99,6 +107,7 @@ class NetworkLog:
                         headers=failure.get("headers") if failure else None,
                         body=failure.get("body") if failure else None,
                         error=entry.get("error"),
+                        key=entry.get("key"),
                     )
                     log.add(str(entry["path"]), passage)
                 except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -114,17 +123,23 @@ class NetworkLog:
         self._passages.setdefault(path, []).insert(at, passage)
         self._median.pop(path, None)
 
-    def passage(self, path: str, now: float, default_latency: float) -> Passage:
+    def passage(
+        self, path: str, now: float, default_latency: float, *, key: str | None = None
+    ) -> Passage:
         """How the replay's request to ``path`` sent at ``now`` goes (see the module
-        docstring); each live request answers at most one replay request."""
+        docstring); each live request answers at most one replay request. A purchase
+        (``key``: its item ids) is matched to the live purchase of the same items within
+        a minute."""
         sent = self._sent.get(path)
         if sent:
             used = self._used.setdefault(path, set())
-            low = bisect.bisect_left(sent, now - self.window)
-            high = bisect.bisect_right(sent, now + self.window)
+            window = self.window if key is None else max(self.window, 60.0)
+            low = bisect.bisect_left(sent, now - window)
+            high = bisect.bisect_right(sent, now + window)
+            passages = self._passages[path]
             best = None
             for index in range(low, high):
-                if index in used:
+                if index in used or (key is not None and passages[index].key != key):
                     continue
                 if best is None or abs(sent[index] - now) < abs(sent[best] - now):
                     best = index

@@ -64,7 +64,8 @@ _SNAPSHOT = "/v1/prices/snapshot"
 _SEARCH = "/v2/search-items-by-name"
 _CATALOGUE = "/v2/get-items-list"
 _TEED = frozenset({_SNAPSHOT, _SEARCH, _CATALOGUE})
-_TIMED = _TEED | {"/v1/buy-one-p2p", "/v1/buy"}
+_BUYING = frozenset({"/v1/buy-one-p2p", "/v1/buy"})
+_TIMED = _TEED | _BUYING
 """The requests whose latency and failures a replay reproduces (``requests.jsonl``)."""
 _KEPT_HEADERS = frozenset({"content-type", "retry-after"})
 _CONTEXT: dict[str, Any] = {"image_base_url": None}
@@ -124,10 +125,26 @@ class LiveRecorder:
         headers: dict[str, str] | None = None,
         body: bytes | None = None,
         error: str | None = None,
+        key: str | None = None,
     ) -> None:
         """How a request went (its answer not recorded as a record): ``requests.jsonl``."""
-        line = request_line(sent, t, path, status, headers=headers, body=body, error=error)
+        line = request_line(sent, t, path, status, headers=headers, body=body, error=error, key=key)
         self._queue.put(("request", t, line))
+
+    def bought(
+        self,
+        sent: float,
+        t: float,
+        path: str,
+        status: int,
+        headers: dict[str, str],
+        body: bytes,
+        key: str,
+    ) -> None:
+        """A purchase's answer: kept whole in ``requests.jsonl`` when it failed or was a
+        refusal (``success: false``), which the replay answers again (checked in the
+        writer thread)."""
+        self._queue.put(("buy", t, (sent, path, status, headers, body, key)))
 
     def list_read(self, source: str, origin: str, t: float, data: bytes) -> None:
         """The reference hub read price list ``source`` (``data``, as read) at ``t``."""
@@ -222,6 +239,12 @@ class LiveRecorder:
             self._line("requests", line)
         elif kind == "request":
             self._line("requests", payload)
+        elif kind == "buy":
+            sent, path, status, headers, body, key = payload
+            kept = status != 200 or _refused(body)
+            line = request_line(sent, t, path, status, headers=headers if kept else None,
+                                body=body if kept else None, key=key)  # fmt: skip
+            self._line("requests", line)
         elif kind == "list":
             source, origin, data = payload
             if self._versions.add(source, origin, t, data):
@@ -346,18 +369,22 @@ class RecordingTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
         timed = path in _TIMED
+        key = _buy_key(request) if path in _BUYING else None
         sent = self.clock.now()
         try:
             response = await self.inner.handle_async_request(request)
         except Exception as exc:
             if timed:
-                self.recorder.request(sent, self.clock.now(), path, None, error=type(exc).__name__)
+                name = type(exc).__name__
+                self.recorder.request(sent, self.clock.now(), path, None, error=name, key=key)
             raise
         if not timed:
             return response
         params = request.url.params
         what: tuple[Any, ...] = ()
         kind = "request"
+        if key is not None:
+            kind, what = "buy", (key,)
         if response.status_code == 200 and request.method == "GET" and path in _TEED:
             if path == _SNAPSHOT:
                 what = (params.get("game"), params.get("include_hold") in ("1", "true"))
@@ -373,7 +400,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         recorder, clock = self.recorder, self.clock
 
         def failed(error: str) -> None:
-            recorder.request(sent, clock.now(), path, None, error=error)
+            recorder.request(sent, clock.now(), path, None, error=error, key=key)
 
         stream = _TeeStream(response.stream, done, failed)
         return httpx.Response(
@@ -398,7 +425,9 @@ class RecordingTransport(httpx.AsyncBaseTransport):
                 # JSON answers are decoded as the client decodes them (the snapshot's
                 # parser takes its raw bytes, gzip or not, as the engine's does).
                 body = httpx.Response(200, headers=response.headers, content=body).content
-            if kind == "request":
+            if kind == "buy":
+                recorder.bought(sent, now, path, status, headers, body, what[0])
+            elif kind == "request":
                 failed = status != 200
                 recorder.request(sent, now, path, status, headers=headers if failed else None,
                                  body=body if failed else None)  # fmt: skip
@@ -409,6 +438,25 @@ class RecordingTransport(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+def _buy_key(request: httpx.Request) -> str:
+    """What a purchase request buys (its item ids), to match it in a replay."""
+    if request.method == "GET":
+        return str(request.url.params.get("item_id", ""))
+    try:
+        items = json.loads(request.content or b"{}").get("items", [])
+        return ",".join(sorted(str(i.get("item_id")) for i in items))
+    except (ValueError, AttributeError, httpx.RequestNotRead):
+        return ""
+
+
+def _refused(body: bytes) -> bool:
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return True  # not JSON: the engine could not read it either
+    return isinstance(answer, dict) and answer.get("success") is False
 
 
 class _TeeStream(httpx.AsyncByteStream):

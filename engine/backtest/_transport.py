@@ -35,6 +35,7 @@ def _json(body: Any, status: int = 200) -> httpx.Response:
 
 
 _JSON = {"content-type": "application/json"}
+_BUYING = frozenset({"/v1/buy-one-p2p", "/v1/buy"})
 _NETWORKED = frozenset(
     {
         "/v1/prices/snapshot",
@@ -74,11 +75,63 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         path = request.url.path
         key = f"{request.method} {path}"
         self.requests[key] = self.requests.get(key, 0) + 1
-        waited = self.network is not None and path in _NETWORKED
-        if waited:
-            failure = await self._live_passage(path, request)
-            if failure is not None:
-                return failure
+        if self.network is not None and path in _NETWORKED:
+            return await self._as_live(key, request)
+        return await self._answer(key, request, waited=False)
+
+    async def _as_live(self, key: str, request: httpx.Request) -> httpx.Response:
+        """A request met as the live request nearest in time was (:mod:`._network`). A
+        purchase reaches the market after the fill model's latency at most (the live one
+        was committed somewhere within its latency, and the recording shows the listing
+        gone soon after: a replay purchase arriving later would find its own purchase
+        gone); its answer comes after the live latency. A failed live purchase that live
+        was charged for after all (found by project_id) is committed all the same."""
+        assert self.network is not None
+        path = request.url.path
+        buying = path in _BUYING
+        items = await _buy_key(request) if buying else None
+        now = self.clock.now()
+        passage = self.network.passage(path, now, self.market.fill.latency, key=items)
+        first = min(self.market.fill.latency, passage.latency) if buying else passage.latency
+        await self._wait(first)
+        rest = passage.latency - first
+        if not passage.failed:
+            response = await self._answer(key, request, waited=True)
+            await self._wait(rest)
+            return response
+        if buying:
+            await self._commit_charged(request)
+        await self._wait(rest)
+        if passage.error is not None:
+            raise httpx.ReadError(f"as live: {passage.error}", request=request)
+        return httpx.Response(
+            passage.status or 200,
+            headers=passage.headers or {},
+            content=(passage.body or "").encode("utf-8"),
+        )
+
+    async def _commit_charged(self, request: httpx.Request) -> None:
+        assert self.network is not None
+        charged = self.network.charged
+        params = request.url.params
+        if request.method == "GET":
+            wanted = [
+                (params.get("item_id", ""), params.get("price", "0"), params.get("project_id"))
+            ]
+            locked = params.get("allow_trade_locked") == "1"
+        else:
+            body = json.loads(await request.aread() or b"{}")
+            wanted = [(str(i["item_id"]), i["price"], i.get("project_id")) for i in body["items"]]
+            locked = bool(body.get("allow_trade_locked"))
+        now = self.clock.now()
+        self.market.advance_to(now)
+        for item_id, price, project_id in wanted:
+            if item_id in charged:
+                self.market.buy(
+                    item_id, int(price), allow_locked=locked, project_id=project_id, now=now
+                )
+
+    async def _answer(self, key: str, request: httpx.Request, *, waited: bool) -> httpx.Response:
         self.market.advance_to(self.clock.now())
         params = request.url.params
         if key == "GET /v1/prices":
@@ -118,20 +171,6 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             await self.clock.sleep(latency)
         else:
             self.clock.advance(latency)
-
-    async def _live_passage(self, path: str, request: httpx.Request) -> httpx.Response | None:
-        assert self.network is not None
-        passage = self.network.passage(path, self.clock.now(), self.market.fill.latency)
-        await self._wait(passage.latency)
-        if passage.error is not None:
-            raise httpx.ReadError(f"as live: {passage.error}", request=request)
-        if passage.body is not None:
-            return httpx.Response(
-                passage.status or 200,
-                headers=passage.headers or {},
-                content=passage.body.encode("utf-8"),
-            )
-        return None
 
     # -- market data ---------------------------------------------------------------------
 
@@ -301,6 +340,13 @@ class ReplayTransport(httpx.AsyncBaseTransport):
                 entry["send_until"] = trade.send_until
             trades.append(entry)
         return _json({"success": True, "msg": None, "trades": trades})
+
+
+async def _buy_key(request: httpx.Request) -> str:
+    if request.method == "GET":
+        return str(request.url.params.get("item_id", ""))
+    items = json.loads(await request.aread() or b"{}").get("items", [])
+    return ",".join(sorted(str(i.get("item_id")) for i in items))
 
 
 def _csv_cell(text: str) -> str:
