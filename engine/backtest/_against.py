@@ -81,7 +81,6 @@ async def run_against(
     directory = Path(recording)
     live = await live_purchases(ledger)
     start, end = recording_span(directory)
-    options = replace(options or BacktestOptions(), race_factor=0.0, taken=taken_by_others(live))
     tap = ReplayDecisions(ruleset)
     host.register(tap, "backtest.decisions", source="--against")
     try:
@@ -92,6 +91,14 @@ async def run_against(
             network.charged = frozenset(
                 str(p["item_id"]) for p in live if outcome(p["state"]) == "charged"
             )
+        # the replay starts when live sent its first request (its answer is the first
+        # record), so that request meets its live latency as the rest do
+        options = replace(
+            options or BacktestOptions(),
+            race_factor=0.0,
+            taken=taken_by_others(live),
+            start=network.first_sent if network is not None else None,
+        )
         run = await run_backtest(
             ruleset,
             read_records(directory),

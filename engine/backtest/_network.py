@@ -116,6 +116,11 @@ class NetworkLog:
                     ) from None
         return log
 
+    @property
+    def first_sent(self) -> float | None:
+        """When the live run sent its first recorded request."""
+        return min((sent[0] for sent in self._sent.values() if sent), default=None)
+
     def add(self, path: str, passage: Passage) -> None:
         sent = self._sent.setdefault(path, [])
         at = bisect.bisect_right(sent, passage.sent)

@@ -53,6 +53,9 @@ class BacktestOptions:
     reconcile_every: float = 15.0
     until: float | None = None
     """Stop at this time (epoch seconds) instead of the end of the recording."""
+    start: float | None = None
+    """Start the engine at this time when it is before the first record (a live run's
+    first request was sent before its answer, the first record, arrived)."""
     taken: frozenset[str] = frozenset()
     """Listings lost to another buyer whatever the competitor model draws (a live run's
     lost purchases, for ``--against``)."""
@@ -141,6 +144,8 @@ async def run_backtest(
     start = market.first_time
     if start is None:
         raise ValueError("the recording is empty")
+    if options.start is not None:
+        start = min(start, options.start)
     stop = min(end, options.until) if options.until is not None else end
     clock = VirtualClock(start)
     market.advance_to(start)

@@ -92,9 +92,15 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         items = await _buy_key(request) if buying else None
         now = self.clock.now()
         passage = self.network.passage(path, now, self.market.fill.latency, key=items)
-        first = min(self.market.fill.latency, passage.latency) if buying else passage.latency
+        # market data comes after the live latency, and never before the live answer came
+        # (a request sent a moment earlier than live's waits for what live got); a
+        # purchase, matched by its items, takes the live latency only
+        latency = passage.latency
+        if not buying:
+            latency = max(latency, passage.sent + passage.latency - now)
+        first = min(self.market.fill.latency, latency) if buying else latency
         await self._wait(first)
-        rest = passage.latency - first
+        rest = latency - first
         if not passage.failed:
             response = await self._answer(key, request, waited=True)
             await self._wait(rest)
