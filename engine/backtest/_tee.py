@@ -1,9 +1,11 @@
 """``snipe run --record DIR``: what the live engine received, recorded while it runs.
 
 The seam is the engine's own HTTP transport: :class:`RecordingTransport` wraps the
-transport the client sends through (under the key-injecting wrapper, so it never sees the
-key outside the request headers it does not read) and tees the answers the engine uses
-to decide (prices snapshot, v2 search, v2 catalogue pages) to a :class:`LiveRecorder`.
+transport the client sends through (inside the key-injecting wrapper: it reads answer
+bodies and the path and named parameters of a request (names, game, cursor, item ids),
+never its headers, so the key never reaches the recording) and tees the answers the
+engine uses to decide (prices snapshot, v2 search, v2 catalogue pages) to a
+:class:`LiveRecorder`.
 Why there and not in the engine: it is the one place every answer passes, in the order
 and at the moment it arrived, whatever code path asked for it (snapshot runner, flagged
 or background search, catalogue walk), and it needs no change to the engine's code, so
@@ -21,7 +23,10 @@ Beside the segments the recorder keeps, in the recording directory:
   hash, with the time it was read (:mod:`._versions`), so a replay reads lists as they
   were then;
 - ``decisions.jsonl``: the live run's decisions on listings a rule could afford
-  (accepted, or turned down with the reasons), for ``snipe backtest --against``.
+  (accepted, or turned down with the reasons), for ``snipe backtest --against``;
+- ``requests.jsonl``: how each market-data and purchase request went (sent, answered,
+  status; a failed, refused or unreadable answer whole), so a replay meets the same
+  latencies and failures (:mod:`._network`).
 """
 
 from __future__ import annotations
