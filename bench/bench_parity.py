@@ -127,9 +127,8 @@ def main() -> int:
         r for r in rows if r["verdict"] != "agreed" and r["cause"] in (None, "unexplained")
     ]
     ok = share is not None and share >= TARGET and not unexplained and total > 0
-    print(
-        f"  [{'ok' if ok else 'FAILED'}] at least {TARGET * 100:.0f}% agree, every disagreement named"
-    )
+    verdict = "ok" if ok else "FAILED"
+    print(f"  [{verdict}] at least {TARGET * 100:.0f}% agree, every disagreement named")
     print(f"  workdir {workdir}")
     return 0 if ok else 1
 
