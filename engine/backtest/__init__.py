@@ -10,6 +10,7 @@ the ledger is the same code in memory, and time is a :class:`~engine.VirtualCloc
 step by step (:func:`run_backtest`).
 """
 
+from ._against import run_against
 from ._feedrecord import decode_feed, encode_feed, event_time
 from ._format import (
     FORMAT_VERSION,
@@ -37,6 +38,7 @@ from ._record import Recorder, RecorderSettings
 from ._report import Report, build_report, feed_text, later_label, seen_first_text, write_report
 from ._run import BacktestOptions, BacktestRun, run_backtest
 from ._sweep import load_sweep, run_sweep
+from ._tee import LiveRecorder, RecordingTransport, attach_recorder
 from ._transport import ReplayTransport
 
 __all__ = [
@@ -47,16 +49,19 @@ __all__ = [
     "Difference",
     "FillModel",
     "ListFinding",
+    "LiveRecorder",
     "LookaheadReport",
     "Record",
     "RecordWriter",
     "Recorder",
     "RecorderSettings",
     "RecordingError",
+    "RecordingTransport",
     "ReplayMarket",
     "ReplayTrade",
     "ReplayTransport",
     "Report",
+    "attach_recorder",
     "build_report",
     "check_lookahead",
     "cut_times",
@@ -72,6 +77,7 @@ __all__ = [
     "recording_span",
     "replayed_recording",
     "replaying",
+    "run_against",
     "run_backtest",
     "run_sweep",
     "seen_first_text",

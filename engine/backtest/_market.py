@@ -135,6 +135,7 @@ class ReplayMarket:
         ceiling: Callable[[str], int | None] | None = None,
         balance: int = 1_000_000,
         value_after: float = 86_400.0,
+        taken: frozenset[str] = frozenset(),
     ) -> None:
         self._records = records
         # read but not yet applied (a look-ahead for the next feed record); the times of
@@ -146,6 +147,9 @@ class ReplayMarket:
         # applied): a head or resume that changes it stops the clock like a feed record
         self._read_up = False
         self._read_segment_up = False
+        self.taken = taken
+        """Listings another buyer took first, as a live run found (``--against``): the
+        replay loses them too, in place of the competitor model's draw."""
         self.fill = fill
         self._keep_fn = keep
         self._keep: dict[str, bool] = {}
@@ -368,7 +372,7 @@ class ReplayMarket:
         if price > self.balance(now):
             return self._refuse("balance", "Not enough money")
         reference = self.reference(item_id, name)
-        if self._competitor_wins(item_id, price, reference):
+        if item_id in self.taken or self._competitor_wins(item_id, price, reference):
             self._remove(item_id, gone=True)
             return self._refuse("lost race", "Item sold")
         self._remove(item_id, gone=True)

@@ -40,7 +40,9 @@ from ..rules import Decision, RuleSet
 from ..sniper import BuyerSettings, Engine, EngineSettings, SessionOptions, open_engine
 from ._format import Record
 from ._market import FillModel, ReplayMarket, ReplayTrade
+from ._network import NetworkLog
 from ._transport import ReplayTransport
+from ._versions import ListVersions
 
 __all__ = ["BacktestOptions", "BacktestRun", "run_backtest"]
 
@@ -66,6 +68,12 @@ class BacktestOptions:
     reconcile_every: float = 15.0
     until: float | None = None
     """Stop at this time (epoch seconds) instead of the end of the recording."""
+    start: float | None = None
+    """Start the engine at this time when it is before the first record (a live run's
+    first request was sent before its answer, the first record, arrived)."""
+    taken: frozenset[str] = frozenset()
+    """Listings lost to another buyer whatever the competitor model draws (a live run's
+    lost purchases, for ``--against``)."""
 
 
 @dataclass
@@ -129,6 +137,8 @@ async def run_backtest(
     progress: Callable[[float], None] | None = None,
     live: bool = False,
     on_decisions: Callable[[float, list[Decision]], None] | None = None,
+    lists: ListVersions | None = None,
+    network: NetworkLog | None = None,
 ) -> BacktestRun:
     """Replay ``records`` (ending at ``end``) through the engine; see the module docstring.
 
@@ -139,7 +149,12 @@ async def run_backtest(
 
     ``on_decisions(at, decisions)``: called with each search step's decisions (accepted
     and rejected) and the time the step began, right after it (not with ``live``): the
-    look-ahead check compares them across cut recordings."""
+    look-ahead check compares them across cut recordings.
+
+    ``lists``: the price list versions kept with the recording; each list is read as it
+    was at the engine's time (a list without a recorded version is read as it is now,
+    and said in the warnings). ``network``: the live run's requests, whose latencies and
+    failures the replay's requests meet (:class:`ReplayTransport`)."""
     ceilings: dict[str, int | None] = {}
 
     def ceiling(name: str) -> int | None:
@@ -154,10 +169,13 @@ async def run_backtest(
         ceiling=ceiling,
         balance=options.balance if options.balance is not None else ruleset.budgets.total,
         value_after=options.value_after,
+        taken=options.taken,
     )
     start = market.first_time
     if start is None:
         raise ValueError("the recording is empty")
+    if options.start is not None:
+        start = min(start, options.start)
     stop = min(end, options.until) if options.until is not None else end
     clock = VirtualClock(start)
     market.advance_to(start)
@@ -168,7 +186,7 @@ async def run_backtest(
         reconcile_every=options.reconcile_every,
         buyer=BuyerSettings(project_id_entropy=lambda: entropy.randbytes(10)),
     )
-    transport = ReplayTransport(market, clock)
+    transport = ReplayTransport(market, clock, network=network, concurrent=live)
     session = SessionOptions(
         base_url="http://replay.invalid",
         ledger=MEMORY,
@@ -180,6 +198,8 @@ async def run_backtest(
         ruleset, api_key="backtest", clock=clock, host=host, settings=settings, options=session
     ) as engine:
         ledger = engine.ledger
+        if lists is not None:
+            engine.references.list_reader = _versioned_reader(lists, engine)
         use_feed = ruleset.account.feed != "off"
         driver = _Driver(engine, market, clock, progress, on_decisions, use_feed=use_feed)
         if live:
@@ -268,6 +288,16 @@ def _seen_first(market: ReplayMarket, purchases: list[dict[str, Any]]) -> dict[s
         if sighting is not None:
             out[str(item_id)] = sighting[1]
     return out
+
+
+def _versioned_reader(lists: ListVersions, engine: Engine) -> Callable[[str, float], bytes | None]:
+    def read(source: str, now: float) -> bytes | None:
+        data = lists.read_at(source, now)
+        if data is None:
+            engine.status.error(f"price list {source} has no recorded version: read as it is now")
+        return data
+
+    return read
 
 
 def _skips(engine: Engine) -> dict[str, dict[str, int]]:

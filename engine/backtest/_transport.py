@@ -24,6 +24,7 @@ import httpx
 
 from .._clock import VirtualClock
 from ._market import BuyAnswer, Held, ReplayMarket
+from ._network import NetworkLog
 
 __all__ = ["ReplayTransport"]
 
@@ -39,6 +40,16 @@ def _json(body: Any, status: int = 200) -> httpx.Response:
 
 _JSON = {"content-type": "application/json"}
 _TEXTS_HELD = 500_000
+_BUYING = frozenset({"/v1/buy-one-p2p", "/v1/buy"})
+_NETWORKED = frozenset(
+    {
+        "/v1/prices/snapshot",
+        "/v2/search-items-by-name",
+        "/v2/get-items-list",
+        "/v1/buy-one-p2p",
+        "/v1/buy",
+    }
+)
 
 
 class ReplayTransport(httpx.AsyncBaseTransport):
@@ -51,9 +62,15 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         clock: VirtualClock,
         *,
         on_search: Callable[[list[str]], None] | None = None,
+        network: NetworkLog | None = None,
+        concurrent: bool = False,
     ) -> None:
         self.market = market
         self.clock = clock
+        self.concurrent = concurrent
+        self.network = network
+        """The live run's requests (``--against``): each request takes the latency, and
+        meets the failure, of the live request nearest in time (:mod:`._network`)."""
         self._on_search = on_search
         self._csv_cache: tuple[tuple[int, bool], bytes] | None = None
         self.requests: dict[str, int] = {}
@@ -65,6 +82,69 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         path = request.url.path
         key = f"{request.method} {path}"
         self.requests[key] = self.requests.get(key, 0) + 1
+        if self.network is not None and path in _NETWORKED:
+            return await self._as_live(key, request)
+        return await self._answer(key, request, waited=False)
+
+    async def _as_live(self, key: str, request: httpx.Request) -> httpx.Response:
+        """A request met as the live request nearest in time was (:mod:`._network`). A
+        purchase reaches the market after the fill model's latency at most (the live one
+        was committed somewhere within its latency, and the recording shows the listing
+        gone soon after: a replay purchase arriving later would find its own purchase
+        gone); its answer comes after the live latency. A failed live purchase that live
+        was charged for after all (found by project_id) is committed all the same."""
+        assert self.network is not None
+        path = request.url.path
+        buying = path in _BUYING
+        items = await _buy_key(request) if buying else None
+        now = self.clock.now()
+        passage = self.network.passage(path, now, self.market.fill.latency, key=items)
+        # market data comes after the live latency, and never before the live answer came
+        # (a request sent a moment earlier than live's waits for what live got); a
+        # purchase, matched by its items, takes the live latency only
+        latency = passage.latency
+        if not buying:
+            latency = max(latency, passage.sent + passage.latency - now)
+        first = min(self.market.fill.latency, latency) if buying else latency
+        await self._wait(first)
+        rest = latency - first
+        if not passage.failed:
+            response = await self._answer(key, request, waited=True)
+            await self._wait(rest)
+            return response
+        if buying:
+            await self._commit_charged(request)
+        await self._wait(rest)
+        if passage.error is not None:
+            raise httpx.ReadError(f"as live: {passage.error}", request=request)
+        return httpx.Response(
+            passage.status or 200,
+            headers=passage.headers or {},
+            content=(passage.body or "").encode("utf-8"),
+        )
+
+    async def _commit_charged(self, request: httpx.Request) -> None:
+        assert self.network is not None
+        charged = self.network.charged
+        params = request.url.params
+        if request.method == "GET":
+            wanted = [
+                (params.get("item_id", ""), params.get("price", "0"), params.get("project_id"))
+            ]
+            locked = params.get("allow_trade_locked") == "1"
+        else:
+            body = json.loads(await request.aread() or b"{}")
+            wanted = [(str(i["item_id"]), i["price"], i.get("project_id")) for i in body["items"]]
+            locked = bool(body.get("allow_trade_locked"))
+        now = self.clock.now()
+        self.market.advance_to(now)
+        for item_id, price, project_id in wanted:
+            if item_id in charged:
+                self.market.buy(
+                    item_id, int(price), allow_locked=locked, project_id=project_id, now=now
+                )
+
+    async def _answer(self, key: str, request: httpx.Request, *, waited: bool) -> httpx.Response:
         self.market.advance_to(self.clock.now())
         params = request.url.params
         if key == "GET /v1/prices":
@@ -76,10 +156,10 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         if key == "GET /v2/get-items-list":
             return self._catalogue(params)
         if key == "GET /v1/buy-one-p2p":
-            return self._buy_one(params)
+            return await self._buy_one(params, waited)
         if key == "POST /v1/buy":
             await request.aread()
-            return self._buy_bulk(json.loads(request.content or b"{}"))
+            return await self._buy_bulk(json.loads(request.content or b"{}"), waited)
         if key == "GET /v1/check-many-project-id":
             return self._project_ids(params.get_list("id"))
         if key == "GET /v1/user":
@@ -94,6 +174,16 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         if key == "GET /v1/remove-buy-order":
             return _json({"success": True, "msg": None, "removed": 0})
         return _json({"success": False, "msg": f"not recorded: {key}"}, 404)
+
+    async def _wait(self, latency: float) -> None:
+        """The request's latency: slept when the engine runs its runners side by side
+        (``concurrent``: the others go on meanwhile, as live), else the clock moved on."""
+        if latency <= 0:
+            return
+        if self.concurrent:
+            await self.clock.sleep(latency)
+        else:
+            self.clock.advance(latency)
 
     # -- market data ---------------------------------------------------------------------
 
@@ -249,14 +339,15 @@ class ReplayTransport(httpx.AsyncBaseTransport):
 
     # -- purchases -----------------------------------------------------------------------
 
-    def _arrive(self) -> float:
-        self.clock.advance(self.market.fill.latency)
+    async def _arrive(self, waited: bool) -> float:
+        if not waited:  # else the live request's latency was taken already
+            await self._wait(self.market.fill.latency)
         now = self.clock.now()
         self.market.advance_to(now)
         return now
 
-    def _buy_one(self, params: httpx.QueryParams) -> httpx.Response:
-        now = self._arrive()
+    async def _buy_one(self, params: httpx.QueryParams, waited: bool) -> httpx.Response:
+        now = await self._arrive(waited)
         answer = self.market.buy(
             params.get("item_id", ""),
             int(params.get("price", "0")),
@@ -266,8 +357,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         )
         return _json(_buy_body(answer))
 
-    def _buy_bulk(self, body: dict[str, Any]) -> httpx.Response:
-        now = self._arrive()
+    async def _buy_bulk(self, body: dict[str, Any], waited: bool) -> httpx.Response:
+        now = await self._arrive(waited)
         results = []
         for item in body.get("items", []):
             answer = self.market.buy(
@@ -305,6 +396,13 @@ class ReplayTransport(httpx.AsyncBaseTransport):
                 entry["send_until"] = trade.send_until
             trades.append(entry)
         return _json({"success": True, "msg": None, "trades": trades})
+
+
+async def _buy_key(request: httpx.Request) -> str:
+    if request.method == "GET":
+        return str(request.url.params.get("item_id", ""))
+    items = json.loads(await request.aread() or b"{}").get("items", [])
+    return ",".join(sorted(str(i.get("item_id")) for i in items))
 
 
 def _csv_cell(text: str) -> str:

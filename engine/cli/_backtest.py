@@ -27,7 +27,14 @@ def register(subparsers: Any) -> None:
         "a summary and its fingerprint; --report writes JSON, Markdown, HTML and a chart.",
     )
     parser.add_argument("rules", nargs="?", metavar="RULES.yaml", help="rules file")
-    parser.add_argument("--data", required=True, metavar="DIR", help="recording directory")
+    parser.add_argument("recording", nargs="?", metavar="DIR", help="recording directory")
+    parser.add_argument("--data", metavar="DIR", help="recording directory (or give it as DIR)")
+    parser.add_argument(
+        "--against",
+        metavar="LEDGER",
+        help="compare the replay's decisions with this live ledger (the run recorded with "
+        "`snipe run --record DIR`): agreed, live-only and replay-only, each with its cause",
+    )
     parser.add_argument("--report", metavar="DIR", help="write the report files here")
     parser.add_argument("--seed", type=int, default=0, help="fill model seed (0)")
     parser.add_argument(
@@ -55,13 +62,23 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     logging.getLogger("snipe").setLevel(logging.ERROR)
+    if args.recording and args.data and args.recording != args.data:
+        raise ConfigError("give the recording once (DIR or --data)", location="--data")
+    args.data = args.data or args.recording
+    if not args.data:
+        raise ConfigError("a recording directory is needed (DIR or --data)", location="DIR")
+    if args.against:
+        if args.sweep:
+            raise ConfigError(
+                "--against compares one replay; not with --sweep", location="--against"
+            )
+        return _against(args)
     if args.sweep:
         return _sweep(args)
     if not args.rules:
         raise ConfigError("a rules file is needed (or --sweep)", location="RULES.yaml")
     from .._plugins import make_plugin_host
     from ..backtest import (
-        BacktestOptions,
         build_report,
         read_records,
         recording_span,
@@ -71,23 +88,10 @@ def run(args: argparse.Namespace) -> int:
     )
     from ..rules import load_rules
 
-    if args.latency < 0:
-        raise ConfigError("must be zero or more", location="--latency")
-    balance = None
-    if args.balance is not None:
-        try:
-            balance = parse_usd(args.balance)
-        except ValueError as exc:
-            raise ConfigError(str(exc), location="--balance") from None
     host = make_plugin_host()
     ruleset = load_rules(args.rules, host=host)
     start, end = recording_span(args.data)
-    options = BacktestOptions(
-        seed=args.seed,
-        latency=args.latency / 1000,
-        balance=balance,
-        value_after=args.value_after * 3600,
-    )
+    options = _options(args)
     began = time.perf_counter()
 
     async def main(progress: Any) -> Any:
@@ -114,6 +118,52 @@ def run(args: argparse.Namespace) -> int:
         f"{(end - start) / 3600:.2f} h in {elapsed:.1f} s ({rate:,.0f} events/s)",
         file=sys.stderr,
     )
+    return 0
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from ..backtest import BacktestOptions
+
+    if args.latency < 0:
+        raise ConfigError("must be zero or more", location="--latency")
+    balance = None
+    if args.balance is not None:
+        try:
+            balance = parse_usd(args.balance)
+        except ValueError as exc:
+            raise ConfigError(str(exc), location="--balance") from None
+    return BacktestOptions(
+        seed=args.seed,
+        latency=args.latency / 1000,
+        balance=balance,
+        value_after=args.value_after * 3600,
+    )
+
+
+def _against(args: argparse.Namespace) -> int:
+    """``--against LEDGER``: the parity table (or ``--json``), exit 0."""
+    from .._plugins import make_plugin_host
+    from ..backtest import run_against
+    from ..rules import load_rules
+
+    if not args.rules:
+        raise ConfigError("a rules file is needed", location="RULES.yaml")
+    if not Path(args.against).exists():
+        raise ConfigError("no such ledger file", location=args.against)
+    host = make_plugin_host()
+    ruleset = load_rules(args.rules, host=host)
+    options = _options(args)
+
+    async def main() -> Any:
+        return await run_against(ruleset, args.data, args.against, host=host, options=options)
+
+    parity, result = anyio.run(main)
+    if args.json:
+        print(json.dumps(parity.to_json(), indent=2, sort_keys=True))
+    else:
+        for line in parity.table():
+            print(line)
+    print_warnings({text: (n, 1) for text, n in result.warnings.items()})
     return 0
 
 

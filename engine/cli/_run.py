@@ -23,9 +23,12 @@ import math
 import signal
 import sys
 import time
-from typing import Any
+from contextlib import ExitStack
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import anyio
+import httpx
 
 from .._clock import Clock, ScaledClock, SystemClock
 from .._errors import ConfigError, InvalidRequest
@@ -48,6 +51,9 @@ from ..sniper import (
     status_path_for,
 )
 from ._args import duration
+
+if TYPE_CHECKING:
+    from ..backtest import LiveRecorder
 
 __all__ = ["register"]
 
@@ -97,6 +103,13 @@ def register(subparsers: Any) -> None:
         type=_usd,
         help="the simulated wallet's start, e.g. 500.00 (default: the account's balance"
         " when the paper ledger first runs); kept in the paper ledger",
+    )
+    parser.add_argument(
+        "--record",
+        metavar="DIR",
+        help="record what the engine receives (snapshots, search and catalogue answers, the"
+        " price lists it reads, its decisions) into DIR while it runs, for `snipe backtest"
+        " RULES DIR --against LEDGER`",
     )
     parser.add_argument("--kill-file", metavar="PATH", help="halt buying while this file exists")
     parser.add_argument(
@@ -274,26 +287,44 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         clock = engine_clock(args.speed, args.origin)
-        async with open_engine(
-            ruleset,
-            api_key=key.get_secret_value(),
-            clock=clock,
-            host=host,
-            settings=settings,
-            options=options,
-        ) as engine:
-            if args.remove_orders:
-                return await _remove_orders(engine)
-            async with operations(engine, ops_settings):
-                await _run_until_signal(engine, args.duration)
-            print(await engine.status_line(), file=sys.stderr)
-            gate = gate_words(engine)
-            if gate is not None:
-                print(gate, file=sys.stderr)
-            if not (args.dry_run or args.paper):
-                for line in await orders_at_stop(engine):
-                    print(line, file=sys.stderr)
-            return EXIT_HALTED if engine.status.mode is EngineMode.HALTED else EXIT_OK
+        with ExitStack() as stack:
+            session = options
+            recorder = None
+            if args.record and not args.remove_orders:
+                from ..backtest import LiveRecorder, attach_recorder
+
+                recorder = stack.enter_context(
+                    LiveRecorder(args.record, source=args.base_url or ruleset.account.base_url)
+                )
+                session = recording_options(options, recorder, clock)
+            async with open_engine(
+                ruleset,
+                api_key=key.get_secret_value(),
+                clock=clock,
+                host=host,
+                settings=settings,
+                options=session,
+            ) as engine:
+                if recorder is not None:
+                    attach_recorder(engine, recorder)
+                code = await _main(engine)
+        if recorder is not None:  # closed: everything queued is written
+            print(recorder.describe(), file=sys.stderr)
+        return code
+
+    async def _main(engine: Engine) -> int:
+        if args.remove_orders:
+            return await _remove_orders(engine)
+        async with operations(engine, ops_settings):
+            await _run_until_signal(engine, args.duration)
+        print(await engine.status_line(), file=sys.stderr)
+        gate = gate_words(engine)
+        if gate is not None:
+            print(gate, file=sys.stderr)
+        if not (args.dry_run or args.paper):
+            for line in await orders_at_stop(engine):
+                print(line, file=sys.stderr)
+        return EXIT_HALTED if engine.status.mode is EngineMode.HALTED else EXIT_OK
 
     try:
         return anyio.run(main, backend=args.backend)
@@ -335,6 +366,17 @@ def _unwrap(exc: Exception) -> Exception:
     while isinstance(exc, ExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
+
+
+def recording_options(
+    options: SessionOptions, recorder: LiveRecorder, clock: Clock
+) -> SessionOptions:
+    """``options`` with the client's transport teeing its answers into ``recorder``; the
+    feed stays as ``account.feed`` says (a transport given would turn it off)."""
+    from ..backtest import RecordingTransport
+
+    inner = options.transport or httpx.AsyncHTTPTransport(retries=0)
+    return replace(options, transport=RecordingTransport(inner, recorder, clock), feed=True)
 
 
 def banner(ruleset: RuleSet, args: argparse.Namespace) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import re
 import urllib.parse
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext, suppress
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self, TypeVar
@@ -316,7 +316,11 @@ class ClientCore:
             self._observe(endpoint, failure)
             if failure is not None:
                 raise failure
-            yield SnapshotStream(endpoint, response)
+            stream = SnapshotStream(endpoint, response)
+            try:
+                yield stream
+            finally:
+                await stream.aclose()
         finally:
             await response.aclose()
 
@@ -333,9 +337,20 @@ class SnapshotStream:
         self._response = response
         self.content_type: str | None = response.headers.get("content-type")
         self.content_encoding: str | None = response.headers.get("content-encoding")
+        self._iterators: list[AsyncGenerator[bytes, None]] = []
 
     def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._chunks()
+        iterator = self._chunks()
+        self._iterators.append(iterator)
+        return iterator
+
+    async def aclose(self) -> None:
+        """Close what iterated the body (a reader cancelled mid-body leaves its generator
+        open: closed here, on the stream's exit, not by the garbage collector, which trio
+        reports as a leak)."""
+        for iterator in self._iterators:
+            await iterator.aclose()
+        self._iterators.clear()
 
     @property
     def bytes_downloaded(self) -> int:
@@ -343,22 +358,25 @@ class SnapshotStream:
         HTTP content decoding)."""
         return self._response.num_bytes_downloaded
 
-    async def _chunks(self) -> AsyncIterator[bytes]:
+    async def _chunks(self) -> AsyncGenerator[bytes, None]:
         iterator = self._response.aiter_bytes()
-        while True:
-            failure: APIError | None = None
-            try:
-                chunk = await anext(iterator)
-            except StopAsyncIteration:
-                return
-            except httpx.HTTPError as exc:
-                failure = Unavailable(
-                    f"the stream broke after it started ({type(exc).__name__})",
-                    endpoint=self._endpoint.label,
-                )
-            if failure is not None:
-                raise failure
-            yield chunk
+        try:
+            while True:
+                failure: APIError | None = None
+                try:
+                    chunk = await anext(iterator)
+                except StopAsyncIteration:
+                    return
+                except httpx.HTTPError as exc:
+                    failure = Unavailable(
+                        f"the stream broke after it started ({type(exc).__name__})",
+                        endpoint=self._endpoint.label,
+                    )
+                if failure is not None:
+                    raise failure
+                yield chunk
+        finally:
+            await iterator.aclose()  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
         return f"<SnapshotStream {self._endpoint.label} [{self._response.status_code}]>"

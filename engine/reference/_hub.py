@@ -100,6 +100,12 @@ class ReferenceHub:
         """Source -> the last fetch error (cleared by a good fetch)."""
         self.set_aside: dict[str, int] = {}
         """Source -> rows set aside in its last list."""
+        self.list_observer: Callable[[str, str, float, bytes], None] | None = None
+        """Told ``(source, origin, time, bytes)`` of every price list read (``snipe run
+        --record`` keeps each version, so a replay reads the list as it was)."""
+        self.list_reader: Callable[[str, float], bytes | None] | None = None
+        """Reads a price list as it was at a time instead of as it is now (a backtest of a
+        recording that kept its lists' versions); ``None`` from it: read it now."""
 
     @classmethod
     @asynccontextmanager
@@ -383,27 +389,33 @@ class ReferenceHub:
             for source, table in service_tables(items).items()
         ]
 
-    async def _fetch_list(self, source: str, settings: ListSettings) -> list[PriceList]:
+    async def _read_list(self, settings: ListSettings) -> bytes:
         if settings.path is not None:
-            data = await anyio.Path(settings.path).read_bytes()
-        else:
-            assert settings.url is not None
-            if self._http is None:
-                self._http = httpx.AsyncClient(timeout=30.0, follow_redirects=False)
-            # errors name the address without its query (httpx's would show it whole)
-            try:
-                response = await self._http.get(settings.url)
-            except httpx.HTTPError as exc:
-                raise ConfigError(
-                    f"cannot fetch the price list ({type(exc).__name__})",
-                    location=settings.origin,
-                ) from None
-            if response.status_code != 200:
-                raise ConfigError(
-                    f"the price list answered HTTP {response.status_code}",
-                    location=settings.origin,
-                )
-            data = response.content
+            return await anyio.Path(settings.path).read_bytes()
+        assert settings.url is not None
+        if self._http is None:
+            self._http = httpx.AsyncClient(timeout=30.0, follow_redirects=False)
+        # errors name the address without its query (httpx's would show it whole)
+        try:
+            response = await self._http.get(settings.url)
+        except httpx.HTTPError as exc:
+            raise ConfigError(
+                f"cannot fetch the price list ({type(exc).__name__})", location=settings.origin
+            ) from None
+        if response.status_code != 200:
+            raise ConfigError(
+                f"the price list answered HTTP {response.status_code}", location=settings.origin
+            )
+        return response.content
+
+    async def _fetch_list(self, source: str, settings: ListSettings) -> list[PriceList]:
+        data = None
+        if self.list_reader is not None:
+            data = self.list_reader(source, self.clock.now())
+        if data is None:
+            data = await self._read_list(settings)
+        if self.list_observer is not None:
+            self.list_observer(source, settings.origin, self.clock.now(), data)
         rows = parse_price_list(
             data, origin=settings.origin, fmt=settings.format, unit=settings.unit
         )

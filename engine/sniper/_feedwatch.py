@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -116,6 +116,8 @@ class FeedWatch:
         self.settings = settings
         self.client: FeedClient | None = None
         self.replayed = False
+        self.observer: Callable[[FeedEvent], None] | None = None
+        """Sees every event before the engine acts on it (``snipe run --record``)."""
         """A backtest hands the engine a recording's feed events (no client): healing,
         auditing and fallback then apply as live."""
         self.unavailable = False
@@ -250,6 +252,8 @@ class FeedWatch:
     # -- events --------------------------------------------------------------------------
 
     async def on_event(self, event: FeedEvent) -> None:
+        if self.observer is not None:
+            self.observer(event)
         if isinstance(event, FeedListingEvent):
             await self._listing(event)
         elif isinstance(event, FeedRemovalEvent):
