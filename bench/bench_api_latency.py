@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import logging
 import statistics
 import sys
 from pathlib import Path
@@ -173,9 +172,6 @@ async def amain(rounds: int, pairs: int) -> None:
 
 
 def main() -> None:
-    # hypercorn's asyncio server, cancelled at the end of each run as `snipe run` cancels it,
-    # logs its lifespan's cancellation through asyncio's logger: not a figure of this bench
-    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--pairs", type=int, default=3)

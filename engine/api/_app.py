@@ -432,19 +432,31 @@ async def _events(api: Api, request: Request, token: Token) -> Response:
         sent, cursor = 0, int(last)
         yield ": snipe events\n\n"
         while limit is None or sent < limit:
+            events = None
+            # only the wait is timed, never a yield: a slow reader holds this generator at
+            # a yield, and a deadline passing there would cancel the server's send instead
             with anyio.move_on_after(15):  # real seconds: keeps proxies from closing it
-                for event in await api.bus.wait(cursor):
-                    cursor = event.id
-                    text = event.sse()
-                    if not any(s and s in text for s in api.secrets):
-                        yield text
-                    sent += 1
-                    if limit is not None and sent >= limit:
-                        return
+                events = await api.bus.wait(cursor)
+            if events is None:
+                yield ": keep-alive\n\n"
                 continue
-            yield ": keep-alive\n\n"
+            if not events:  # the server is stopping: end the stream (clients reconnect)
+                return
+            for event in events:
+                cursor = event.id
+                text = event.sse()
+                if not any(s and s in text for s in api.secrets):
+                    yield text
+                sent += 1
+                if limit is not None and sent >= limit:
+                    return
 
     headers = {**_SECURITY_HEADERS, "x-accel-buffering": "no"}
+    if request.scope.get("http_version") in ("1.0", "1.1"):
+        # the connection ends with the stream (a client reconnects on a new one): kept
+        # alive, one whose stream ended as the server stopped held the stop (hypercorn on
+        # trio) for its whole grace. HTTP/2 (TLS) has no such header and needs none.
+        headers["connection"] = "close"
     return StreamingResponse(stream(), headers=headers, media_type="text/event-stream")
 
 

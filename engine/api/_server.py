@@ -4,6 +4,7 @@ mistaken token; headers are never logged either way)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -71,7 +72,15 @@ def api_options(
 
 
 async def serve_app(
-    listener: Listener[SocketStream], app: Starlette, settings: ApiSettings
+    listener: Listener[SocketStream],
+    app: Starlette,
+    settings: ApiSettings,
+    *,
+    on_stop: Callable[[], None] | None = None,
 ) -> None:
-    """Answer connections on ``listener`` with ``app`` until cancelled; closes it."""
-    await serve_asgi(listener, app, certfile=settings.certfile, keyfile=settings.keyfile)
+    """Answer connections on ``listener`` with ``app`` until cancelled, then stop cleanly
+    (``on_stop`` first: the event bus's ``close``, which ends the event streams); closes
+    the listener."""
+    await serve_asgi(
+        listener, app, certfile=settings.certfile, keyfile=settings.keyfile, on_stop=on_stop
+    )

@@ -264,9 +264,10 @@ async def operations(
                 log.info("metrics on http://%s:%d/metrics", settings.metrics_host, ops.port)
             if api_listener is not None and ops.api is not None and settings.api is not None:
                 app = api_app(ops.api)
-                tasks.append(
-                    ("api server", partial(serve_app, api_listener, app, settings.api.settings))
+                serve = partial(
+                    serve_app, api_listener, app, settings.api.settings, on_stop=ops.bus.close
                 )
+                tasks.append(("api server", serve))
                 log.info("API on %s", settings.api.with_port(ops.api_port).url)
             for name, task in tasks:
                 tg.start_soon(_guarded, ops, name, task)
