@@ -36,9 +36,11 @@ from ..sniper import Engine, EngineView, caps_for_rule, controls
 from ._events import EventBus
 from ._security import (
     FailureLimiter,
+    Network,
     Role,
     Token,
     TokenStore,
+    client_address,
     cross_site,
     host_allowed,
     token_in_query,
@@ -73,6 +75,9 @@ class Api:
     load: RulesLoader | None = None
     """How a reload reads the rules file (default: :func:`load_rules` with the engine's
     plugins, the loader ``snipe run`` starts with)."""
+    proxies: tuple[Network, ...] = ()
+    """Trusted reverse proxies: from them, the client is the one ``X-Forwarded-For``
+    states (see :func:`client_address`)."""
     failures: FailureLimiter = field(init=False)
 
     def __post_init__(self) -> None:
@@ -86,7 +91,8 @@ class Api:
             return _error(400, "tokens are never accepted in a URL: send Authorization: Bearer")
         if cross_site(request.method, request.headers, self.hosts):
             return _error(403, "cross-site request refused")
-        client = request.client.host if request.client else "?"
+        peer = request.client.host if request.client else None
+        client = client_address(peer, request.headers.getlist("x-forwarded-for"), self.proxies)
         wait = self.failures.locked_for(client)
         if wait > 0:
             return _error(429, "too many failed attempts", {"retry-after": f"{wait:.0f}"})

@@ -15,7 +15,14 @@ from starlette.applications import Starlette
 from .._errors import ConfigError
 from .._web import serve_asgi
 from ..rules import ApiSettings
-from ._security import TokenStore, allowed_hosts, check_bind, load_tokens
+from ._security import (
+    Network,
+    TokenStore,
+    allowed_hosts,
+    check_bind,
+    load_tokens,
+    trusted_proxies,
+)
 
 __all__ = ["ApiOptions", "api_options", "serve_app"]
 
@@ -32,6 +39,11 @@ class ApiOptions:
     @property
     def tls(self) -> bool:
         return bool(self.settings.certfile and self.settings.keyfile)
+
+    @property
+    def proxies(self) -> tuple[Network, ...]:
+        """Peers whose ``X-Forwarded-For`` is believed (see :func:`trusted_proxies`)."""
+        return trusted_proxies(self.settings)
 
     @property
     def hosts(self) -> frozenset[str]:

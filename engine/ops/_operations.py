@@ -114,6 +114,7 @@ class Operations:
                 self.bus,
                 settings.api.hosts,
                 secrets=settings.secrets,
+                proxies=settings.api.proxies,
             )
         self.api_port: int | None = None
         """The API's port, once it listens."""
