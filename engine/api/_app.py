@@ -521,7 +521,9 @@ async def _reload(api: Api, request: Request, token: Token) -> Response:
 async def _remove_orders(api: Api, request: Request, token: Token) -> Response:
     engine = api.engine
     removed = 0 if engine.settings.dry_run else await engine.orders.remove_all()
-    left = len(await engine.ledger.orders())
+    # open (or maybe open) on the service: a removed order whose last fills are not yet
+    # settled is no longer live there, though the ledger still counts its exposure
+    left = len(await engine.orders.left_open())
     await api.record("remove_orders", token, "removed", removed=removed, left=left)
     return api.answer({"removed": removed, "still_live": left})
 
