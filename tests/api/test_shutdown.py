@@ -86,7 +86,7 @@ def test_a_stopped_run_prints_no_traceback(
             assert run.wait(timeout=60) == 0, "".join(logged)
         reader.join(timeout=30)
     text = "".join(logged)
-    assert "Traceback" not in text, text
-    assert "Error" not in text.replace("ERROR snipe", ""), text
+    for fault in ("Traceback", "CancelledError", "LifespanFailure", "never retrieved", "asyncio:"):
+        assert fault not in text, text
     assert "[stopped]" in text
     assert ended == ["closed"], ended
