@@ -348,7 +348,18 @@ class RateLimiter:
         state = self._bucket(bucket)
         if not math.isfinite(seconds) or seconds < 0:
             raise ValueError(f"a pause must be a non-negative number of seconds, got {seconds!r}")
-        state.paused_until = max(state.paused_until, self._clock.now() + seconds)
+        until = self._clock.now() + seconds
+        if until > state.paused_until:
+            # said once per pause (a wait of a minute is otherwise silence: the service's
+            # search limit is 20 a minute, and a limit set higher than that meets it)
+            log.warning(
+                "%s: the service answered 429 (too many requests): waiting %.1f s before"
+                " the next %s call",
+                bucket,
+                seconds,
+                bucket,
+            )
+        state.paused_until = max(state.paused_until, until)
 
     def usage(self, bucket: str) -> tuple[int, int | None]:
         """``(calls in the current window or in flight, limit)``; the limit is ``None`` for

@@ -6,6 +6,7 @@ seconds and must be exact, and no test really sleeps.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -203,6 +204,23 @@ async def test_a_429_pause_holds_every_caller_until_it_ends(clock: VirtualClock)
             tg.start_soon(rec.call, "late", Lane.RECONCILE, 12.0)
     assert set(rec.sent.values()) == {start + 30.0}
     assert len(rec.sent) == 4
+
+
+def test_a_pause_says_once_that_it_waits_and_how_long(
+    clock: VirtualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    limiter = RateLimiter(clock)
+    with caplog.at_level(logging.INFO, logger="snipe.limiter"):
+        limiter.pause("search", 58.2)
+        limiter.pause("search", 30.0)  # within the pause: nothing new to say
+        clock.advance(10.0)
+        limiter.pause("search", 48.0)  # ends sooner: still nothing
+    said = [r.getMessage() for r in caplog.records]
+    assert said == [
+        "search: the service answered 429 (too many requests): waiting 58.2 s before"
+        " the next search call"
+    ]
+    assert caplog.records[0].levelno == logging.WARNING
 
 
 def test_a_pause_extends_but_never_shortens(clock: VirtualClock) -> None:

@@ -37,9 +37,11 @@ from ..sniper import Engine, EngineView, caps_for_rule, controls
 from ._events import EventBus
 from ._security import (
     FailureLimiter,
+    Network,
     Role,
     Token,
     TokenStore,
+    client_address,
     cross_site,
     host_allowed,
     token_in_query,
@@ -74,6 +76,9 @@ class Api:
     load: RulesLoader | None = None
     """How a reload reads the rules file (default: :func:`load_rules` with the engine's
     plugins, the loader ``snipe run`` starts with)."""
+    proxies: tuple[Network, ...] = ()
+    """Trusted reverse proxies: from them, the client is the one ``X-Forwarded-For``
+    states (see :func:`client_address`)."""
     failures: FailureLimiter = field(init=False)
 
     def __post_init__(self) -> None:
@@ -87,7 +92,8 @@ class Api:
             return _error(400, "tokens are never accepted in a URL: send Authorization: Bearer")
         if cross_site(request.method, request.headers, self.hosts):
             return _error(403, "cross-site request refused")
-        client = request.client.host if request.client else "?"
+        peer = request.client.host if request.client else None
+        client = client_address(peer, request.headers.getlist("x-forwarded-for"), self.proxies)
         wait = self.failures.locked_for(client)
         if wait > 0:
             return _error(429, "too many failed attempts", {"retry-after": f"{wait:.0f}"})
@@ -445,19 +451,31 @@ async def _events(api: Api, request: Request, token: Token) -> Response:
         sent, cursor = 0, int(last)
         yield ": snipe events\n\n"
         while limit is None or sent < limit:
+            events = None
+            # only the wait is timed, never a yield: a slow reader holds this generator at
+            # a yield, and a deadline passing there would cancel the server's send instead
             with anyio.move_on_after(15):  # real seconds: keeps proxies from closing it
-                for event in await api.bus.wait(cursor):
-                    cursor = event.id
-                    text = event.sse()
-                    if not any(s and s in text for s in api.secrets):
-                        yield text
-                    sent += 1
-                    if limit is not None and sent >= limit:
-                        return
+                events = await api.bus.wait(cursor)
+            if events is None:
+                yield ": keep-alive\n\n"
                 continue
-            yield ": keep-alive\n\n"
+            if not events:  # the server is stopping: end the stream (clients reconnect)
+                return
+            for event in events:
+                cursor = event.id
+                text = event.sse()
+                if not any(s and s in text for s in api.secrets):
+                    yield text
+                sent += 1
+                if limit is not None and sent >= limit:
+                    return
 
     headers = {**_SECURITY_HEADERS, "x-accel-buffering": "no"}
+    if request.scope.get("http_version") in ("1.0", "1.1"):
+        # the connection ends with the stream (a client reconnects on a new one): kept
+        # alive, one whose stream ended as the server stopped held the stop (hypercorn on
+        # trio) for its whole grace. HTTP/2 (TLS) has no such header and needs none.
+        headers["connection"] = "close"
     return StreamingResponse(stream(), headers=headers, media_type="text/event-stream")
 
 
@@ -516,7 +534,9 @@ async def _reload(api: Api, request: Request, token: Token) -> Response:
 async def _remove_orders(api: Api, request: Request, token: Token) -> Response:
     engine = api.engine
     removed = 0 if engine.settings.simulated else await engine.orders.remove_all()
-    left = len(await engine.ledger.orders())
+    # open (or maybe open) on the service: a removed order whose last fills are not yet
+    # settled is no longer live there, though the ledger still counts its exposure
+    left = len(await engine.orders.left_open())
     await api.record("remove_orders", token, "removed", removed=removed, left=left)
     return api.answer({"removed": removed, "still_live": left})
 

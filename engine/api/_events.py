@@ -54,6 +54,7 @@ class EventBus:
         self.events: deque[ApiEvent] = deque(maxlen=EVENTS)
         self._next_id = 1
         self._changed = anyio.Event()
+        self.closed = False
         self.decisions: OrderedDict[str, list[Decision]] = OrderedDict()
 
     def publish(self, kind: str, **data: Any) -> ApiEvent:
@@ -69,12 +70,19 @@ class EventBus:
         return [e for e in self.events if e.id > last_id]
 
     async def wait(self, last_id: int) -> list[ApiEvent]:
-        """Events newer than ``last_id``, waiting for one if there is none."""
+        """Events newer than ``last_id``, waiting for one if there is none; an empty list
+        once :meth:`close` was called and none is left."""
         while True:
             new = self.after(last_id)
-            if new:
+            if new or self.closed:
                 return new
             await self._changed.wait()
+
+    def close(self) -> None:
+        """The server is stopping: wake every waiter, so that event streams end (a stream
+        left open would hold the server's shutdown for its whole grace)."""
+        self.closed = True
+        self._changed.set()
 
     # -- hooks -------------------------------------------------------------------------
 

@@ -11,7 +11,12 @@ The defaults are the safe ones (issue 18 point 3):
   request carrying a token in its URL is refused, so one pasted into a link is never
   accepted (and is then worth changing);
 - **failed attempts**: after :data:`FREE_FAILURES` bad tokens a client is locked out for
-  a time that doubles with each further failure (:class:`FailureLimiter`);
+  a time that doubles with each further failure (:class:`FailureLimiter`). Behind a stated
+  reverse proxy the client is the address the proxy states (:func:`client_address`): keyed
+  on the proxy's own address, one attacker would lock every user out, and all would share
+  one count. ``X-Forwarded-For`` is read only from a trusted proxy: from anyone else it is
+  a claim the sender makes up, and trusting it would let an attacker pick a fresh address
+  for every guess;
 - **hosts**: a ``Host`` header outside the allowed names is refused, which defeats DNS
   rebinding (a web page whose name resolves to 127.0.0.1);
 - **cross-site**: no cookie is ever honoured (a browser never adds the bearer header by
@@ -39,17 +44,20 @@ __all__ = [
     "FREE_FAILURES",
     "MIN_TOKEN_LENGTH",
     "FailureLimiter",
+    "Network",
     "Role",
     "Token",
     "TokenStore",
     "allowed_hosts",
     "check_bind",
+    "client_address",
     "cross_site",
     "host_allowed",
     "is_loopback",
     "load_tokens",
     "split_listen",
     "token_in_query",
+    "trusted_proxies",
 ]
 
 MIN_TOKEN_LENGTH = 24
@@ -201,6 +209,61 @@ def check_bind(settings: ApiSettings, listen: str | None = None) -> tuple[str, i
         " terminates TLS in front of it",
         field="api.listen",
     )
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+_LOOPBACK: tuple[Network, ...] = (
+    ipaddress.ip_network("127.0.0.0/8"),
+    ipaddress.ip_network("::1/128"),
+)
+
+
+def trusted_proxies(settings: ApiSettings) -> tuple[Network, ...]:
+    """The peers whose ``X-Forwarded-For`` is believed: none unless ``behind_proxy``; then
+    ``trusted_proxies``, or loopback (a proxy on this machine) when none is named."""
+    if not settings.behind_proxy:
+        return ()
+    if not settings.trusted_proxies:
+        return _LOOPBACK
+    return tuple(ipaddress.ip_network(entry, strict=False) for entry in settings.trusted_proxies)
+
+
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        address = ipaddress.ip_address(text.strip().strip("[]"))
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _trusted(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address | None, proxies: tuple[Network, ...]
+) -> bool:
+    return address is not None and any(address in network for network in proxies)
+
+
+def client_address(
+    peer: str | None, forwarded_for: Iterable[str], proxies: tuple[Network, ...]
+) -> str:
+    """Whom to count a request against: the connecting ``peer``, unless it is a trusted
+    proxy; then the right-most ``X-Forwarded-For`` entry (of every such header, in order)
+    that is not itself a trusted proxy: the address the last trusted proxy saw. Entries
+    to its left were written by the client and prove nothing. A trusted proxy that states
+    no usable address is counted as itself."""
+    if peer is None:
+        return "?"
+    if not _trusted(_address(peer), proxies):
+        return peer
+    entries = [e.strip() for header in forwarded_for for e in header.split(",")]
+    for entry in reversed(entries):
+        address = _address(entry)
+        if address is None:
+            return peer  # unreadable: what the proxy wrote cannot be told apart
+        if not _trusted(address, proxies):
+            return str(address)
+    return peer
 
 
 def allowed_hosts(settings: ApiSettings, host: str) -> frozenset[str]:

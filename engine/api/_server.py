@@ -4,6 +4,7 @@ mistaken token; headers are never logged either way)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -14,7 +15,14 @@ from starlette.applications import Starlette
 from .._errors import ConfigError
 from .._web import serve_asgi
 from ..rules import ApiSettings
-from ._security import TokenStore, allowed_hosts, check_bind, load_tokens
+from ._security import (
+    Network,
+    TokenStore,
+    allowed_hosts,
+    check_bind,
+    load_tokens,
+    trusted_proxies,
+)
 
 __all__ = ["ApiOptions", "api_options", "serve_app"]
 
@@ -31,6 +39,11 @@ class ApiOptions:
     @property
     def tls(self) -> bool:
         return bool(self.settings.certfile and self.settings.keyfile)
+
+    @property
+    def proxies(self) -> tuple[Network, ...]:
+        """Peers whose ``X-Forwarded-For`` is believed (see :func:`trusted_proxies`)."""
+        return trusted_proxies(self.settings)
 
     @property
     def hosts(self) -> frozenset[str]:
@@ -71,7 +84,15 @@ def api_options(
 
 
 async def serve_app(
-    listener: Listener[SocketStream], app: Starlette, settings: ApiSettings
+    listener: Listener[SocketStream],
+    app: Starlette,
+    settings: ApiSettings,
+    *,
+    on_stop: Callable[[], None] | None = None,
 ) -> None:
-    """Answer connections on ``listener`` with ``app`` until cancelled; closes it."""
-    await serve_asgi(listener, app, certfile=settings.certfile, keyfile=settings.keyfile)
+    """Answer connections on ``listener`` with ``app`` until cancelled, then stop cleanly
+    (``on_stop`` first: the event bus's ``close``, which ends the event streams); closes
+    the listener."""
+    await serve_asgi(
+        listener, app, certfile=settings.certfile, keyfile=settings.keyfile, on_stop=on_stop
+    )

@@ -35,7 +35,7 @@ from .._errors import ConfigError, InvalidRequest
 from .._money import format_usd, parse_usd
 from .._plugins import make_plugin_host
 from ..api import api_options
-from ..ops import OpsSettings, operations
+from ..ops import ListenError, OpsSettings, operations
 from ..paper import PaperSettings, paper_path_for
 from ..rules import RuleSet, format_duration, load_rules
 from ..sniper import (
@@ -334,9 +334,8 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, InvalidRequest) as exc:
         print(f"snipe run: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    except OSError as exc:  # the metrics port cannot be bound
-        where = f"{args.metrics_host}:{args.metrics_port}"
-        print(f"snipe run: cannot serve metrics on {where}: {exc.strerror or exc}", file=sys.stderr)
+    except ListenError as exc:  # the metrics or the API port cannot be bound
+        print(f"snipe run: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except Exception as exc:
         # not an exception group on the terminal: one line here, the traceback in the log

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import anyio
 import httpx
-from anyio.abc import SocketAttribute
+from anyio.abc import Listener, SocketAttribute, SocketStream
 
 from .._errors import SnipeError
 from ..api import Api, ApiOptions, EventBus, api_app, serve_app
@@ -114,6 +114,7 @@ class Operations:
                 self.bus,
                 settings.api.hosts,
                 secrets=settings.secrets,
+                proxies=settings.api.proxies,
             )
         self.api_port: int | None = None
         """The API's port, once it listens."""
@@ -223,6 +224,26 @@ class Operations:
         return Response(503, f"unhealthy: {text}\n".encode())
 
 
+class ListenError(OSError):
+    """A server of ``snipe run`` could not bind its address: which one, where, and why
+    (a port in use named as the metrics port when it was the API's misled the user)."""
+
+    def __init__(self, what: str, host: str, port: int, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror or str(cause))
+        self.what = what
+        self.where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+    def __str__(self) -> str:
+        return f"cannot serve {self.what} on {self.where}: {self.strerror}"
+
+
+async def _bind(what: str, host: str, port: int) -> Listener[SocketStream]:
+    try:
+        return await open_listener(host, port)
+    except OSError as exc:
+        raise ListenError(what, host, port, exc) from None
+
+
 @asynccontextmanager
 async def operations(
     engine: Engine, settings: OpsSettings = OpsSettings()
@@ -231,16 +252,17 @@ async def operations(
     :meth:`Engine.run` (the start-up gate may already see refunds). On the way out, HALTED
     is told, the status file written, and the queued notices get ``flush_timeout`` seconds.
     Raises :class:`~engine.ConfigError` (before starting anything) for a missing secret,
-    and ``OSError`` when the metrics port cannot be bound."""
+    and :class:`ListenError` (an ``OSError``) when the metrics or the API port cannot be
+    bound."""
     ops = Operations(engine, settings)
     listener = api_listener = None
     # bound before anything starts, so a port in use is a plain OSError
     try:
         if settings.metrics_port is not None:
-            listener = await open_listener(settings.metrics_host, settings.metrics_port)
+            listener = await _bind("metrics", settings.metrics_host, settings.metrics_port)
             ops.port = int(listener.extra(SocketAttribute.local_port))
         if settings.api is not None:
-            api_listener = await open_listener(settings.api.host, settings.api.port)
+            api_listener = await _bind("the API", settings.api.host, settings.api.port)
             ops.api_port = int(api_listener.extra(SocketAttribute.local_port))
     except BaseException:
         ops.delivery.close()
@@ -264,9 +286,10 @@ async def operations(
                 log.info("metrics on http://%s:%d/metrics", settings.metrics_host, ops.port)
             if api_listener is not None and ops.api is not None and settings.api is not None:
                 app = api_app(ops.api)
-                tasks.append(
-                    ("api server", partial(serve_app, api_listener, app, settings.api.settings))
+                serve = partial(
+                    serve_app, api_listener, app, settings.api.settings, on_stop=ops.bus.close
                 )
+                tasks.append(("api server", serve))
                 log.info("API on %s", settings.api.with_port(ops.api_port).url)
             for name, task in tasks:
                 tg.start_soon(_guarded, ops, name, task)

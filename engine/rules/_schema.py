@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import ipaddress
 import os
 import re
 import types
@@ -200,11 +201,34 @@ class ApiSettings(StrictModel):
     certfile: str | None = None
     keyfile: str | None = None
     behind_proxy: bool = False
-    """Stated on purpose: a reverse proxy on this machine terminates TLS in front of a
-    non-loopback bind."""
+    """Stated on purpose: a reverse proxy terminates TLS in front of a non-loopback bind.
+    Requests from a trusted proxy are then counted (failed attempts, lockout) by the client
+    address it states in ``X-Forwarded-For``; from any other peer that header is ignored."""
+    trusted_proxies: tuple[str, ...] = ()
+    """With ``behind_proxy``: the proxies' addresses or networks (``10.0.0.5``,
+    ``10.0.0.0/24``); default: loopback (a proxy on this machine)."""
     allowed_hosts: tuple[str, ...] = ()
     """Host header values accepted besides the listen address and localhost (DNS
     rebinding defence)."""
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"expected an IP address or network such as '10.0.0.5' or"
+                    f" '10.0.0.0/24', got {entry!r}"
+                ) from None
+        return value
+
+    @model_validator(mode="after")
+    def _proxies_need_a_proxy(self) -> ApiSettings:
+        if self.trusted_proxies and not self.behind_proxy:
+            raise ValueError("trusted_proxies is only read with behind_proxy: true")
+        return self
 
     @field_validator("listen")
     @classmethod

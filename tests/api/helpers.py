@@ -12,7 +12,7 @@ from sniper.harness import Rig, rig
 
 from engine import VirtualClock
 from engine.api import Api, EventBus, Role, Token, TokenStore, api_app
-from engine.api._security import allowed_hosts
+from engine.api._security import allowed_hosts, trusted_proxies
 from engine.rules import ApiSettings
 from engine.sandbox import Sandbox
 
@@ -42,8 +42,16 @@ class Served:
 
 @asynccontextmanager
 async def served(
-    clock: VirtualClock, sandbox: Sandbox, rules: str, **rig_options: Any
+    clock: VirtualClock,
+    sandbox: Sandbox,
+    rules: str,
+    *,
+    api_settings: ApiSettings | None = None,
+    **rig_options: Any,
 ) -> AsyncIterator[Served]:
+    """The API over a rigged engine; ``api_settings`` (default: the defaults) give the
+    trusted proxies."""
+    settings = api_settings or ApiSettings()
     async with rig(clock, sandbox, rules, **rig_options) as r:
         bus = EventBus(clock)
         r.host.register(bus, "api.bus")
@@ -54,8 +62,9 @@ async def served(
             r.engine,
             tokens,
             bus,
-            allowed_hosts(ApiSettings(), "127.0.0.1"),
+            allowed_hosts(settings, "127.0.0.1"),
             secrets=(sandbox.api_key,),
+            proxies=trusted_proxies(settings),
         )
         transport = httpx.ASGITransport(app=api_app(api))
         async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:

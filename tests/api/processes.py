@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,13 +83,21 @@ def sandbox_process(sped: Sped) -> Iterator[str]:
 
 @contextmanager
 def run_process(
-    rules: Path, ledger: Path, url: str, sped: Sped, logged: list[str], listen: str
+    rules: Path,
+    ledger: Path,
+    url: str,
+    sped: Sped,
+    logged: list[str],
+    listen: str,
+    *,
+    extra: Sequence[str] = (),
 ) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """`snipe run RULES --api LISTEN` against the sandbox at ``url``; yields the process
-    and the API's URL once it listens (stderr lines read so far go to ``logged``)."""
+    """`snipe run RULES --api LISTEN [EXTRA...]` against the sandbox at ``url``; yields the
+    process and the API's URL once it listens (stderr lines read so far go to ``logged``,
+    and the rest as they come)."""
     command = [*SNIPE, "run", str(rules), "--base-url", url, "--ledger", str(ledger)]
     with subprocess.Popen(
-        [*command, "--api", listen, *sped.args],
+        [*command, "--api", listen, *sped.args, *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -3,11 +3,15 @@ Starlette application, on asyncio and trio."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import httpx
 import pytest
 from sniper.harness import pick_item, plant, quiet_sandbox, rules_text
 
 from engine import VirtualClock
 from engine.api._security import FREE_FAILURES
+from engine.rules import ApiSettings
 
 from .helpers import CONTROL, READ, bearer, served
 
@@ -121,6 +125,63 @@ async def test_brute_force_is_locked_out_per_client_and_the_lockout_ends(
             assert int(longer.headers["retry-after"]) > int(locked.headers["retry-after"])
             clock.advance(float(longer.headers["retry-after"]) + 1)
             assert (await attacker.get("/api/status", headers=bearer(READ))).status_code == 200
+
+
+async def _lock_out(client: httpx.AsyncClient, headers: Callable[[int], dict[str, str]]) -> None:
+    """FREE_FAILURES bad guesses, then the right token: refused, locked out."""
+    for n in range(FREE_FAILURES):
+        guess = bearer(f"guess-{n:04d}-0123456789abcdefghij")
+        assert (await client.get("/api/status", headers={**headers(n), **guess})).status_code == 401
+    locked = await client.get("/api/status", headers={**headers(FREE_FAILURES), **bearer(READ)})
+    assert locked.status_code == 429
+
+
+async def test_behind_a_stated_proxy_the_lockout_keys_on_the_client_it_names(
+    clock: VirtualClock,
+) -> None:
+    """One proxy (on this machine: every request arrives from 127.0.0.1), two clients
+    behind it: the attacker's lockout does not lock the user out, however the attacker
+    fills the X-Forwarded-For it sends (the proxy appends the address it saw)."""
+    sandbox = quiet_sandbox(clock)
+    settings = ApiSettings(listen="0.0.0.0:8788", behind_proxy=True)
+    async with served(
+        clock, sandbox, rules_text(pick_item(sandbox).name), api_settings=settings
+    ) as s:
+
+        def attacker(n: int) -> dict[str, str]:  # a new made-up address before each
+            return {"x-forwarded-for": f"198.18.0.{n + 1}, 203.0.113.66"}
+
+        await _lock_out(s.client, attacker)
+        user = {"x-forwarded-for": "198.51.100.7"}
+        answer = await s.client.get("/api/status", headers={**user, **bearer(READ)})
+        assert answer.status_code == 200
+        # and the user's own failures are counted apart from the attacker's
+        bad = await s.client.get("/api/status", headers={**user, **bearer("y" * 30)})
+        assert bad.status_code == 401
+
+
+async def test_x_forwarded_for_from_an_untrusted_peer_is_ignored(clock: VirtualClock) -> None:
+    """A client that reaches the API directly cannot pick a fresh address per guess: its
+    own address is counted, whatever it claims."""
+    sandbox = quiet_sandbox(clock)
+    settings = ApiSettings(listen="0.0.0.0:8788", behind_proxy=True)  # proxy: loopback
+    async with served(
+        clock, sandbox, rules_text(pick_item(sandbox).name), api_settings=settings
+    ) as s:
+        async with s.other_client("10.0.0.66") as direct:
+            await _lock_out(direct, lambda n: {"x-forwarded-for": f"198.18.0.{n + 1}"})
+        # the proxy's clients are not locked out by it
+        via_proxy = {"x-forwarded-for": "198.51.100.7"}
+        ok = await s.client.get("/api/status", headers={**via_proxy, **bearer(READ)})
+        assert ok.status_code == 200
+
+
+async def test_without_a_stated_proxy_x_forwarded_for_is_ignored(clock: VirtualClock) -> None:
+    sandbox = quiet_sandbox(clock)
+    async with served(clock, sandbox, rules_text(pick_item(sandbox).name)) as s:
+        await _lock_out(s.client, lambda n: {"x-forwarded-for": f"198.18.0.{n + 1}"})
+        other = {"x-forwarded-for": "198.51.100.7", **bearer(READ)}
+        assert (await s.client.get("/api/status", headers=other)).status_code == 429
 
 
 @pytest.mark.parametrize(

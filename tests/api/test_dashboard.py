@@ -28,6 +28,19 @@ def test_the_files_ask_nothing_of_other_sites() -> None:
     assert 'credentials: "omit"' in script
 
 
+def test_every_shipped_file_states_its_licence() -> None:
+    """Issue 18: any JavaScript or CSS ships inside the package with its licence (all of it
+    is snipe's own, under the package's licence)."""
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    licence = project["project"]["license"]
+    for name in ("index.html", "dashboard.css", "dashboard.js"):
+        head = STATIC.joinpath(name).read_text("utf-8")[:300]
+        assert f"SPDX-License-Identifier: {licence}" in head, name
+
+
 async def test_the_page_is_served_with_a_strict_policy_and_no_data(clock: VirtualClock) -> None:
     sandbox = quiet_sandbox(clock)
     async with served(clock, sandbox, rules_text(pick_item(sandbox).name)) as s:

@@ -10,6 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 from sniper.harness import pick_item, plant, purchases_of, quiet_sandbox, rules_text
+from sniper.test_buy_orders import order_rules
 
 from engine import VirtualClock
 from engine.ledger import PurchaseState
@@ -249,3 +250,26 @@ async def test_history_runs_the_spend_of_each_held_purchase_in_time_order(
         assert [p["value"] for p in points] == [p["spent"] for p in points]
         assert history["value_by"] == "market.p25"
         assert (await s.client.get("/api/history")).status_code == 401
+
+
+async def test_remove_orders_withdraws_the_live_orders_and_says_none_is_left(
+    clock: VirtualClock,
+) -> None:
+    """Before: the answer said ``still_live: 1`` for an order just removed (the ledger
+    keeps counting a removed order's exposure until its last fills are settled)."""
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    price = item.reference // 2
+    rules = order_rules(item.name, price=f"{price / 1000:.3f}", amount=3)
+    async with served(clock, sandbox, rules) as s:
+        async with clock.autojump():
+            await s.rig.engine.run(duration=60)
+        assert len((await s.rig.client.buy_orders()).offers) == 1
+        listed = (await s.client.get("/api/orders", headers=bearer(READ))).json()
+        assert [o["name"] for o in listed["orders"]] == [item.name]
+        removed = await s.client.post("/api/orders/remove", headers=bearer(CONTROL))
+        assert removed.json() == {"removed": 1, "still_live": 0}
+        assert not (await s.rig.client.buy_orders()).offers
+        (event,) = await s.rig.ledger.control_events()
+    assert (event.action, event.actor, event.outcome) == ("remove_orders", "laptop", "removed")
+    assert event.details == {"removed": 1, "left": 0}

@@ -10,7 +10,14 @@ import pytest
 
 from engine import ConfigError, VirtualClock
 from engine.api import FailureLimiter, api_options, check_bind, load_tokens
-from engine.api._security import FREE_FAILURES, cross_site, host_allowed
+from engine.api._security import (
+    FREE_FAILURES,
+    Network,
+    client_address,
+    cross_site,
+    host_allowed,
+    trusted_proxies,
+)
 from engine.rules import ApiSettings, load_rules_text
 
 GOOD = "g" * 32
@@ -170,3 +177,80 @@ def test_the_lockout_doubles_and_a_success_clears_it(clock: VirtualClock) -> Non
     for client in ("b", "c", "d"):  # bounded memory: the oldest is forgotten
         limiter.failed(client)
     assert len(limiter._clients) == 2
+
+
+LOOPBACK_PROXY = trusted_proxies(ApiSettings(behind_proxy=True))
+LAN_PROXIES = trusted_proxies(ApiSettings(behind_proxy=True, trusted_proxies=("10.0.0.0/24",)))
+
+
+@pytest.mark.parametrize(
+    ("peer", "forwarded_for", "proxies", "client"),
+    [
+        # no stated proxy: the header is never read
+        ("127.0.0.1", ["203.0.113.9"], (), "127.0.0.1"),
+        # from the proxy: the address it appended (the right-most)
+        ("127.0.0.1", ["203.0.113.9"], LOOPBACK_PROXY, "203.0.113.9"),
+        ("127.0.0.1", ["6.6.6.6, 203.0.113.9"], LOOPBACK_PROXY, "203.0.113.9"),
+        ("127.0.0.1", ["6.6.6.6", "203.0.113.9"], LOOPBACK_PROXY, "203.0.113.9"),  # 2 headers
+        ("::ffff:127.0.0.1", ["203.0.113.9"], LOOPBACK_PROXY, "203.0.113.9"),
+        ("127.0.0.1", ["[2001:db8::1]"], LOOPBACK_PROXY, "2001:db8::1"),
+        # a chain of trusted proxies: the first address none of them is
+        ("10.0.0.5", ["6.6.6.6, 203.0.113.9, 10.0.0.7"], LAN_PROXIES, "203.0.113.9"),
+        # from anyone else: the peer, whatever it claims
+        ("10.0.0.66", ["203.0.113.9"], LOOPBACK_PROXY, "10.0.0.66"),
+        ("10.1.0.5", ["203.0.113.9"], LAN_PROXIES, "10.1.0.5"),
+        # the proxy states nothing usable: counted as itself
+        ("127.0.0.1", [], LOOPBACK_PROXY, "127.0.0.1"),
+        ("127.0.0.1", ["127.0.0.1"], LOOPBACK_PROXY, "127.0.0.1"),
+        ("127.0.0.1", ["203.0.113.9, unknown"], LOOPBACK_PROXY, "127.0.0.1"),
+        (None, ["203.0.113.9"], LOOPBACK_PROXY, "?"),
+    ],
+)
+def test_the_client_a_request_is_counted_against(
+    peer: str | None, forwarded_for: list[str], proxies: tuple[Network, ...], client: str
+) -> None:
+    assert client_address(peer, forwarded_for, proxies) == client
+
+
+PROXY_RULES = """
+version: 1
+account: {base_url: "http://sandbox"}
+budgets: {per_day: "5.00", total: "10.00"}
+api: {listen: "0.0.0.0:9000", SECTION}
+rules:
+  - {name: r, match: {names: [X]}, max_price: "1.00"}
+"""
+
+
+@pytest.mark.parametrize(
+    ("section", "proxies"),
+    [
+        ("behind_proxy: true", ["127.0.0.0/8", "::1/128"]),  # a proxy on this machine
+        (
+            "behind_proxy: true, trusted_proxies: [10.0.0.5, 10.0.1.0/24]",
+            ["10.0.0.5/32", "10.0.1.0/24"],
+        ),
+        ("certfile: c.pem, keyfile: k.pem", []),  # TLS, no proxy: the header is never read
+    ],
+)
+def test_the_trusted_proxies_a_rules_file_states(section: str, proxies: list[str]) -> None:
+    ruleset = load_rules_text(PROXY_RULES.replace("SECTION", section), "rules.yaml")
+    options = api_options(ruleset.api, None, environ={"SNIPE_API_CONTROL_TOKEN": GOOD})
+    assert options is not None
+    assert [str(network) for network in options.proxies] == proxies
+
+
+@pytest.mark.parametrize(
+    ("section", "error"),
+    [
+        ("behind_proxy: true, trusted_proxies: [proxy.lan]", "expected an IP address or network"),
+        (
+            "certfile: c.pem, keyfile: k.pem, trusted_proxies: [10.0.0.5]",
+            "only read with behind_proxy",
+        ),
+    ],
+)
+def test_a_wrong_trusted_proxies_setting_is_named(section: str, error: str) -> None:
+    with pytest.raises(ConfigError, match=error) as caught:
+        load_rules_text(PROXY_RULES.replace("SECTION", section), "rules.yaml")
+    assert "rules.yaml:5:" in str(caught.value)

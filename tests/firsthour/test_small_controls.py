@@ -71,7 +71,7 @@ rules:
 """
 
 
-@pytest.mark.parametrize("command", ["sandbox", "run"])
+@pytest.mark.parametrize("command", ["sandbox", "run", "run --api"])
 def test_a_taken_port_is_named_with_its_address(
     command: str,
     tmp_path: Path,
@@ -87,13 +87,18 @@ def test_a_taken_port_is_named_with_its_address(
         port = str(taken.getsockname()[1])
         if command == "sandbox":
             code = main(["sandbox", "--port", port])
-        else:
+        elif command == "run":
             ledger = str(tmp_path / "l.sqlite")
             code = main(["run", str(rules), "--ledger", ledger, "--metrics-port", port])
+        else:  # the API's port: named as the API's (it was called the metrics port, ':None')
+            monkeypatch.setenv("SNIPE_API_CONTROL_TOKEN", "c" * 32)
+            ledger = str(tmp_path / "l.sqlite")
+            code = main(["run", str(rules), "--ledger", ledger, "--api", f"127.0.0.1:{port}"])
     err = capsys.readouterr().err
     assert code == 2
     assert f"127.0.0.1:{port}" in err
     assert "in use" in err
+    assert ("cannot serve the API on" in err) is (command == "run --api")
 
 
 @pytest.mark.parametrize(

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT (snipe's own code, the licence of the package; no third-party
+// code is shipped with the dashboard)
 // snipe dashboard: reads the API with the token the user pasted (session storage only,
 // sent as a bearer header, so a cross-site page can never act with it); text is always
 // inserted as text, never as HTML. While the engine restarts, every read fails: the page
