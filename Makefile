@@ -30,9 +30,10 @@ install: $(DEV_STAMP)
 demo: $(DEMO_STAMP)
 	$(BIN)/snipe demo
 
-# the whole suite, slow tests included (CI runs this; `-m "not slow"` is for quick local runs)
+# the whole suite, slow tests included, one worker per core (CI runs this; `-m "not slow"` is
+# for quick local runs)
 test: $(DEV_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .

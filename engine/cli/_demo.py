@@ -23,9 +23,6 @@ import argparse
 import logging
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -41,7 +38,7 @@ from .._money import format_usd
 from .._plugins import make_plugin_host
 from ..ledger import MEMORY
 from ..rules import load_rules
-from ..sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig, serve
+from ..sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig, served
 from ..sniper import (
     Engine,
     EngineMode,
@@ -196,7 +193,7 @@ def run_demo(args: argparse.Namespace, console: Console) -> int:
             "Nothing real is touched."
         )
         console.print(rules_table(ruleset))
-        async with _served(sandbox) as feed_url:
+        async with served(sandbox) as feed_url:
             options = SessionOptions(
                 base_url="http://sandbox",
                 ledger=MEMORY,
@@ -225,29 +222,6 @@ def run_demo(args: argparse.Namespace, console: Console) -> int:
         return 0
 
     return anyio.run(main)
-
-
-@asynccontextmanager
-async def _served(sandbox: Sandbox) -> AsyncIterator[str]:
-    """The sandbox served on a loopback port the system picks, for the feed's websocket;
-    its address while the block runs."""
-    ready = anyio.Event()
-    stop = anyio.Event()
-    urls: list[str] = []
-
-    def on_ready(url: str) -> None:
-        urls.append(url)
-        ready.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(
-            partial(serve, sandbox, port=0, on_ready=on_ready, shutdown_trigger=stop.wait)
-        )
-        await ready.wait()
-        try:
-            yield urls[0]
-        finally:
-            stop.set()
 
 
 async def _run_engine(engine: Engine, scope: anyio.CancelScope) -> None:

@@ -21,7 +21,7 @@ from ._feed import FeedConfig
 from ._limits import LimitConfig, Window
 from ._market import Listing, Market, MarketConfig
 from ._sandbox import Sandbox, SandboxConfig
-from ._server import serve
+from ._server import serve, served
 from ._snapshot import Snapshot, gzip_chunks
 from ._trading import TradingConfig
 
@@ -48,4 +48,5 @@ __all__ = [
     "gzip_chunks",
     "load_scenario",
     "serve",
+    "served",
 ]

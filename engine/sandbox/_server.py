@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
+import anyio
 import sniffio
 from hypercorn.config import Config
 
 from ._app import DroppedConnection
 from ._sandbox import Sandbox
 
-__all__ = ["serve"]
+__all__ = ["serve", "served"]
 
 
 class _QuietDrops(logging.Filter):
@@ -74,3 +77,29 @@ async def serve(
         from hypercorn.asyncio import serve as asyncio_serve
 
         await asyncio_serve(app, config, shutdown_trigger=shutdown_trigger)
+
+
+@asynccontextmanager
+async def served(sandbox: Sandbox, *, host: str = "127.0.0.1") -> AsyncIterator[str]:
+    """``sandbox`` served on a loopback port the system picks while the block runs; yields
+    its base address. For what an in-process ASGI transport cannot carry: the feed's
+    websocket (``snipe demo``) and tests of the wire itself."""
+    ready = anyio.Event()
+    stop = anyio.Event()
+    urls: list[str] = []
+
+    def on_ready(url: str) -> None:
+        urls.append(url)
+        ready.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(
+            partial(
+                serve, sandbox, host=host, port=0, on_ready=on_ready, shutdown_trigger=stop.wait
+            )
+        )
+        await ready.wait()
+        try:
+            yield urls[0]
+        finally:
+            stop.set()

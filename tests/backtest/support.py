@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from functools import partial
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import anyio
 
 from engine._plugins import make_plugin_host
 from engine.backtest import (
@@ -27,7 +23,6 @@ from engine.client import (
 )
 from engine.models import FeedListing, FeedRemoval
 from engine.rules import RuleSet, load_rules_text
-from engine.sandbox import Sandbox, serve
 
 T0 = 1_767_225_600.0
 REDLINE = "AK-47 | Redline (Field-Tested)"
@@ -136,30 +131,6 @@ rules:
     action: bulk
 """
     return load_rules_text(text, host=make_plugin_host(load_entry_points=False))
-
-
-@asynccontextmanager
-async def served(sandbox: Sandbox) -> AsyncIterator[str]:
-    """``sandbox`` served by hypercorn on a free loopback port (its feed is a websocket,
-    which an in-process ASGI transport cannot carry); yields its base URL. The same as
-    tests/sandbox/sandbox_feed_support.py's, which is not importable from here."""
-    stop = anyio.Event()
-    ready = anyio.Event()
-    urls: list[str] = []
-
-    def on_ready(url: str) -> None:
-        urls.append(url)
-        ready.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(
-            partial(serve, sandbox, port=0, on_ready=on_ready, shutdown_trigger=stop.wait)
-        )
-        await ready.wait()
-        try:
-            yield urls[0]
-        finally:
-            stop.set()
 
 
 # -- the live feed in recordings (format version 2) ---------------------------------------

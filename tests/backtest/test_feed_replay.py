@@ -24,9 +24,9 @@ from engine.backtest import (
     read_records,
 )
 from engine.client import Backoff, FeedClient, MarketClient
-from engine.sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig
+from engine.sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig, served
 
-from .support import TRADE_LINK, backtest, served
+from .support import TRADE_LINK, backtest
 
 # A guard against a hang, not a measurement.
 PATIENCE = 20.0

@@ -9,8 +9,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 
@@ -20,7 +18,7 @@ import pytest
 
 from engine import ScaledClock
 from engine.cli import main
-from engine.sandbox import MarketConfig, Sandbox, SandboxConfig, serve
+from engine.sandbox import MarketConfig, Sandbox, SandboxConfig, serve, served
 from engine.sniper._statusfile import read_status_file, status_path_for
 
 from .receiver import receiver
@@ -175,31 +173,12 @@ def test_run_says_when_the_metrics_port_is_taken(
     assert "cannot serve metrics" in capsys.readouterr().err
 
 
-@asynccontextmanager
-async def _served(sandbox: Sandbox) -> AsyncIterator[str]:
-    stop, ready, urls = anyio.Event(), anyio.Event(), []
-
-    def on_ready(url: str) -> None:
-        urls.append(url)
-        ready.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(
-            partial(serve, sandbox, port=0, on_ready=on_ready, shutdown_trigger=stop.wait)
-        )
-        await ready.wait()
-        try:
-            yield urls[0]
-        finally:
-            stop.set()
-
-
 @pytest.mark.slow
 async def test_a_refusal_to_trade_exits_3_and_is_told(tmp_path: Path) -> None:
     sandbox = Sandbox(SandboxConfig(seed=3, market=MarketConfig(size=100)))
     # the sandbox refuses trade links whose partner is 13 modulo 97 ("inventory is private")
     link = "https://steamcommunity.com/tradeoffer/new/?partner=13&token=AbCdEfGh"
-    async with receiver() as hook, _served(sandbox) as url:
+    async with receiver() as hook, served(sandbox) as url:
         rules = tmp_path / "rules.yaml"
         rules.write_text(_rules(url, "AWP | Asiimov (Field-Tested)", hook.url, link))
         env = {**os.environ, "SNIPE_API_KEY": sandbox.api_key, "SNIPE_WEBHOOK_SECRET": "s"}

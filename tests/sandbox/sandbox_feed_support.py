@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from functools import partial
 from typing import Any
 
 import anyio
@@ -14,33 +13,10 @@ import httpx
 from httpx_ws import AsyncWebSocketSession, aconnect_ws
 
 from engine import VirtualClock
-from engine.sandbox import Sandbox, serve
 
 # A guard against a hang, not a measurement: frames arrive in milliseconds.
 PATIENCE = 10.0
 FEED = "/socket.io/?EIO=4&transport=websocket"
-
-
-@asynccontextmanager
-async def served(sandbox: Sandbox) -> AsyncIterator[str]:
-    """``sandbox`` served on a free loopback port; yields its base URL."""
-    stop = anyio.Event()
-    ready = anyio.Event()
-    urls: list[str] = []
-
-    def on_ready(url: str) -> None:
-        urls.append(url)
-        ready.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(
-            partial(serve, sandbox, port=0, on_ready=on_ready, shutdown_trigger=stop.wait)
-        )
-        await ready.wait()
-        try:
-            yield urls[0]
-        finally:
-            stop.set()
 
 
 class Feed:

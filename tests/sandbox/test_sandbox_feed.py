@@ -8,10 +8,10 @@ import json
 import httpx
 import pytest
 from httpx_ws import WebSocketDisconnect
-from sandbox_feed_support import Feed, feed, served
+from sandbox_feed_support import Feed, feed
 
 from engine import VirtualClock
-from engine.sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig
+from engine.sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig, served
 from engine.sandbox._feed import change_frame
 
 

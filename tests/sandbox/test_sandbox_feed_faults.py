@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from httpx_ws import WebSocketDisconnect
-from sandbox_feed_support import advance_until, feed, served
+from sandbox_feed_support import advance_until, feed
 
 from engine import ConfigError, VirtualClock
 from engine.sandbox import (
@@ -20,6 +20,7 @@ from engine.sandbox import (
     Sandbox,
     SandboxConfig,
     load_scenario,
+    served,
 )
 from engine.sandbox._feed import MALFORMED, change_frame
 

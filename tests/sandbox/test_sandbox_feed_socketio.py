@@ -13,10 +13,10 @@ from typing import Any
 import anyio
 import pytest
 import socketio  # type: ignore[import-untyped]
-from sandbox_feed_support import PATIENCE, served
+from sandbox_feed_support import PATIENCE
 
 from engine import VirtualClock
-from engine.sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig
+from engine.sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig, served
 
 pytestmark = pytest.mark.parametrize("anyio_backend", ["asyncio"])
 

@@ -7,13 +7,12 @@ from __future__ import annotations
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from functools import partial
 
 import anyio
 
 from engine import VirtualClock
 from engine.client import Backoff, FeedClient
-from engine.sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig, serve
+from engine.sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig, served
 from engine.sniper import EngineSettings, FeedSettings
 
 from .harness import Rig, pick_item, plant, purchases_of, rig, rules_text
@@ -27,27 +26,6 @@ def feed_sandbox(clock: VirtualClock) -> Sandbox:
     market = MarketConfig(size=300, deal_share=0.0, hold_share=0.0, mean_lifetime=10**9)
     feed = FeedConfig(ping_interval=25.0, ping_timeout=20.0)
     return Sandbox(SandboxConfig(seed=3, market=market, feed=feed), clock=clock)
-
-
-@asynccontextmanager
-async def served(sandbox: Sandbox) -> AsyncIterator[str]:
-    stop = anyio.Event()
-    ready = anyio.Event()
-    urls: list[str] = []
-
-    def on_ready(url: str) -> None:
-        urls.append(url)
-        ready.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(
-            partial(serve, sandbox, port=0, on_ready=on_ready, shutdown_trigger=stop.wait)
-        )
-        await ready.wait()
-        try:
-            yield urls[0]
-        finally:
-            stop.set()
 
 
 async def drive(clock: VirtualClock, done: Callable[[], bool], step: float = 0.0) -> None:
