@@ -298,9 +298,13 @@ class FeedWatch:
             # A rule reads what the feed lacks: one search of the name decides.
             self.confirm_searches += 1
             name = engine._searched_name(listing.name)
-            engine.schedule.watch(engine.schedule.watched | {name})
-            engine.schedule.flag(name, promise=ceiling - listing.price, at=now)
-            engine.wake()
+            schedule = engine.schedule
+            if name not in schedule.watched:  # a copy of every watched name: only when new
+                schedule.watch(schedule.watched | {name})
+            hot = schedule.hot_count
+            schedule.flag(name, promise=ceiling - listing.price, at=now)
+            if schedule.hot_count != hot:  # already flagged: the search is due already
+                engine.wake()
 
     # -- the snapshot as safety net ------------------------------------------------------
 
