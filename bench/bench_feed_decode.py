@@ -139,18 +139,24 @@ def rules_text(names: Sequence[str], dopplers: Sequence[str], rng: random.Random
 
 
 class FramesSocket:
-    """A stand-in websocket session: one text frame per ``receive()``, after a checkpoint
-    (httpx-ws hands over messages it has buffered the same way), then a close."""
+    """A stand-in websocket session that hands over its frames as httpx-ws hands over the
+    messages it has read: from a memory stream, under a cancel scope, one per
+    ``receive()``; then a close."""
 
     def __init__(self, frames: Sequence[str]) -> None:
-        self._frames = iter(frames)
+        send, self._receive = anyio.create_memory_object_stream[wsproto.events.Event](
+            len(frames) + 1
+        )
+        for frame in frames:
+            send.send_nowait(wsproto.events.TextMessage(data=frame))
+        send.send_nowait(wsproto.events.CloseConnection(1000, "done"))
 
     async def receive(self) -> wsproto.events.Event:
-        await anyio.lowlevel.checkpoint()
-        frame = next(self._frames, None)
-        if frame is None:
-            raise WebSocketDisconnect(1000, "done")
-        return wsproto.events.TextMessage(data=frame)
+        with anyio.fail_after(None):
+            event = await self._receive.receive()
+        if isinstance(event, wsproto.events.CloseConnection):
+            raise WebSocketDisconnect(event.code, event.reason)
+        return event
 
     async def send_text(self, text: str) -> None:  # pings: none here
         return None
@@ -162,6 +168,7 @@ class Result:
     seconds: float
     cpu: float
     max_gap: float
+    max_wall_gap: float
     set_aside: int
     decided: int
     accepted: int
@@ -200,28 +207,31 @@ async def run_pipeline(frames: list[str], sandbox: Sandbox, ruleset_text: str) -
     )
     feed = FeedClient("http://sandbox", games=list(sandbox.market.config.games), clock=clock)
     send, receive = anyio.create_memory_object_stream[FeedEvent](8192)
-    max_gap = 0.0
+    max_gap = max_wall_gap = 0.0
     done = anyio.Event()
 
     async def ticker() -> None:
-        nonlocal max_gap
-        last = time.perf_counter()
+        # The gap in this thread's CPU time between two wake-ups is how long the loop's
+        # work held it; wall time also counts the moments the OS gave the core to another
+        # process (a shared machine), shown apart.
+        nonlocal max_gap, max_wall_gap
+        last, last_wall = time.thread_time(), time.perf_counter()
         while not done.is_set():
             await anyio.sleep(TICK)
-            now = time.perf_counter()
-            max_gap = max(max_gap, now - last - TICK)
-            last = now
+            now, wall = time.thread_time(), time.perf_counter()
+            max_gap = max(max_gap, now - last)
+            max_wall_gap = max(max_wall_gap, wall - last_wall - TICK)
+            last, last_wall = now, wall
 
     async def read() -> None:
         async with send:
-            await feed._read(FramesSocket(frames), send)  # type: ignore[arg-type]
+            await feed._read(socket, send)  # type: ignore[arg-type]
 
     async def consume() -> None:
-        async with receive:
-            async for event in receive:
-                await engine.on_feed_event(event)
+        await engine.feedwatch.consume(receive)  # what a live engine runs
         done.set()
 
+    socket = FramesSocket(frames)
     gc.collect()
     began, cpu0 = time.perf_counter(), time.process_time()
     async with anyio.create_task_group() as tg:
@@ -237,6 +247,7 @@ async def run_pipeline(frames: list[str], sandbox: Sandbox, ruleset_text: str) -
         seconds=seconds,
         cpu=cpu,
         max_gap=max_gap,
+        max_wall_gap=max_wall_gap,
         set_aside=sum(health.set_aside.values()),
         decided=engine.status.candidates,
         accepted=engine.feedwatch.bought,
@@ -284,8 +295,9 @@ def main(argv: list[str] | None = None) -> int:
         f"target >= {TARGET_RATE:,.0f}/s: {rate_ok}"
     )
     print(
-        f"  longest loop stall {result.max_gap * 1000:.1f} ms (a 1 ms ticker's largest "
-        f"extra gap); target <= {TARGET_STALL * 1000:.0f} ms: {stall_ok}"
+        f"  longest loop stall {result.max_gap * 1000:.1f} ms of CPU between two wake-ups "
+        f"of a 1 ms ticker (wall: {result.max_wall_gap * 1000:.1f} ms, the OS's pauses "
+        f"included); target <= {TARGET_STALL * 1000:.0f} ms: {stall_ok}"
     )
     print(
         f"  candidates {result.decided}, accepted (dry run) {result.accepted}, confirming "
