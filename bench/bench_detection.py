@@ -88,6 +88,7 @@ from engine.sandbox import Listing as SandboxListing
 from engine.sandbox import MarketConfig, Sandbox, SandboxConfig
 from engine.sandbox._feed import change_frame
 from engine.sandbox._routes_market import search_entry
+from engine.sandbox._snapshot import Snapshot
 from engine.sniper import Engine, EngineMode, EngineSettings, FeedSettings
 from engine.sniper._bandwidth import GAME_SNAPSHOT_BYTES
 
@@ -337,14 +338,36 @@ def _result(label: str, s: Setup, hours: float) -> RunResult:
     )
 
 
+def _rebuild(sandbox: Sandbox, at: float) -> None:
+    """The snapshot as the service builds it: at each 10 s boundary, of the market then,
+    served until the next (the sandbox alone builds it at the first request of the 10 s,
+    of the market at that instant: a listing made a moment before would be in it while
+    its feed event is still on the wire, and the audit would call it missed)."""
+    sandbox.clock.jump_to(at)  # type: ignore[attr-defined]
+    now = sandbox.advance()
+    sandbox.pin_snapshot(Snapshot.from_listings(sandbox.market.listings.values(), timestamp=now))
+
+
+def _next_rebuild(now: float) -> float:
+    return (math.floor(now / SNAPSHOT_EVERY) + 1) * SNAPSHOT_EVERY
+
+
 # -- the snapshot way ----------------------------------------------------------------------
 
 
-async def _drive(engine: Engine, clock: VirtualClock, meter: Meter, *, until: float) -> None:
+async def _drive(
+    engine: Engine, sandbox: Sandbox, clock: VirtualClock, meter: Meter, *, until: float
+) -> None:
     """The engine's loops, one step at a time, on explicitly moved virtual time."""
     next_snapshot = clock.now()
+    rebuild = _next_rebuild(clock.now())
+    _rebuild(sandbox, math.floor(clock.now() / SNAPSHOT_EVERY) * SNAPSHOT_EVERY)
     while clock.now() < until:
         now = clock.now()
+        if now >= rebuild:
+            _rebuild(sandbox, rebuild)
+            rebuild = _next_rebuild(rebuild)
+            continue
         meter.began = (now, time.process_time(), meter.server_cpu)
         if now >= next_snapshot:
             with contextlib.suppress(APIError):  # the engine says when to try again
@@ -355,7 +378,7 @@ async def _drive(engine: Engine, clock: VirtualClock, meter: Meter, *, until: fl
         if due <= now:
             await engine.search_once()
             continue
-        clock.jump_to(min(due, next_snapshot, until))
+        clock.jump_to(min(due, next_snapshot, until, rebuild))
 
 
 async def run_snapshot(seed: int, hours: float) -> RunResult:
@@ -366,7 +389,7 @@ async def run_snapshot(seed: int, hours: float) -> RunResult:
     try:
         await s.engine.start_gate()
         s.engine.status.mode = EngineMode.RUNNING  # as Engine.run does after the gate
-        await _drive(s.engine, s.clock, s.meter, until=s.until + TAIL)
+        await _drive(s.engine, s.sandbox, s.clock, s.meter, until=s.until + TAIL)
     finally:
         await s.client.aclose()
         await s.ledger.close()
@@ -427,17 +450,22 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
         cursor = market.changes.cursor
         free_at = clock.now()
         end = s.until + TAIL
+        rebuild = _next_rebuild(clock.now())
         while True:
             upcoming = market.next_event_time()
-            at_market = math.inf if upcoming is None else upcoming
+            at_market = min(math.inf if upcoming is None else upcoming, rebuild)
             delivered = wire.next_at()
             at_feed = max(delivered, free_at)
             at_step = max(min(engine.next_due("snapshot"), engine.next_due("search")), free_at)
             if min(at_market, at_feed, at_step) > end:
                 break
             if at_market <= at_feed and at_market <= at_step:
-                clock.jump_to(at_market)
-                s.sandbox.advance()
+                if at_market == rebuild:
+                    _rebuild(s.sandbox, rebuild)
+                    rebuild = _next_rebuild(rebuild)
+                else:
+                    clock.jump_to(at_market)
+                    s.sandbox.advance()
             else:
                 at = min(at_feed, at_step)
                 clock.jump_to(at)
