@@ -27,11 +27,27 @@ What runs, on one event loop (asyncio; ``--backend trio`` for trio):
 Baseline in the same run: ``json.loads`` of the same frames' JSON (no framing, no
 validation, no rules), the least any Python consumer of the feed does.
 
-Figures (2026-11-24, 2-core machine shared with seven other engineers' runs, 60,000
-events; see the README's figures): measured before the fix, the engine's feed path read
-the ledger's budget for every event of a watched name that no rule could buy (a worker
-thread round trip: ~1.3 ms an event, 750 events/s, far below the bursts); since
-:meth:`Engine.decide` reads the budget only when some rule's checks pass, FILLED-IN.
+Figures (2026-11-24, 2-core machine at load ~10 from seven other engineers' runs, so
+rates are per CPU second of this process; 60,000 events of 257 B on average):
+
+- before: the engine's feed path read the ledger's budget for every event of a watched
+  name, even one no rule could buy (a worker-thread round trip, ~1.3 ms an event: 750
+  events/s at most, below the bursts of 2,800/s). :meth:`Engine.decide` now reads it only
+  when some rule's checks pass (the caps can only turn down pairs that pass), and a
+  confirming search no longer copies every watched name per event;
+- profiled then (per event, CPU): framing ~5 us, pydantic decoding ~20 us, the engine's
+  rules and skip reasons ~30 us, and turns of the event loop (the websocket read, the
+  queue to the engine, the engine's read) the rest. The client now queues an event without
+  a turn of the loop when there is room, and ``FeedWatch.consume`` drains what is queued
+  (up to 256 events or 20 ms a turn);
+- now: asyncio 8,634 events per CPU second (115.8 us an event), trio 5,911 (169.2 us);
+  target 20,000: MISSES (by 2.3x on asyncio on this machine). Longest loop stall 10.2 ms
+  (asyncio) / 8.5 ms (trio) of CPU between two ticks: target <= 50 ms: meets. Baseline
+  ``json.loads`` 200,143 / 226,027 events per CPU second: ratio 0.04 / 0.03. What is left
+  is spread out: the stand-in websocket's ``receive`` (httpx-ws's own cancel scope and
+  memory stream per message) and pydantic are near half; the skip reasons the engine
+  counts for every rejected (listing, rule) pair (formatted text, for ``snipe status``)
+  are the largest single share of the engine's part.
 
 Run: ``.venv/bin/python bench/bench_feed_decode.py [--events N] [--backend trio]``
 """
