@@ -54,6 +54,7 @@ searches as measured.
 Figures: see the end of this docstring (last measured).
 
     .venv/bin/python bench/bench_detection.py [--hours 1] [--seed 7] [--wire-delay 0.05 0.3]
+        [--naive]  (also issue 5's baseline: a poller searching the names round-robin)
 
 Last measured: FILLED-IN.
 """
@@ -356,9 +357,17 @@ def _next_rebuild(now: float) -> float:
 
 
 async def _drive(
-    engine: Engine, sandbox: Sandbox, clock: VirtualClock, meter: Meter, *, until: float
+    engine: Engine,
+    sandbox: Sandbox,
+    clock: VirtualClock,
+    meter: Meter,
+    *,
+    until: float,
+    snapshots: bool = True,
 ) -> None:
-    """The engine's loops, one step at a time, on explicitly moved virtual time."""
+    """The engine's loops, one step at a time, on explicitly moved virtual time (without
+    ``snapshots``: issue 5's naive poller, searching as fast as the limit allows, the
+    names stalest first: round-robin)."""
     next_snapshot = clock.now()
     rebuild = _next_rebuild(clock.now())
     _rebuild(sandbox, math.floor(clock.now() / SNAPSHOT_EVERY) * SNAPSHOT_EVERY)
@@ -369,31 +378,32 @@ async def _drive(
             rebuild = _next_rebuild(rebuild)
             continue
         meter.began = (now, time.process_time(), meter.server_cpu)
-        if now >= next_snapshot:
+        if snapshots and now >= next_snapshot:
             with contextlib.suppress(APIError):  # the engine says when to try again
                 await engine.poll_snapshot()
             next_snapshot = engine.next_snapshot_at or now + SNAPSHOT_EVERY
             continue
-        due = engine.next_search_at()
+        due = engine.next_search_at() if snapshots else engine.limiter.next_free("search")
         if due <= now:
             await engine.search_once()
             continue
-        clock.jump_to(min(due, next_snapshot, until, rebuild))
+        clock.jump_to(min(due, next_snapshot if snapshots else math.inf, until, rebuild))
 
 
-async def run_snapshot(seed: int, hours: float) -> RunResult:
+async def run_snapshot(seed: int, hours: float, *, naive: bool = False) -> RunResult:
     settings = EngineSettings(
-        use_snapshot=True, snapshot_every=SNAPSHOT_EVERY, feed=FeedSettings(mode="off")
+        use_snapshot=not naive, snapshot_every=SNAPSHOT_EVERY, feed=FeedSettings(mode="off")
     )
     s = await _setup(seed, hours, settings)
     try:
         await s.engine.start_gate()
         s.engine.status.mode = EngineMode.RUNNING  # as Engine.run does after the gate
-        await _drive(s.engine, s.sandbox, s.clock, s.meter, until=s.until + TAIL)
+        until = s.until + TAIL
+        await _drive(s.engine, s.sandbox, s.clock, s.meter, until=until, snapshots=not naive)
     finally:
         await s.client.aclose()
         await s.ledger.close()
-    return _result("snapshot", s, hours)
+    return _result("naive" if naive else "snapshot", s, hours)
 
 
 # -- the feed way --------------------------------------------------------------------------
@@ -615,6 +625,14 @@ async def amain(args: argparse.Namespace) -> None:
     feed = await run_feed(args.seed, args.hours, delay)
     snap = await run_snapshot(args.seed, args.hours)
     report(snap, feed, delay)
+    if args.naive:
+        naive = await run_snapshot(args.seed, args.hours, naive=True)
+        ratio = naive.figures("deals")[0] / snap.figures("deals")[0]
+        print(
+            f"issue 5's round-robin poller (no snapshot): median {naive.figures('deals')[0]:.1f}"
+            f" s, p95 {naive.figures('deals')[1]:.1f} s, {naive.rate_limited} 429s; ratio "
+            f"naive/snapshot {ratio:.1f}x (issue 5's target >= 5x)"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -628,6 +646,9 @@ def main(argv: list[str] | None = None) -> int:
         default=(0.05, 0.3),
         metavar=("LOW", "HIGH"),
         help="seconds from a change to its frame's arrival, drawn uniformly (assumed)",
+    )
+    parser.add_argument(
+        "--naive", action="store_true", help="also run issue 5's round-robin poller"
     )
     args = parser.parse_args(argv)
     anyio.run(amain, args)
