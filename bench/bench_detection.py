@@ -339,18 +339,45 @@ def _result(label: str, s: Setup, hours: float) -> RunResult:
     )
 
 
-def _rebuild(sandbox: Sandbox, at: float) -> None:
-    """The snapshot as the service builds it: at each 10 s boundary, of the market then,
-    served until the next (the sandbox alone builds it at the first request of the 10 s,
-    of the market at that instant: a listing made a moment before would be in it while
-    its feed event is still on the wire, and the audit would call it missed)."""
-    sandbox.clock.jump_to(at)  # type: ignore[attr-defined]
-    now = sandbox.advance()
-    sandbox.pin_snapshot(Snapshot.from_listings(sandbox.market.listings.values(), timestamp=now))
+PUBLISHED_AFTER = 1.0  # seconds from a snapshot's build to its download (live: seconds)
 
 
-def _next_rebuild(now: float) -> float:
-    return (math.floor(now / SNAPSHOT_EVERY) + 1) * SNAPSHOT_EVERY
+class Publisher:
+    """The snapshot as the service makes it: built at each 10 s boundary from the market
+    then, downloadable :data:`PUBLISHED_AFTER` later, the previous one served meanwhile.
+    (The sandbox alone builds it at the first request of each 10 s, of the market at that
+    instant: a listing made a moment before would be in it while its feed event is still
+    on the wire, and the audit would call it missed.)"""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        now = sandbox.advance()
+        self.current = self._build(now)
+        sandbox.pin_snapshot(self.current)
+        self.coming: Snapshot | None = None
+        self.boundary = (math.floor(now / SNAPSHOT_EVERY) + 1) * SNAPSHOT_EVERY
+        self.publish_at = math.inf
+
+    def _build(self, now: float) -> Snapshot:
+        return Snapshot.from_listings(self.sandbox.market.listings.values(), timestamp=now)
+
+    def due(self) -> float:
+        return min(self.boundary, self.publish_at)
+
+    def run(self, clock: VirtualClock) -> None:
+        """Do what is due (:meth:`due`), moving ``clock`` there."""
+        at = self.due()
+        clock.jump_to(at)
+        now = self.sandbox.advance()
+        if at == self.boundary:
+            self.coming = self._build(now)
+            self.sandbox.pin_snapshot(self.current)  # still the one served, for a moment
+            self.publish_at = at + PUBLISHED_AFTER
+            self.boundary += SNAPSHOT_EVERY
+        elif self.coming is not None:
+            self.current, self.coming = self.coming, None
+            self.sandbox.pin_snapshot(self.current)
+            self.publish_at = math.inf
 
 
 # -- the snapshot way ----------------------------------------------------------------------
@@ -369,13 +396,11 @@ async def _drive(
     ``snapshots``: issue 5's naive poller, searching as fast as the limit allows, the
     names stalest first: round-robin)."""
     next_snapshot = clock.now()
-    rebuild = _next_rebuild(clock.now())
-    _rebuild(sandbox, math.floor(clock.now() / SNAPSHOT_EVERY) * SNAPSHOT_EVERY)
+    publisher = Publisher(sandbox)
     while clock.now() < until:
         now = clock.now()
-        if now >= rebuild:
-            _rebuild(sandbox, rebuild)
-            rebuild = _next_rebuild(rebuild)
+        if now >= publisher.due():
+            publisher.run(clock)
             continue
         meter.began = (now, time.process_time(), meter.server_cpu)
         if snapshots and now >= next_snapshot:
@@ -387,7 +412,7 @@ async def _drive(
         if due <= now:
             await engine.search_once()
             continue
-        clock.jump_to(min(due, next_snapshot if snapshots else math.inf, until, rebuild))
+        clock.jump_to(min(due, next_snapshot if snapshots else math.inf, until, publisher.due()))
 
 
 async def run_snapshot(seed: int, hours: float, *, naive: bool = False) -> RunResult:
@@ -460,19 +485,18 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
         cursor = market.changes.cursor
         free_at = clock.now()
         end = s.until + TAIL
-        rebuild = _next_rebuild(clock.now())
+        publisher = Publisher(s.sandbox)
         while True:
             upcoming = market.next_event_time()
-            at_market = min(math.inf if upcoming is None else upcoming, rebuild)
+            at_market = min(math.inf if upcoming is None else upcoming, publisher.due())
             delivered = wire.next_at()
             at_feed = max(delivered, free_at)
             at_step = max(min(engine.next_due("snapshot"), engine.next_due("search")), free_at)
             if min(at_market, at_feed, at_step) > end:
                 break
             if at_market <= at_feed and at_market <= at_step:
-                if at_market == rebuild:
-                    _rebuild(s.sandbox, rebuild)
-                    rebuild = _next_rebuild(rebuild)
+                if at_market == publisher.due():
+                    publisher.run(clock)
                 else:
                     clock.jump_to(at_market)
                     s.sandbox.advance()
