@@ -51,12 +51,34 @@ extrapolated with the live market's sizes: the csgo snapshot ~45 MB of gzip (the
 measured mean frame size (every game's events counted as csgo's: an upper bound), the
 searches as measured.
 
-Figures: see the end of this docstring (last measured).
+The snapshot is built at each 10 s boundary and downloadable 1 s later, as the service
+publishes it, in both ways.
 
     .venv/bin/python bench/bench_detection.py [--hours 1] [--seed 7] [--wire-delay 0.05 0.3]
         [--naive]  (also issue 5's baseline: a poller searching the names round-robin)
 
-Last measured: FILLED-IN.
+Last measured (2026-11-24, ``--hours 0.2``: 0.2 h of arrivals + 180 s, seed 7, wire delay
+50-300 ms; 2-core machine at load ~10, CPU times as measured there):
+
+- feed, rule ``deals`` (no confirming search): 6 of 6 qualifying listings requested,
+  median 0.149 s, p95 0.164 s: target (<= 0.25 s / <= 1 s) met; the snapshot way on the
+  same market: median 8.09 s, p95 13.70 s; ratio snapshot/feed 54x (median), 84x (p95).
+  One qualifying listing missed by both (taken by another buyer first).
+- rule ``stickered`` (confirmed by a search): feed median 25.0 s, p95 49.7 s (7 of 8);
+  snapshot way median 6.9 s, p95 41.8 s. Slower with the feed here because its rule's 40
+  names are the most listed: every event of one under $300 flags a confirming search,
+  so they are always flagged, and a search shows 50 listings a name, cheapest first: a
+  stickered listing dearer than those waits until it is among them.
+- the engine under the feed: 380,662 events handled (423/s, bursts of 2,800/s), busy
+  7.3% of the time; an event waited for the engine p50 0 ms, p99 175 ms, max 379 ms
+  (behind a snapshot diff or a search's decisions); the audit found 0 missed listings.
+- bytes per day, sandbox: snapshot way 4.93 GB (searches 4.57, snapshots 0.34); feed way
+  20.26 GB (frames 9.66, confirming and background searches 10.56, snapshots 0.02).
+  Extrapolated to the live csgo market: frames 9.82 GB (430 events/s x 264 B), audit
+  snapshots 12.96 GB (288 x 45 MB), searches 10.58 GB (as measured): 33.4 GB/day, target
+  <= 5 GB: MISSED; 12x less than the snapshot way's 388.8 GB. The audit alone (45 MB every
+  5 min) is 2.6x the target, and the frames as sent 2x; with permessage-deflate (49 B a
+  frame, estimated with zlib) the frames would be 1.80 GB.
 """
 
 from __future__ import annotations
