@@ -15,11 +15,11 @@ START = 1_767_225_600.0
 def _changes(config: MarketConfig, seconds: int) -> tuple[Market, list[Counter[str]]]:
     market = Market(seed=5, start=START, config=config)
     cursor = market.changes.cursor
-    per_second = []
+    per_second: list[Counter[str]] = []
     for second in range(1, seconds + 1):
         market.advance_to(START + second)
         changes, cursor, _ = market.changes.read(cursor)
-        per_second.append(Counter(change.kind for change in changes))
+        per_second.append(Counter[str](change.kind for change in changes))
     return market, per_second
 
 
