@@ -480,7 +480,15 @@ class FeedClient:
 
     async def _deliver(self, sink: MemoryObjectSendStream[FeedEvent], event: FeedEvent) -> None:
         try:
-            await sink.send(event)
+            # With room in the queue, no turn of the event loop: reading the next frame
+            # takes one already, and a second per event was a third of the feed's cost in
+            # a burst (bench/bench_feed_decode.py). A full queue waits for the consumer.
+            sink.send_nowait(event)
+        except anyio.WouldBlock:
+            try:
+                await sink.send(event)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                raise _ConsumerGone from None
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             raise _ConsumerGone from None
 

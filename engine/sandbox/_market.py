@@ -57,8 +57,34 @@ class MarketConfig:
     """Names that make up ``featured_share`` of all listings (``snipe demo`` features the
     names its rules watch, so a short demo sees their deals)."""
     featured_share: float = 0.3
+    churn_per_second: float = 0.0
+    """Feed traffic on top of the listings above, as the live market makes it: this many
+    changes a second on average (``new``, ``update``, ``removed`` in turn) of short-lived
+    ordinary listings (never deals), bursts included. The live feed carries about 430 a
+    second over every game; the default market (3,000 listings) makes well under one, so
+    0 (none) is the default. Drawn from a source of its own: the rest of the market is
+    the same with or without it."""
+    churn_lifetime: float = 20.0
+    """Seconds a churn listing stays on average (its pool is the rate / 3 times this)."""
+    burst_every: float = 0.0
+    """Seconds between the starts of two bursts of churn (0: no bursts)."""
+    burst_seconds: float = 2.0
+    burst_per_second: float = 2800.0
+    """The churn's rate during a burst; between bursts it is lower, so that the mean is
+    ``churn_per_second``."""
 
     def __post_init__(self) -> None:
+        if self.churn_per_second < 0 or self.churn_lifetime <= 0:
+            raise ValueError("churn_per_second must be >= 0 and churn_lifetime > 0")
+        if self.burst_every and not (
+            0 < self.burst_seconds < self.burst_every
+            and self.burst_per_second * self.burst_seconds
+            <= self.churn_per_second * self.burst_every
+        ):
+            raise ValueError(
+                "bursts must be shorter than their period and carry at most the churn's "
+                "whole mean rate"
+            )
         if self.size < 0:
             raise ValueError("market size must be >= 0")
         if not 0.0 <= self.featured_share < 1.0:
@@ -126,9 +152,10 @@ class Listing:
         return price
 
 
-_ARRIVE, _LEAVE, _REPRICE, _RELIST = 0, 1, 2, 3
+_ARRIVE, _LEAVE, _REPRICE, _RELIST, _CHURN = 0, 1, 2, 3, 4
 
 ChangeKind = Literal["new", "update", "removed"]
+_CHURN_KINDS: tuple[ChangeKind, ...] = ("new", "update", "removed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,7 +262,12 @@ class Market:
         self._ids = itertools.count(31_000_001)
         self.departed = 0
         self.changes = ChangeLog()
+        self._churn_rng = random.Random(f"churn:{seed}")
+        self._churn: deque[Listing] = deque()
+        self._churn_turn = 0
+        self._churn_ids = itertools.count(80_000_000_001)  # the others' ids stay as they were
         self._populate(start)
+        self._start_churn(start)
 
     # -- schedule ---------------------------------------------------------------------
 
@@ -289,11 +321,99 @@ class Market:
                 listing_.price = value
                 listing_.edits.append((at, value))
                 self.changes.record("update", at, listing_, value)
+            elif kind == _CHURN:
+                self._churn_step(at)
+
+    # -- churn: the feed's traffic at the live rate -----------------------------------
+
+    def _churn_rate(self, at: float) -> float:
+        c = self.config
+        if not c.burst_every:
+            return c.churn_per_second
+        if at % c.burst_every < c.burst_seconds:
+            return c.burst_per_second
+        rest = c.churn_per_second * c.burst_every - c.burst_per_second * c.burst_seconds
+        return rest / (c.burst_every - c.burst_seconds)
+
+    def _start_churn(self, start: float) -> None:
+        c = self.config
+        if c.churn_per_second <= 0:
+            return
+        # the pool as it stands in the steady state: new and removed alternate, so it
+        # keeps this size, each listing staying ~churn_lifetime
+        for _ in range(round(c.churn_per_second / 3 * c.churn_lifetime)):
+            listing = self._churn_listing(start - self._churn_rng.uniform(0.0, c.churn_lifetime))
+            self._add(listing)
+            self._churn.append(listing)
+        self._push(start + self._churn_gap(start), _CHURN, 0, 0)
+
+    def _churn_gap(self, at: float) -> float:
+        rate = self._churn_rate(at)
+        return self._churn_rng.expovariate(rate) if rate > 0 else 1.0
+
+    def _churn_step(self, at: float) -> None:
+        self._push(at + self._churn_gap(at), _CHURN, 0, 0)
+        kind = _CHURN_KINDS[self._churn_turn % 3]
+        self._churn_turn += 1
+        pool = self._churn
+        if kind == "removed" or (kind == "update" and pool):
+            while pool and pool[0].item_id not in self.listings:
+                pool.popleft()  # bought meanwhile
+            if not pool:
+                return
+            if kind == "removed":
+                self.remove(pool.popleft().item_id)
+                return
+            listing = pool[self._churn_rng.randrange(len(pool))]
+            if listing.item_id in self.listings:
+                price = max(10, round(listing.price * self._churn_rng.uniform(0.97, 1.03)))
+                listing.price = price
+                listing.edits.append((at, price))
+                self.changes.record("update", at, listing, price)
+            return
+        listing = self._churn_listing(at)
+        pool.append(listing)
+        self._arrive(listing)
+
+    def _churn_listing(self, listed_at: float) -> Listing:
+        """An ordinary listing (never a deal) from the churn's own source."""
+        rng = self._churn_rng
+        item = self._pick_item(rng)
+        phase = None
+        if item.phases:
+            weights = [1 if p in _RARE_PHASES else 10 for p in item.phases]
+            phase = rng.choices(item.phases, weights)[0]
+        reference = round(item.reference * phase_multiplier(phase))
+        price = max(10, round(reference * (0.93 + rng.lognormvariate(0.0, 0.1) / 8)))
+        float_value = None
+        if item.float_range is not None:
+            float_value = round(rng.uniform(*item.float_range), 14)
+        stickers: tuple[PlacedSticker, ...] = ()
+        if item.takes_stickers:
+            count = rng.choices(range(6), _STICKER_COUNT_WEIGHTS)[0]
+            stickers = tuple(self._sticker(slot, rng) for slot in range(count))
+        unlock_at = send_until = None
+        if rng.random() < self.config.hold_share:
+            unlock_at = float(int(listed_at + rng.uniform(3600.0, 7 * 86400.0)))
+            send_until = unlock_at + self.config.hold_send_window
+        return Listing(
+            item_id=next(self._churn_ids),
+            item=item,
+            price=price,
+            listed_at=listed_at,
+            phase=phase,
+            float_value=float_value,
+            stickers=stickers,
+            unlock_at=unlock_at,
+            send_until=send_until,
+            paintseed=rng.randrange(1, 1001),
+            initial_price=price,
+        )
 
     # -- listings ---------------------------------------------------------------------
 
-    def _pick_item(self) -> CatalogueItem:
-        point = self._rng.random() * self._cum_weights[-1]
+    def _pick_item(self, rng: random.Random | None = None) -> CatalogueItem:
+        point = (rng or self._rng).random() * self._cum_weights[-1]
         return self.items[min(bisect.bisect_right(self._cum_weights, point), len(self.items) - 1)]
 
     def _new_listing(self, listed_at: float, *, alive_from: float) -> Listing:
@@ -354,13 +474,14 @@ class Market:
         listing.edits = []  # filled in as the reprices happen
         self._push(leave_at, _LEAVE, listing.item_id, 0)
 
-    def _sticker(self, slot: int) -> PlacedSticker:
+    def _sticker(self, slot: int, rng: random.Random | None = None) -> PlacedSticker:
+        rng = rng or self._rng
         kinds = sticker_kinds()
         # Cheap stickers are everywhere; the famous ones are rare.
-        kind = kinds[min(int(self._rng.paretovariate(1.2)) - 1 + 6, len(kinds) - 1)]
-        if self._rng.random() < 0.08:
-            kind = self._rng.choice(kinds)
-        wear = None if self._rng.random() < 0.6 else round(self._rng.random(), 3)
+        kind = kinds[min(int(rng.paretovariate(1.2)) - 1 + 6, len(kinds) - 1)]
+        if rng.random() < 0.08:
+            kind = rng.choice(kinds)
+        wear = None if rng.random() < 0.6 else round(rng.random(), 3)
         return PlacedSticker(kind.name, kind.image, wear, slot, kind.price)
 
     def _add(self, listing: Listing) -> None:

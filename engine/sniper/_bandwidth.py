@@ -12,6 +12,11 @@ rows); fetched every 10 s that is about 560 GB a day. Two settings bound it:
 - **period** (``account.snapshot_every``, default 10 s, the service's own refresh): the
   detection latency a poll period costs is on average half the period (plus up to the
   service's 10 s refresh), at worst the whole period plus 10 s.
+- **the live feed** (``account.feed``, ``auto`` by default): while it is healthy the
+  snapshot only audits it every ``account.audit_every`` (300 s), and the feed's frames
+  come instead: ~430 events a second over every game (wire-notes.md), of the games
+  subscribed. The estimate then gives both: with the feed, and without it (``feed: off``,
+  or the feed down: the snapshot every period).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from ..client import GAMES
 from ..rules import RuleSet
 
 __all__ = [
+    "FEED_EVENTS_PER_SECOND",
+    "FEED_FRAME_BYTES",
     "GAME_SNAPSHOT_BYTES",
     "REDISCOVER_EVERY",
     "BandwidthEstimate",
@@ -45,6 +52,15 @@ GAME_SNAPSHOT_BYTES: dict[str, int] = {
 snapshot is about 65 MB of gzip (wire-notes.md); its split by game is an estimate from the
 games' share of listings (CS2 the bulk of them), not a measurement."""
 
+FEED_EVENTS_PER_SECOND = 430.0
+"""The live feed's mean rate over every game (wire-notes.md; bursts near 2,800/s)."""
+
+FEED_FRAME_BYTES = 300
+"""Bytes of one feed frame on the wire. ASSUMPTION: the recorded frame in wire-notes.md
+is about 300 bytes; the sandbox's writer averages ~265 with the websocket header
+(bench/bench_detection.py measures it). Split by game like the snapshot (its share of
+:data:`GAME_SNAPSHOT_BYTES`), an estimate too."""
+
 _DAY = 86_400.0
 
 
@@ -64,9 +80,21 @@ class BandwidthEstimate:
     games: tuple[str, ...]
     period: float
     bytes_per_day: int
+    """Snapshots alone, every ``period`` (the feed off, or down)."""
     all_games: bool
     """True when the rules do not all name a game: the figure is for every game, an upper
     bound (the engine fetches only the games where the rules' names are found)."""
+    feed_bytes_per_day: int | None = None
+    """With the feed (``account.feed`` not ``off``): its frames, ``None`` without it."""
+    audit_every: float = 300.0
+    audit_bytes_per_day: int = 0
+    """With the feed: the snapshots that audit it, every ``audit_every``."""
+
+    @property
+    def with_feed_per_day(self) -> int | None:
+        if self.feed_bytes_per_day is None:
+            return None
+        return self.feed_bytes_per_day + self.audit_bytes_per_day
 
     def describe(self) -> str:
         """One line for ``snipe check``, with the assumption stated."""
@@ -84,7 +112,16 @@ class BandwidthEstimate:
         )
         if self.all_games:
             text += "; at most: name `match.game` in every rule to fetch only those games"
-        return text
+        with_feed = self.with_feed_per_day
+        if with_feed is None or self.feed_bytes_per_day is None:
+            return text
+        return (
+            f"~{_size(with_feed)}/day with the live feed (its frames ~"
+            f"{_size(self.feed_bytes_per_day)}: ~{FEED_EVENTS_PER_SECOND:g} events/s over "
+            f"every game, ~{FEED_FRAME_BYTES} B each, split by game as the snapshot, assumed; "
+            f"an audit snapshot every {self.audit_every:g} s ~{_size(self.audit_bytes_per_day)}"
+            f"); without it (feed off or down): " + text
+        )
 
 
 def daily_estimate(ruleset: RuleSet, period: float | None = None) -> BandwidthEstimate:
@@ -94,13 +131,24 @@ def daily_estimate(ruleset: RuleSet, period: float | None = None) -> BandwidthEs
     every = float(period if period is not None else ruleset.account.snapshot_every)
     games = rule_games(ruleset)
     fetched: Iterable[str] = games if games is not None else sorted(GAMES)
+    fetched = tuple(fetched)
     polls = _DAY / every
     per_poll = sum(GAME_SNAPSHOT_BYTES[g] for g in fetched)
+    account = ruleset.account
+    feed = audit = None
+    if account.feed != "off":
+        share = per_poll / sum(GAME_SNAPSHOT_BYTES.values())
+        feed = round(FEED_EVENTS_PER_SECOND * share * FEED_FRAME_BYTES * _DAY)
+        audit_every = max(every, float(account.audit_every))
+        audit = round(_DAY / audit_every * per_poll)
     return BandwidthEstimate(
-        games=tuple(fetched),
+        games=fetched,
         period=every,
         bytes_per_day=round(polls * per_poll),
         all_games=games is None,
+        feed_bytes_per_day=feed,
+        audit_every=max(every, float(account.audit_every)),
+        audit_bytes_per_day=audit or 0,
     )
 
 

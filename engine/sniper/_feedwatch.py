@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..client import (
     FeedClient,
@@ -65,6 +66,12 @@ SNAPSHOT_REBUILT_EVERY = 10.0
 """The service rebuilds the snapshot this often: a poll begun less than this after a
 connection may read a snapshot built before it, whose successor then shows listings of
 before the connection as new. Such a poll is no base for an audit."""
+
+DRAIN = 256
+"""Events taken from the client's queue between two turns of the event loop."""
+DRAIN_SECONDS = 0.02
+"""...or fewer, once this long has passed (on the engine's clock): a turn of the loop
+at least every 20 ms (an event costs tens of microseconds; a purchase, milliseconds)."""
 
 log = logging.getLogger("snipe.engine.feed")
 
@@ -231,9 +238,29 @@ class FeedWatch:
             tg.start_soon(client.run, send)
             if self.settings.mode == "auto":
                 tg.start_soon(self._give_up_unless_answered, tg.cancel_scope)
-            async with receive:
-                async for event in receive:
-                    await self.engine.on_feed_event(event)
+            await self.consume(receive)
+
+    async def consume(self, receive: MemoryObjectReceiveStream[FeedEvent]) -> None:
+        """Hand every event of ``receive`` to :meth:`Engine.on_feed_event` until it is
+        closed. What is queued already is taken without a turn of the event loop for each
+        event, up to :data:`DRAIN` events or :data:`DRAIN_SECONDS` of the clock, so a burst
+        costs fewer turns and the loop is still never held for long."""
+        on_event = self.engine.on_feed_event
+        clock = self.engine.clock
+        async with receive:
+            async for event in receive:
+                await on_event(event)
+                until = clock.now() + DRAIN_SECONDS
+                for _ in range(DRAIN):
+                    try:
+                        event = receive.receive_nowait()
+                    except anyio.WouldBlock:
+                        break
+                    except anyio.EndOfStream:
+                        return
+                    await on_event(event)
+                    if clock.now() >= until:
+                        break
 
     async def _give_up_unless_answered(self, scope: anyio.CancelScope) -> None:
         assert self.client is not None
@@ -310,9 +337,13 @@ class FeedWatch:
             # A rule reads what the feed lacks: one search of the name decides.
             self.confirm_searches += 1
             name = engine._searched_name(listing.name)
-            engine.schedule.watch(engine.schedule.watched | {name})
-            engine.schedule.flag(name, promise=ceiling - listing.price, at=now)
-            engine.wake()
+            schedule = engine.schedule
+            if name not in schedule.watched:  # a copy of every watched name: only when new
+                schedule.watch(schedule.watched | {name})
+            hot = schedule.hot_count
+            schedule.flag(name, promise=ceiling - listing.price, at=now)
+            if schedule.hot_count != hot:  # already flagged: the search is due already
+                engine.wake()
 
     # -- the snapshot as safety net ------------------------------------------------------
 

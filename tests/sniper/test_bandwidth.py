@@ -11,7 +11,12 @@ from engine.cli import main
 from engine.metrics import EngineMetrics
 from engine.rules import load_rules_text
 from engine.sniper import EngineSettings
-from engine.sniper._bandwidth import GAME_SNAPSHOT_BYTES, REDISCOVER_EVERY, daily_estimate
+from engine.sniper._bandwidth import (
+    GAME_SNAPSHOT_BYTES,
+    REDISCOVER_EVERY,
+    daily_estimate,
+    format_bytes,
+)
 
 from .harness import pick_item, plant, quiet_sandbox, rig, rules_text
 
@@ -214,3 +219,29 @@ def test_snipe_status_shows_the_snapshot_bytes_of_the_run() -> None:
     }
     text = render("ledger.sqlite", report, now=0.0)
     assert "snapshots   50.0 MB this run (csgo 45.0 MB, rust 5.0 MB)" in text
+
+
+@pytest.mark.parametrize(
+    ("feed", "audit", "with_feed"),
+    [
+        # csgo's share of the feed is its share of the snapshot (45 of 65 MB)
+        ("auto", "", round(430 * 45 / 65 * 300 * DAY) + DAY // 300 * 45_000_000),
+        ("on", "\n  audit_every: 15m", round(430 * 45 / 65 * 300 * DAY) + DAY // 900 * 45_000_000),
+        ("off", "", None),
+    ],
+)
+def test_the_daily_estimate_counts_the_feed_and_its_audit_when_the_feed_is_used(
+    feed: str, audit: str, with_feed: int | None
+) -> None:
+    text = _rules('{names: ["X"], game: csgo}').replace(
+        "\nbudgets:", f"\n  feed: {feed}{audit}\nbudgets:", 1
+    )
+    estimate = daily_estimate(load_rules_text(text))
+    assert estimate.bytes_per_day == DAY // 10 * 45_000_000  # the snapshot way, as before
+    assert estimate.with_feed_per_day == with_feed
+    if with_feed is not None:
+        assert with_feed < estimate.bytes_per_day / 10
+        assert estimate.describe().startswith(f"~{format_bytes(with_feed)}/day with the live feed")
+        assert "without it (feed off or down): ~388.8 GB/day" in estimate.describe()
+    else:
+        assert "feed" not in estimate.describe()

@@ -92,6 +92,38 @@ async def test_a_listing_the_rules_reject_is_not_bought(clock: VirtualClock) -> 
     assert purchases_of(sandbox) == []
 
 
+async def test_a_listing_no_rule_passes_costs_no_ledger_read_and_keeps_its_skip_reasons(
+    clock: VirtualClock,
+) -> None:
+    # At the feed's rate a ledger read per event was most of the engine's time: the budget
+    # is read only when a rule's checks pass, which the decisions cannot tell apart.
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    async with rig(clock, sandbox, rules_text(item.name), settings=SETTINGS) as r:
+        engine = feed_on(r)
+        await engine.start()
+        reads: list[str] = []
+        for name in ("committed_by_rule", "order_exposure"):
+            method = getattr(r.ledger, name)
+
+            async def counted(
+                *args: object, _m: object = method, _n: str = name, **kwargs: object
+            ) -> object:
+                reads.append(_n)
+                return await _m(*args, **kwargs)  # type: ignore[operator]
+
+            setattr(r.ledger, name, counted)
+        dear = plant(sandbox, item, price=item.reference * 95 // 100)  # 5% off, rule: 20%
+        await engine.on_feed_event(told(sandbox, dear))
+        assert reads == []
+        assert sum(engine.status.skip_by_rule.values()) == 1  # still counted, with its why
+        deal = plant(sandbox, item, price=item.reference // 2)
+        await engine.on_feed_event(told(sandbox, deal))
+        assert reads  # a rule's checks pass: the caps are checked against the ledger
+        (purchase,) = await r.ledger.purchases()
+    assert purchase.item_id == str(deal.item_id)
+
+
 async def test_a_rule_reading_sticker_wear_confirms_with_one_search_first(
     clock: VirtualClock,
 ) -> None:
