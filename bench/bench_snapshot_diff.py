@@ -28,12 +28,13 @@ held): its peak RSS (VmHWM), and that minus the RSS after imports.
     python bench/bench_snapshot_diff.py [--rows 1300000] [--repeat 3] [--keep DIR]
 
 Last measured (issue 20 point 4, 2026-11-24, 2 cores shared with seven other engineers'
-jobs, load 8-10, CPython 3.11; wall figures are 2-3x the CPU ones under that load, so the
-CPU ratios are the ones to read; two runs): inflate 0.51-0.52 s CPU; (b) 1.78-1.83 s CPU,
-3.50-3.52x CPU (3.73-4.23x wall), target NOT MET (issue 20 measured 2.45x wall on a quiet
-machine; an earlier session 2.90-3.06x CPU); (d) the floor of the row-hash design
-1.92-2.2x CPU; (e) the floor of a chunk design 1.93x CPU (2.07x wall): no lower than (d).
-(c) 3.05-3.41 s CPU. Peak RSS (b) 269-270 MB, target met ((c) 294-299 MB).
+jobs, load 8-10, CPython 3.11; wall figures are up to 2-3x the CPU ones under that load,
+so the CPU ratios are the ones to read; three runs): inflate 0.49-0.52 s CPU; (b)
+1.67-1.83 s CPU, 3.42-3.52x CPU (3.44-4.23x wall), target NOT MET (issue 20 measured 2.45x
+wall on a quiet machine; an earlier session 2.90-3.06x CPU); (d) the floor of the row-hash
+design 1.92-2.24x CPU; (e) the floor of a chunk design 1.71-1.93x CPU (two runs; in each,
+0-0.2 s below (d)). (c) 3.05-3.83 s CPU. Peak RSS (b) 267-270 MB, target met ((c) 294-304
+MB).
 
 Where (b) goes (cProfile of one update, wall under load, 6.0 s profiled): inflate 1.57 s;
 ``TrackingParser._parse_block`` 1.65 s of its own (hashing every row through ``map`` and
@@ -42,24 +43,26 @@ building the ``array``), ``bytes.split`` into rows 0.49 s; lining the hashes up 
 ``array.extend`` 0.19 s); ``_consume`` (joining pieces, cutting at the last newline) 0.22 s;
 applying the changed rows 0.16 s; events and summary ~0.15 s.
 
-What was tried and why the target stays out of reach this way: the floor (d) alone is about
-2x, so even a diff that cost nothing beyond splitting and hashing would only just meet it.
-The content-defined chunk idea of an earlier session (split on a newline followed by two
-bytes found at ~1 row in 8, hash ~9-row chunks, fall back to rows inside changed chunks)
-does not lower the floor at full size: (e) measures it, 143,154 chunks of which 16% are
-not in the first snapshot (their ~200,000 rows would still be split and hashed), and in
-isolation on 40 MB of the file split + hash by rows costs 0.36-0.38 s per 241 MB against
-0.28-0.32 s by chunks (min of 7): the cost is making one bytes object per piece and
-touching every byte, hashing itself adds little, so fewer, larger pieces save ~0.05-0.1 s
-and the fallback gives most of it back. A galloping search on ``int.from_bytes`` XOR of
-memoryview slices (first differing row from the lowest set bit) instead of array-slice
-compares measured no faster (0.086-0.117 s vs 0.074-0.091 s over 28,000 runs). Reaching
-2x needs work per byte below ``bytes.split``: a C extension or a vectorised row hash
-(e.g. numpy over newline positions), or a service-side change (an ETag per block). A
-market whose row order changes completely costs about what (c) costs, and ~420 MB peak
-(every row is then matched through a dict of the previous rows' hashes); the generated
-market keeps its order between polls, which is what the speed assumes (wire-notes.md does
-not say either way).
+What was tried and why the target stays out of reach this way: the floor (d) alone is
+about 2x, so even a diff that cost nothing beyond splitting and hashing would only just
+meet it. The content-defined chunk idea of an earlier session (split on a newline followed
+by two bytes found at ~1 row in 8, hash ~9-row chunks, fall back to rows inside changed
+chunks) lowers the floor little at full size: (e) measures it, 143,154 chunks of which 16%
+are not in the first snapshot (their ~200,000 rows would still be split and hashed), and
+in isolation on 40 MB of the file split + hash by rows costs 0.36-0.38 s per 241 MB
+against 0.28-0.32 s by chunks (min of 7): the cost is making one bytes object per piece
+and touching every byte, hashing itself adds little, so fewer, larger pieces save
+~0.05-0.2 s and the fallback takes part of it back. At 1.7-1.9x, a chunk design would
+leave 0.05-0.15 s for lining up, applying and events, which take ~0.7 s CPU today. A
+galloping search on ``int.from_bytes`` XOR of memoryview slices (first differing row from
+the lowest set bit) instead of array-slice compares measured no faster (0.086-0.117 s vs
+0.074-0.091 s over 28,000 runs). Reaching 2x needs work per byte below ``bytes.split``: a
+C extension, or a vectorised row hash (numpy over newline positions; not tried: a shift-
+invariant polynomial hash takes several passes over 8-byte words per input byte, likely
+slower than ``split``). A market whose row order changes completely costs about what (c)
+costs, and ~420 MB peak (every row is then matched through a dict of the previous rows'
+hashes); the generated market keeps its order between polls, which is what the speed
+assumes (wire-notes.md does not say either way).
 """
 
 from __future__ import annotations
