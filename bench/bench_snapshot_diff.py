@@ -28,20 +28,25 @@ held): its peak RSS (VmHWM), and that minus the RSS after imports.
     python bench/bench_snapshot_diff.py [--rows 1300000] [--repeat 3] [--keep DIR]
 
 Last measured (issue 20 point 4, 2026-11-24, 2 cores shared with seven other engineers'
-jobs, load 8-10, CPython 3.11; wall figures are up to 2-3x the CPU ones under that load,
-so the CPU ratios are the ones to read; three runs): inflate 0.49-0.52 s CPU; (b)
-1.67-1.83 s CPU, 3.42-3.52x CPU (3.44-4.23x wall), target NOT MET (issue 20 measured 2.45x
-wall on a quiet machine; an earlier session 2.90-3.06x CPU); (d) the floor of the row-hash
-design 1.92-2.24x CPU; (e) the floor of a chunk design 1.71-1.93x CPU (two runs; in each,
-0-0.2 s below (d)). (c) 3.05-3.83 s CPU. Peak RSS (b) 267-270 MB, target met ((c) 294-304
-MB).
+jobs, load 5-10, CPython 3.11; wall figures are up to 2-3x the CPU ones under that load,
+so the CPU ratios are the ones to read). After this session's change (two runs): inflate
+0.50-0.61 s CPU; (b) 1.48-1.56 s CPU, 2.55-2.96x CPU and 2.57-3.06x wall in the fastest
+run (best CPU of three 1.34-1.55 s), target NOT MET; (d) the floor of the row-hash design
+1.86-1.96x CPU, (b) 0.21-0.79 s beyond it; (e) the floor of a chunk design 1.54-1.97x CPU.
+(c) 3.11-3.64 s CPU. Peak RSS (b) 266-268 MB, target met ((c) 294 MB). Before it (three
+runs, load 8-10): (b) 1.67-1.83 s CPU, 3.42-3.52x CPU (3.44-4.23x wall); issue 20 had
+measured 2.45x wall on a quieter machine.
 
-Where (b) goes (cProfile of one update, wall under load, 6.0 s profiled): inflate 1.57 s;
-``TrackingParser._parse_block`` 1.65 s of its own (hashing every row through ``map`` and
-building the ``array``), ``bytes.split`` into rows 0.49 s; lining the hashes up 1.25 s
-(``_common_run`` 0.73 s over 26,243 runs of ~50 rows, ``_line_up`` itself 0.34 s, slot
-``array.extend`` 0.19 s); ``_consume`` (joining pieces, cutting at the last newline) 0.22 s;
-applying the changed rows 0.16 s; events and summary ~0.15 s.
+Where (b) goes (process_time around each phase of one update; cProfile, tried first,
+showed the Python-level parts several times larger than they are: _common_run 0.73 s wall
+there, 0.15 s CPU for the whole line-up here): before the change, 1.58 s CPU = inflate
+0.50 + ``TrackingParser._parse_block`` 0.88 (``split_records`` 0.19, lining up 0.16, the
+search of the block for a blank line (two newlines in a row) 0.25, hashing every row into the
+``array`` ~0.28) + the rest of ``_consume`` (joining the inflated pieces, cutting at the
+last newline) 0.08 + finishing (rows that moved, parsing the ~26,000 changed rows,
+applying them) 0.11; events and summary 0.04. The blank-line test is now ``all(records)``
+(0.02 s per 241 MB) and the hash array is built from a list (~0.1 s cheaper than from a
+``map``): 1.31 s CPU, ``_parse_block`` 0.60.
 
 What was tried and why the target stays out of reach this way: the floor (d) alone is
 about 2x, so even a diff that cost nothing beyond splitting and hashing would only just
@@ -52,8 +57,8 @@ are not in the first snapshot (their ~200,000 rows would still be split and hash
 in isolation on 40 MB of the file split + hash by rows costs 0.36-0.38 s per 241 MB
 against 0.28-0.32 s by chunks (min of 7): the cost is making one bytes object per piece
 and touching every byte, hashing itself adds little, so fewer, larger pieces save
-~0.05-0.2 s and the fallback takes part of it back. At 1.7-1.9x, a chunk design would
-leave 0.05-0.15 s for lining up, applying and events, which take ~0.7 s CPU today. A
+~0.05-0.2 s and the fallback takes part of it back. At 1.5-2.0x, a chunk design would
+leave 0.05-0.15 s for lining up, applying and events, which take ~0.35 s CPU today. A
 galloping search on ``int.from_bytes`` XOR of memoryview slices (first differing row from
 the lowest set bit) instead of array-slice compares measured no faster (0.086-0.117 s vs
 0.074-0.091 s over 28,000 runs). Reaching 2x needs work per byte below ``bytes.split``: a
