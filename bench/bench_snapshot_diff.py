@@ -16,6 +16,10 @@ raises), then:
       (every row parsed), timed once;
   (d) the floor of (b)'s design: inflate, split into rows and hash every row, nothing
       else (what (b) cannot avoid as long as it tells changed rows by their hashes).
+  (e) the floor of a chunk design: as (d) but cut on a content-defined separator (a
+      newline and the two bytes that start ~1 row in 8, chosen from the first file) and
+      one hash per chunk of ~9 rows; it also prints the share of chunks not in the first
+      file, whose rows such a design would still split and hash.
 
 Peak memory is measured in a fresh subprocess per way that follows the two snapshots as
 the engine does (the first learnt, the second diffed; for (c) both parsed snapshots are
@@ -23,27 +27,47 @@ held): its peak RSS (VmHWM), and that minus the RSS after imports.
 
     python bench/bench_snapshot_diff.py [--rows 1300000] [--repeat 3] [--keep DIR]
 
-Last measured (issue 20, 2 cores shared with six other engineers' jobs, load 6-9, CPython
-3.11; figures move by +-20% from run to run; two runs): inflate 0.51-0.56 s CPU; (b)
-1.49-1.72 s CPU, 2.54-2.88x wall and 2.90-3.06x CPU, target NOT MET (issue 20 measured
-2.45x on a quieter machine); (d) the floor alone 2.00-2.08x: split + hash of every row
-costs as much as the inflate, so (b) spends 0.3-0.7 s beyond its floor. (c) 2.8-3.1 s
-CPU, 6.2-9.9x wall. Peak RSS (b) 264-268 MB, target met ((c) 299-301 MB).
+Last measured (issue 20 point 4, 2026-11-24, 2 cores shared with seven other engineers'
+jobs, load 5-10, CPython 3.11; wall figures are up to 2-3x the CPU ones under that load,
+so the CPU ratios are the ones to read). After this session's change (two runs): inflate
+0.50-0.61 s CPU; (b) 1.48-1.56 s CPU, 2.55-2.96x CPU and 2.57-3.06x wall in the fastest
+run (best CPU of three 1.34-1.55 s), target NOT MET; (d) the floor of the row-hash design
+1.86-1.96x CPU, (b) 0.21-0.79 s beyond it; (e) the floor of a chunk design 1.54-1.97x CPU.
+(c) 3.11-3.64 s CPU. Peak RSS (b) 266-268 MB, target met ((c) 294 MB). Before it (three
+runs, load 8-10): (b) 1.67-1.83 s CPU, 3.42-3.52x CPU (3.44-4.23x wall); issue 20 had
+measured 2.45x wall on a quieter machine.
 
-Where (b) goes (cProfile of one update, CPU): inflate ~0.8 s profiled; hashing every row
-~0.45 s and ``bytes.split`` into rows ~0.35 s (one bytes object per row); lining the
-hashes up ~0.45 s (galloping ``memcmp`` of ``array`` slices: ~26,000 runs of ~50 rows; a
-lazy ``compress(map(ne, ...))`` over memoryviews was tried and is slower, 0.35 s vs 0.29 s
-for the run search); applying the ~26,000 changed and gone rows ~0.13 s; events and
-summary ~0.15 s. Getting to 2x needs fewer objects than one per row: split on a
-content-defined separator (a newline followed by a short byte string found at ~1 row in
-8, chosen from the first snapshot and kept with its hashes) and hash chunks of rows,
-falling back to rows only inside chunks that changed. Measured on 90,000 rows: split + hash
-by ~9-row chunks 30 ms vs 63 ms by rows (~20% of chunks hold a change at 2% changed rows).
-A market whose row order changes completely costs about what (c) costs, and ~420 MB peak
-(every row is then matched through a dict of the previous rows' hashes); the generated
-market keeps its order between polls, which is what the speed assumes (wire-notes.md does
-not say either way).
+Where (b) goes (process_time around each phase of one update; cProfile, tried first,
+showed the Python-level parts several times larger than they are: _common_run 0.73 s wall
+there, 0.15 s CPU for the whole line-up here): before the change, 1.58 s CPU = inflate
+0.50 + ``TrackingParser._parse_block`` 0.88 (``split_records`` 0.19, lining up 0.16, the
+search of the block for a blank line (two newlines in a row) 0.25, hashing every row into the
+``array`` ~0.28) + the rest of ``_consume`` (joining the inflated pieces, cutting at the
+last newline) 0.08 + finishing (rows that moved, parsing the ~26,000 changed rows,
+applying them) 0.11; events and summary 0.04. The blank-line test is now ``all(records)``
+(0.02 s per 241 MB) and the hash array is built from a list (~0.1 s cheaper than from a
+``map``): 1.31 s CPU, ``_parse_block`` 0.60.
+
+What was tried and why the target stays out of reach this way: the floor (d) alone is
+about 2x, so even a diff that cost nothing beyond splitting and hashing would only just
+meet it. The content-defined chunk idea of an earlier session (split on a newline followed
+by two bytes found at ~1 row in 8, hash ~9-row chunks, fall back to rows inside changed
+chunks) lowers the floor little at full size: (e) measures it, 143,154 chunks of which 16%
+are not in the first snapshot (their ~200,000 rows would still be split and hashed), and
+in isolation on 40 MB of the file split + hash by rows costs 0.36-0.38 s per 241 MB
+against 0.28-0.32 s by chunks (min of 7): the cost is making one bytes object per piece
+and touching every byte, hashing itself adds little, so fewer, larger pieces save
+~0.05-0.2 s and the fallback takes part of it back. At 1.5-2.0x, a chunk design would
+leave 0.05-0.15 s for lining up, applying and events, which take ~0.35 s CPU today. A
+galloping search on ``int.from_bytes`` XOR of memoryview slices (first differing row from
+the lowest set bit) instead of array-slice compares measured no faster (0.086-0.117 s vs
+0.074-0.091 s over 28,000 runs). Reaching 2x needs work per byte below ``bytes.split``: a
+C extension, or a vectorised row hash (numpy over newline positions; not tried: a shift-
+invariant polynomial hash takes several passes over 8-byte words per input byte, likely
+slower than ``split``). A market whose row order changes completely costs about what (c)
+costs, and ~420 MB peak (every row is then matched through a dict of the previous rows'
+hashes); the generated market keeps its order between polls, which is what the speed
+assumes (wire-notes.md does not say either way).
 """
 
 from __future__ import annotations
@@ -59,6 +83,7 @@ import tempfile
 import time
 import zlib
 from array import array
+from collections import Counter
 from pathlib import Path
 
 CHUNK = 1 << 16
@@ -273,6 +298,39 @@ def inflate_split_hash(path: Path) -> tuple[float, float]:
     return time.perf_counter() - start, time.process_time() - start_cpu
 
 
+def chunk_separator(path: Path) -> bytes:
+    """A content-defined separator for (e): a newline and the two bytes after it that
+    start the number of rows closest to 1 in 8 of the file's first MiB (~9 rows a chunk)."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    head = b""
+    for piece in _pieces(path):
+        head += inflater.decompress(piece)
+        if len(head) >= 1 << 20:
+            break
+    lines = head.split(b"\n")[1:-1]
+    counts = Counter(line[:2] for line in lines if len(line) >= 2)
+    best = min(counts, key=lambda key: abs(counts[key] - len(lines) / 8))
+    return b"\n" + best
+
+
+def inflate_split_hash_chunks(path: Path, separator: bytes) -> tuple[float, float, array]:
+    """The floor of a chunk design: as (d), but cut on ``separator`` and hash each chunk
+    of ~9 rows instead of each row; rows would be split and hashed only inside the chunks
+    whose hash is not the previous snapshot's (not done here: see the changed share)."""
+    start, start_cpu = time.perf_counter(), time.process_time()
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    pending = b""
+    hashes = array("q")
+    for piece in _pieces(path):
+        pending += inflater.decompress(piece)
+        if len(pending) >= 1 << 20:
+            cut = pending.rfind(separator)
+            hashes.extend(map(hash, pending[:cut].split(separator)))
+            pending = pending[cut:]
+    hashes.extend(map(hash, (pending + inflater.flush()).split(separator)))
+    return time.perf_counter() - start, time.process_time() - start_cpu, hashes
+
+
 def _timed(run):
     start, start_cpu = time.perf_counter(), time.process_time()
     changes = run()
@@ -358,13 +416,15 @@ def main() -> int:
 
         tracker = SnapshotTracker()
         tracker.update_csv(_pieces(prev))  # the steady state: the tracker knows the last market
-        runs, bares, floors = [], [], []
+        separator = chunk_separator(prev)
+        runs, bares, floors, chunked = [], [], [], []
         for n in range(args.repeat):  # interleaved, so that all see the same load
             if n:
                 tracker.update_csv(_pieces(prev))  # back to the first market, untimed
             bares.append(bare_inflate(nxt))
             runs.append(csv_way(tracker, nxt))
             floors.append(inflate_split_hash(nxt))
+            chunked.append(inflate_split_hash_chunks(nxt, separator))
         bare_s, bare_cpu, unpacked = min(bares)
         total_s, total_cpu, changes, events, names = min(runs, key=lambda run: run[0])
         best_cpu = min(run[1] for run in runs)
@@ -390,8 +450,19 @@ def main() -> int:
         )
         print(
             f"(d) inflate + split + hash every row: {floor_s:6.2f} s  (CPU {floor_cpu:.2f} s)  "
-            f"the floor of (b)'s design: {floor_s / bare_s:.2f}x; (b) spends "
+            f"the floor of (b)'s design: {floor_s / bare_s:.2f}x wall, "
+            f"{floor_cpu / bare_cpu:.2f}x CPU; (b) spends "
             f"{total_s - floor_s:.2f} s beyond it"
+        )
+        chunk_s, chunk_cpu, chunk_hashes = min(chunked, key=lambda run: run[0])
+        known = set(inflate_split_hash_chunks(prev, separator)[2])
+        fresh = sum(1 for value in chunk_hashes if value not in known)
+        print(
+            f"(e) inflate + split on {separator!r} + hash every chunk: {chunk_s:6.2f} s  "
+            f"(CPU {chunk_cpu:.2f} s)  the floor of a chunk design: {chunk_s / bare_s:.2f}x "
+            f"wall, {chunk_cpu / bare_cpu:.2f}x CPU; {len(chunk_hashes):,} chunks, "
+            f"{fresh:,} ({fresh / len(chunk_hashes):.0%}) not in the first snapshot (their rows "
+            "would be split and hashed too)"
         )
         print(
             f"ratio (b)/(a): {ratio:.2f}x wall, {total_cpu / bare_cpu:.2f}x CPU "

@@ -205,13 +205,14 @@ class TrackingParser(CsvSnapshotParser):
             return super()._parse_block(block, final=final)
         self._row += len(records)
         rows: list[int] | None = None
-        # Blank lines are not rows. An empty record needs a newline at the start or two in a
-        # row: one C search of the block instead of a truth test per record (~3% of the
-        # update in the profile). A "\n\n" inside a quoted cell only takes the filter.
-        if block.startswith(b"\n") or b"\n\n" in block:
+        # Blank lines are not rows. ``all`` tests the records' lengths in C: 0.02 s per
+        # 241 MB, where searching the block for b"\n\n" took 0.25 s (a two-byte pattern
+        # whose first byte ends every row), 15% of a whole update (issue 20).
+        if not all(records):
             rows = list(compress(range(first_row, first_row + len(records)), records))
             records = list(filter(None, records))
-        self._line_up(array("q", map(hash, records)), records, rows, first_row)
+        # Through a list: array() from a list is ~0.1 s per 241 MB cheaper than from a map.
+        self._line_up(array("q", list(map(hash, records))), records, rows, first_row)
         return leftover
 
     def _line_up(

@@ -264,6 +264,41 @@ def test_fast_way_and_whole_parse_agree(
     assert got[:upto] == whole_way(bodies)[:upto]
 
 
+def _with_blank_lines(rnd: random.Random, rows: list[Row], blanks: int) -> bytes:
+    """The body of ``rows`` with ``blanks`` empty lines put between records (or first)."""
+    records = [body([row])[len(HEADER) + 1 :] for row in rows]
+    for _ in range(blanks):
+        records.insert(rnd.randrange(len(records) + 1), b"\n")
+    return (HEADER + "\n").encode() + b"".join(records)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    size=st.integers(0, 200),
+    ops=st.integers(0, 20),
+    blanks=st.lists(st.integers(0, 6), min_size=2, max_size=4),
+    block_size=st.sampled_from([1, 300, 1 << 20]),
+)
+def test_blank_lines_anywhere_do_not_change_the_diff(
+    seed: int, size: int, ops: int, blanks: list[int], block_size: int
+) -> None:
+    # Blank lines are told apart per block (issue 20 made that test cheaper): wherever they
+    # fall, next to quoted cells and line breaks inside them too, the fast way and the
+    # whole parse agree.
+    rnd = random.Random(seed)
+    snapshots = [market(size, seed)]
+    for _ in blanks[1:]:
+        snapshots.append(_edit(rnd, snapshots[-1], ops))
+    if any(len({row[0] for row in rows}) != len(rows) for rows in snapshots):
+        snapshots = [list({row[0]: row for row in rows}.values()) for rows in snapshots]
+    bodies = [_with_blank_lines(rnd, rows, n) for rows, n in zip(snapshots, blanks, strict=True)]
+    with mock.patch.object(_diff, "_CSV_BLOCK_SIZE", block_size):
+        got = [summary(diff) for diff in csv_way(bodies, piece=rnd.choice([5, 100, 1 << 16]))]
+    assert got == whole_way(bodies)
+    assert got == whole_way([body(rows) for rows in snapshots])
+
+
 # -- errors -------------------------------------------------------------------------------
 
 
