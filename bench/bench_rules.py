@@ -17,16 +17,21 @@ the engine does. Target: at least 1,000,000 listings/s and at least half the spe
 if-chain.
 
 ``scan`` (issue 20) is the engine's fast path: the same name index and compiled checks,
-but no decision for a pair the checks turn down (those are worked out on demand); it is
-printed beside ``evaluate``, measured in the same run. Target: 2,000,000 listings/s on
-the whole-market batches (``evaluate`` measured 1.23M/s on a quiet machine). Last
-measured (2026-11-24, machine under load ~6, so absolute figures are about half what a
-quiet machine gives): whole market, scan/evaluate 1.19-1.37x (last: scan 1,023,827/s,
-evaluate 842,050/s, 1.22x, 500k listings); watched-only 1.35-2.07x (last 1.74x); an
-alternated A/B of scan alone gave 1.22-1.91M listings/s. Of scan's time on whole-market
-batches about 40% is the name lookups (0.22 us a listing, in C) and the rest the rules'
-own checks, ~1.7 us per watched (listing, rule) pair: the 2M/s target is not met yet
-there (about 1.5M/s scaled to the quiet machine's 1.23M/s for evaluate). Run:
+but no decision for a pair the checks turn down (those are worked out on demand from the
+same compiled rules), and one generated function per set of rules watching a name
+(``engine/rules/_plan.py``: price and trade lock read once, core checks before any
+criterion, no call per rejected pair); it is printed beside ``evaluate``, measured in the
+same run, with the floor of any name-indexed evaluation: reading each listing's name and
+looking it up, nothing else. Target: 2,000,000 listings/s on the whole-market batches
+(``evaluate`` measured 1.23M/s on a quiet machine, so scan/evaluate >= 1.63x). Last
+measured (2026-11-24, 2 cores under load 4-9, absolute figures about half a quiet
+machine's): whole market scan/evaluate 1.19-1.57x (best run: scan 989,831/s, evaluate
+631,150/s, 1.57x, 300k listings; before the generated plans 0.97-1.37x), watched-only
+1.33-1.75x (before 1.35-2.07x, same noise). The name lookups alone take 63% of scan's
+whole-market time: the bench reuses a shuffled pool of 20,000 listings, so reading a
+listing's name is a cache miss (~0.2-0.7 us against 0.05 us for a listing in cache), a
+floor ``evaluate`` and the if-chain pay too. Scaled to the quiet machine's 1.23M/s for
+evaluate, scan is at about 1.9M/s: the 2M/s target is close but not shown here. Run:
 ``.venv/bin/python bench/bench_rules.py [--listings N]``.
 """
 
@@ -37,6 +42,7 @@ import gc
 import random
 import time
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any
 
 from engine._plugins import make_plugin_host
@@ -287,11 +293,22 @@ def main() -> None:
         full = best_of(args.repeats, lambda cs=chunks: [evaluate(ruleset, c, ctx) for c in cs])
         fast = best_of(args.repeats, lambda cs=chunks: [scan(ruleset, c, ctx) for c in cs])
         theirs = best_of(args.repeats, lambda cs=chunks: [chain(c, NOW) for c in cs])
+        # the floor of any name-indexed evaluation: reading each listing's name and looking
+        # it up, nothing else (scan's first step alone)
+        index_get = ruleset._index.get
+        floor = best_of(
+            args.repeats,
+            lambda cs=chunks, get=index_get: [
+                list(map(get, map(attrgetter("name"), c))) for c in cs
+            ],
+        )
         n = len(listings)
         print(
             f"  {market:8s} scan {n / fast:>11,.0f} listings/s   evaluate {n / full:>11,.0f} "
             f"listings/s   scan/evaluate {full / fast:.2f}x   if-chain {n / theirs:>11,.0f} "
             f"listings/s   chain/scan {theirs / fast:.2f}\n"
+            f"           name lookups alone {n / floor:>11,.0f} listings/s "
+            f"({floor / fast:.0%} of scan's time)\n"
             f"           ({decisions:,} decisions per run by evaluate, {built:,} by scan; "
             f"{hits} accepted pairs agree with the chain on {pool_size:,} listings)"
         )

@@ -36,6 +36,7 @@ from ._contract import (
     Test,
 )
 from ._names import split_name
+from ._plan import Plan, make_plan
 from ._portfolio import PortfolioSettings
 from ._prices import PricesSettings
 from ._schema import (
@@ -55,6 +56,9 @@ Passes = Callable[[Listing, NameView, EvalContext], bool]
 """A rule's whole per-listing check: ``None`` when every predicate passes, else reasons."""
 
 _VIEW_CACHE_LIMIT = 500_000
+
+IndexEntry = tuple[()] | tuple[NameView, tuple["CompiledRule", ...], Plan]
+"""A name's entry in :class:`RuleSet`'s index: ``()`` when no rule watches it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +97,9 @@ class CompiledRule:
     needs_search: bool = False
     """A criterion of the rule needs more than a feed event carries (see
     :attr:`Compiled.needs_search`): a feed listing is confirmed by a search first."""
+    tests: tuple[Test, ...] | None = field(default=None, repr=False)
+    """The criteria's fast tests that ``passes`` runs after its core checks, in order
+    (``None``: unknown, only ``passes`` is called); :mod:`engine.rules._plan` inlines them."""
 
     def accepted_summaries(
         self, listing: Listing, view: NameView, ctx: EvalContext
@@ -251,6 +258,7 @@ def compile_rule(
         references=tuple(dict.fromkeys(declared.references)),
         trade_locked=declared.trade_locked,
         needs_search=declared.needs_search,
+        tests=tuple(tests),
     )
     return rule, problems
 
@@ -441,8 +449,10 @@ class RuleSet:
         """Rule -> its glob patterns and ``/regex/``es; non-empty means the catalogue or
         the snapshot must be scanned to find matching names."""
         self._views: dict[str, NameView] = {}
-        # name -> (view, rules watching it), or () when no rule does: the hot-path index
-        self._index: dict[str, tuple[()] | tuple[NameView, tuple[CompiledRule, ...]]] = {}
+        # name -> (view, rules watching it, their plan), or () when no rule does: the
+        # hot-path index; one plan per distinct set of rules (few), shared by its names
+        self._index: dict[str, IndexEntry] = {}
+        self._plans: dict[tuple[int, ...], Plan] = {}
 
     def view(self, name: str) -> NameView:
         """The :class:`NameView` of ``name``, with the rules that watch it (memoised)."""
@@ -460,10 +470,17 @@ class RuleSet:
             self._views.clear()
             self._index.clear()
         self._views[name] = view
-        self._index[name] = (view, rules) if rules else ()
+        self._index[name] = (view, rules, self._plan(rules)) if rules else ()
         return view
 
-    def _index_entry(self, name: str) -> tuple[()] | tuple[NameView, tuple[CompiledRule, ...]]:
+    def _plan(self, rules: tuple[CompiledRule, ...]) -> Plan:
+        key = tuple(map(id, rules))  # the rules live as long as the RuleSet
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = make_plan(rules)
+        return plan
+
+    def _index_entry(self, name: str) -> IndexEntry:
         self._compute_view(name)
         return self._index[name]
 

@@ -162,7 +162,7 @@ def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext
             entry = compute(listing.name)
         if not entry:  # no rule watches this name
             continue
-        view, rules = entry
+        view, rules, _ = entry
         for rule in rules:
             if rule.passes(listing, view, context):
                 accept((rule, listing, view))
@@ -266,10 +266,9 @@ def scan(ruleset: RuleSet, listings: Sequence[Listing], context: EvalContext) ->
             for x, entry in zip(listings, entries, strict=True)
         ]
     watched = zip(compress(listings, entries), filter(None, entries), strict=True)
-    for listing, (view, rules) in watched:
-        for rule in rules:
-            if rule.passes(listing, view, context):
-                accept((rule, listing, view))
+    # one generated call per watched listing runs all its rules' checks (engine/rules/_plan.py)
+    for listing, (view, _, plan) in watched:
+        plan(listing, view, context, accept)
     decisions = _allocate(ruleset, passes, context) if passes else []
     return Scan(ruleset, listings, context, decisions, passes)
 

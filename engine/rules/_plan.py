@@ -1,0 +1,104 @@
+"""One generated function per set of rules watching a name: the scan's per-listing work.
+
+Every name a rule watches is indexed with the rules watching it (:class:`RuleSet`); the
+distinct sets of rules are few (a few dozen for 50 rules) however many names there are.
+For each set, :func:`make_plan` generates one function that runs all of its rules' checks
+on a listing and hands each passing (rule, listing, view) to ``accept``, in the set's
+order. Compared with calling each rule's ``passes`` in turn, the listing's price and trade
+lock are read once for all the rules of the set, the cheap core checks (price at most
+``max_price``, not trade-locked unless the rule accepts it) reject before any criterion
+runs, and a rejected pair costs no call at all when a core check rejects it.
+
+Same decisions by construction: each rule's term is exactly the expression its ``passes``
+evaluates (:func:`engine.rules._compile._all_pass`), in the same order, and a criterion
+that raises fails only its own rule, as it does in ``passes``. Reasons are never
+built here; they come from the same compiled rule's ``check`` when asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from ..models import Listing
+from ._contract import EvalContext, NameView
+
+__all__ = ["Accept", "Plan", "PlannedRule", "make_plan"]
+
+
+class PlannedRule(Protocol):
+    """What a plan reads of a compiled rule (``_compile.PlannedRule``, which builds the
+    plans: typed here by shape so that the two modules do not import each other)."""
+
+    @property
+    def max_price(self) -> int: ...
+    @property
+    def trade_locked(self) -> float | None: ...
+    @property
+    def tests(self) -> tuple[Callable[[Listing, NameView, EvalContext], bool], ...] | None: ...
+    def passes(self, listing: Listing, view: NameView, ctx: EvalContext) -> bool: ...
+
+
+Accept = Callable[[tuple[Any, Listing, NameView]], None]
+Plan = Callable[[Listing, NameView, EvalContext, Accept], None]
+"""``plan(listing, view, ctx, accept)``: ``accept((rule, listing, view))`` for every rule
+of the set whose checks pass, in the set's order."""
+
+
+def make_plan(rules: Sequence[PlannedRule]) -> Plan:
+    """The function running ``rules``' checks on one listing (see the module's docstring).
+
+    Generated as source, as :func:`engine.rules._compile._all_pass` is (only generated
+    identifiers enter it): it runs once per watched listing, and a loop calling each rule
+    costs more than the checks themselves.
+    """
+    namespace: dict[str, Any] = {"_rules": tuple(rules)}
+    lines = [
+        "def plan(listing, view, ctx, accept):",
+        "    try:",
+        "        price = listing.price",
+        "        tradable = listing.unlock_at is None",
+        "    except Exception:",
+        "        return _one_by_one(_rules, listing, view, ctx, accept)",
+    ]
+    for i, rule in enumerate(rules):
+        namespace[f"rule_{i}"] = rule
+        namespace[f"max_{i}"] = rule.max_price
+        if rule.tests is None:  # no generated form known: ask the rule itself
+            namespace[f"passes_{i}"] = rule.passes
+            terms = [f"passes_{i}(listing, view, ctx)"]
+        else:
+            terms = [f"price <= max_{i}"]
+            if rule.trade_locked is None:
+                terms.append("tradable")
+            for j, test in enumerate(rule.tests):
+                namespace[f"test_{i}_{j}"] = test
+                terms.append(f"test_{i}_{j}(listing, view, ctx)")
+        # one try per rule (free unless raised): a raising criterion fails its rule only,
+        # as in the rule's own ``passes``
+        lines += [
+            "    try:",
+            f"        hit = {' and '.join(terms)}",
+            "    except Exception:",
+            "        hit = False",
+            "    if hit:",
+            f"        accept((rule_{i}, listing, view))",
+        ]
+    namespace["_one_by_one"] = _one_by_one
+    exec("\n".join(lines) + "\n", namespace)
+    plan: Plan = namespace["plan"]
+    return plan
+
+
+def _one_by_one(
+    rules: Sequence[PlannedRule],
+    listing: Listing,
+    view: NameView,
+    ctx: EvalContext,
+    accept: Accept,
+) -> None:
+    """Reading the listing's price or trade lock raised (nothing is accepted yet): each
+    rule's own ``passes`` decides, as :func:`engine.rules.evaluate` does."""
+    for rule in rules:
+        if rule.passes(listing, view, ctx):
+            accept((rule, listing, view))
