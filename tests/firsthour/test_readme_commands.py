@@ -47,6 +47,8 @@ RECORD = (
 BACKTEST = "snipe backtest rules.example.yaml --data rec --report report"
 FINGERPRINT = "snipe backtest rules.example.yaml --data rec --json | grep fingerprint"
 SWEEP = "snipe backtest --sweep docs/sweep.example.yaml --data rec --jobs 2"
+RUN_RECORD = "snipe run rules.yaml --record rec"
+AGAINST = "snipe backtest rules.yaml rec --against ledger.sqlite"
 
 COMMANDS = {
     "make demo",
@@ -65,11 +67,14 @@ COMMANDS = {
     BACKTEST,
     FINGERPRINT,
     SWEEP,
+    RUN_RECORD,
+    AGAINST,
 }
 
 SHORTER = {
     "--for 1m": "--for 4s",  # the quickstart's dry run
     "--for 1800": "--for 90",  # 90 market seconds at 30x: 3 real seconds of recording
+    "--record rec": "--record rec --for 5s",  # a live run recording: 5 real seconds
 }
 """Substitutions that keep the test short; ports are replaced by free ones as well."""
 
@@ -264,3 +269,22 @@ def test_record_backtest_report_and_sweep_as_the_readme_says(shell: Shell) -> No
     assert len(ranked) == 7
     # a warning repeated in every variant is said once, counted
     assert len(sweep.stderr.splitlines()) == len(set(sweep.stderr.splitlines()))
+
+
+@pytest.mark.slow
+def test_a_live_run_recorded_then_replayed_against_its_ledger(shell: Shell) -> None:
+    """`snipe run --record` then `snipe backtest --against`, as the README's parity section
+    says, with rules.yaml the example rules pointed at a sandbox and a ledger beside it."""
+    port = shell.ports["8787"]
+    rules = (shell.home / "rules.example.yaml").read_text("utf-8")
+    rules = rules.replace("https://market.example.com", f"http://127.0.0.1:{port}")
+    rules = rules.replace("ledger: snipe-ledger.sqlite", "ledger: ledger.sqlite")
+    (shell.home / "rules.yaml").write_text(rules, "utf-8")
+    shell.env["SNIPE_API_KEY"] = "demo-key"
+    with shell.background(RECORD_SANDBOX):
+        ran = shell.run(RUN_RECORD)
+    assert ran.returncode == 0, ran.stderr
+    assert "snipe run: recorded" in ran.stderr
+    against = shell.run(AGAINST)
+    assert against.returncode == 0, against.stderr
+    assert "agree" in against.stdout.lower(), against.stdout
