@@ -12,11 +12,11 @@ agreement (target: at least 95%), each disagreement with its named cause (target
 unexplained), and the agreed decisions whose outcome differed (not counted against
 parity: fills are the market's). Exit status 1 when a target is missed.
 
-The live run polls (``account.feed: off``): the feed's events are recorded by format v2
-(branch i17-record); until its replay is merged, a feed-driven run's feed purchases
-would show as live-only, "answer not recorded".
+The live run polls (``account.feed: off``) unless ``--feed``: then it reads the sandbox's
+live feed, whose events ``--record`` writes as format 2's ``feed`` records and the replay
+hands to the engine at their times.
 
-Run: ``python bench/bench_parity.py [--minutes 30] [--speed 10] [--seed 7]`` (30 market
+Run: ``python bench/bench_parity.py [--minutes 30] [--speed 10] [--seed 7] [--feed]`` (30 market
 minutes at 10x: about 3 minutes of wall time, then the replay).
 
 Last runs (2026-11-24, branch i19-parity, 30 market minutes at 10x, 2 shared cores):
@@ -46,7 +46,7 @@ account:
   base_url: "{url}"
   trade_link: "{link}"
   ledger: "{ledger}"
-  feed: "off"
+  feed: "{feed}"
 budgets: {{per_day: "250.00", total: "250.00"}}
 rules:
   - name: few
@@ -73,7 +73,8 @@ def run_live(workdir: Path, args: argparse.Namespace) -> tuple[Path, Path, Path,
     env = {**os.environ, "SNIPE_API_KEY": torture.KEY, "SNIPE_PLUGINS": "", "PYTHONUNBUFFERED": "1"}
     began = time.time()
     with torture.sandbox_process(workdir, settings, origin, scenario=True) as (url, _):
-        rules.write_text(RULES.format(url=url, link=torture.TRADE_LINK, ledger=ledger))
+        feed = "auto" if args.feed else "off"
+        rules.write_text(RULES.format(url=url, link=torture.TRADE_LINK, ledger=ledger, feed=feed))
         command = [*torture.SNIPE, "run", str(rules), "--record", str(recording)]
         command += ["--speed", f"{args.speed:g}", "--origin", repr(origin)]
         command += ["--for", f"{args.minutes * 60:g}"]
@@ -99,6 +100,9 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=1500, help="listings on the market (1500)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workdir", type=Path)
+    parser.add_argument(
+        "--feed", action="store_true", help="the live run reads the sandbox's feed (default: polls)"
+    )
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="snipe-parity-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -107,7 +111,10 @@ def main() -> int:
     rows = parity["rows"]
     total = len(rows)
     share = parity["agreement"]
-    print(f"== parity: {args.minutes:g} market minutes at {args.speed:g}x, seed {args.seed} ==")
+    way = "feed" if args.feed else "polling"
+    print(
+        f"== parity: {args.minutes:g} market minutes at {args.speed:g}x, seed {args.seed}, {way} =="
+    )
     print(f"  live run          {live_seconds:.0f} s wall, recording {_size(recording)}")
     print(f"  replay            {replay_seconds:.1f} s wall")
     print(
