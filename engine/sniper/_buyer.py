@@ -29,7 +29,8 @@ the purchase stays an INTENT until what the engine sees next judges it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from itertools import compress
 from operator import itemgetter
@@ -57,6 +58,12 @@ from ._budget import caps_for_rule
 from ._status import EngineStatus, Outcome, PurchaseRecord
 
 __all__ = ["Buyer", "BuyerSettings"]
+
+_DECIDED: ContextVar[tuple[EvalContext, int | None] | None] = ContextVar(
+    "snipe_decided", default=None
+)
+"""The context the purchase being written was decided in, and the ledger's write count when
+its budget was read: per task, since the feed's events and the steps buy side by side."""
 
 log = logging.getLogger("snipe.buyer")
 
@@ -101,12 +108,29 @@ class Buyer:
         self._link = trade_link
         self._status = status
         self._settings = settings
+        self.recheck: Callable[[Sequence[Decision], EvalContext], Awaitable[bool]] | None = None
+        """Set by the engine: whether ``decisions`` still fit their caps with the budget as
+        the ledger has it now (see :meth:`_lost_to_own_purchase`)."""
         self.paper: PaperDesk | None = None
         """Set by the engine of a paper run: the intent is written, nothing is sent, and
         the desk judges the would-be purchase by what the engine sees next."""
 
-    async def execute(self, decisions: Sequence[Decision], context: EvalContext) -> None:
-        """Buy what ``decisions`` accept, as long as buying is allowed."""
+    async def execute(
+        self,
+        decisions: Sequence[Decision],
+        context: EvalContext,
+        *,
+        budget_read_at: int | None = None,
+    ) -> None:
+        """Buy what ``decisions`` accept, as long as buying is allowed. ``budget_read_at``:
+        the ledger's write count when ``context.budget`` was read (``None``: unknown)."""
+        token = _DECIDED.set((context, budget_read_at))
+        try:
+            await self._execute(decisions, context)
+        finally:
+            _DECIDED.reset(token)
+
+    async def _execute(self, decisions: Sequence[Decision], context: EvalContext) -> None:
         self._host.notify_decisions(decisions, context)
         # the accepted few of a batch's many pairs, picked in C (a Decision is a tuple)
         accepted = compress(decisions, map(itemgetter(2), decisions))
@@ -236,6 +260,7 @@ class Buyer:
         dropped and the rest written; any other refusal refuses the batch."""
         remaining = list(decisions)
         while remaining:
+            before = self._ledger.writes
             try:
                 return await self._try_write_intents(remaining)
             except IntentRefused as exc:
@@ -245,9 +270,9 @@ class Buyer:
                     or len(remaining) == 1
                     or not dropped
                 ):
-                    self._intent_refused(remaining, exc)
+                    await self._intent_refused(remaining, exc, before)
                     return []
-                self._intent_refused(dropped, exc)
+                await self._intent_refused(dropped, exc, before)
                 remaining = [d for d in remaining if d.item_id != exc.item_id]
         return []
 
@@ -277,15 +302,36 @@ class Buyer:
         await self._ledger.record_intents(intents, caps=caps)
         return [(i.project_id, d) for i, d in zip(intents, decisions, strict=True)]
 
+    async def _lost_to_own_purchase(self, decisions: Sequence[Decision], before: int) -> bool:
+        """Whether a cap refusal is the engine's own race: the feed and the steps decide
+        side by side, so two decisions may both see the last room under a cap. True when
+        this engine wrote the ledger after the decision's budget was read and, asked again
+        with the budget as the ledger has it now, the rules turn the purchase down."""
+        decided = _DECIDED.get()
+        if decided is None or self.recheck is None:
+            return False
+        context, read_at = decided
+        if read_at is None or before <= read_at:
+            return False
+        return not await self.recheck(decisions, context)
+
     def _new_id(self, now: float) -> str:
         entropy = self._settings.project_id_entropy
         return new_project_id(now, entropy() if entropy is not None else None)
 
-    def _intent_refused(self, decisions: Sequence[Decision], exc: IntentRefused) -> None:
+    async def _intent_refused(
+        self, decisions: Sequence[Decision], exc: IntentRefused, before: int
+    ) -> None:
         if exc.reason is IntentRefusal.CAP:
-            # The rules said this fits; the ledger says it does not. Something raced or is
-            # wrong, and money is at stake: stop buying until a person looks.
-            self._status.halt(f"caps breach attempt refused by the ledger: {exc}")
+            if await self._lost_to_own_purchase(decisions, before):
+                log.info(
+                    "not bought: a cap filled meanwhile by this engine's own purchase (%s)", exc
+                )
+            else:
+                # The rules said this fits; the ledger says it does not, and no purchase of
+                # this engine explains it: something else writes the ledger or a check is
+                # wrong, and money is at stake: stop buying until a person looks.
+                self._status.halt(f"caps breach attempt refused by the ledger: {exc}")
             outcome = Outcome.CAPPED
         else:
             outcome = Outcome.DUPLICATE

@@ -39,6 +39,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import compress
 from operator import itemgetter
@@ -207,6 +208,7 @@ class Engine(SnapshotWatch, OperatorControls):
         self.paper = PaperDesk(ledger, settings.paper) if settings.paper is not None else None
         """A paper run's desk: its would-be purchases and their judgement."""
         self.buyer.paper = self.paper
+        self.buyer.recheck = self._still_fits
         self.reconciler = Reconciler(
             client=client,
             ledger=ledger,
@@ -527,8 +529,11 @@ class Engine(SnapshotWatch, OperatorControls):
         purchase in flight stays INTENT/UNKNOWN for the reconciler, as after a crash."""
         if not self.status.buying_allowed:
             return
+        cached = self._budget_cache
+        # -1: the budget was read again since this one (after a write of this engine)
+        read_at = cached[0][0] if cached is not None and cached[1] is context.budget else -1
         try:
-            await self.buyer.execute(decisions, context)
+            await self.buyer.execute(decisions, context, budget_read_at=read_at)
         except Exception as exc:
             self.guard.failed("buyer", exc, halt=True)
 
@@ -633,6 +638,15 @@ class Engine(SnapshotWatch, OperatorControls):
         state = await budget_state(self.ledger, now)
         self._budget_cache = (key, state)
         return state
+
+    async def _still_fits(self, decisions: Sequence[Decision], context: EvalContext) -> bool:
+        """Whether ``decisions`` are still accepted with the budget as the ledger has it
+        now (the buyer asks after a cap refusal: see ``Buyer._lost_to_own_purchase``)."""
+        now = self.clock.now()
+        fresh = replace(context, now=now, budget=await budget_state(self.ledger, now))
+        wanted = {(d.item_id, d.rule) for d in decisions}
+        again = evaluate(self.ruleset, [d.listing for d in decisions], fresh)
+        return all(d.accepted for d in again if (d.item_id, d.rule) in wanted)
 
     def _within_balance(self, decisions: list[Decision]) -> list[Decision]:
         # a backtest decides on millions of pairs: most batches accept none (C-level test)

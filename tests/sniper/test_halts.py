@@ -131,3 +131,34 @@ async def test_the_kill_file_halts_buying(clock: VirtualClock, tmp_path: Path) -
     assert status.halted
     assert status.halt_reason == f"kill file {kill} exists"
     assert sandbox.purchase_requests == []
+
+
+async def test_the_feed_and_a_search_racing_for_the_last_room_under_a_cap_do_not_halt(
+    clock: VirtualClock,
+) -> None:
+    """The feed's events and the search step decide side by side: both may see the last
+    room under a cap before either writes its intent. The second is refused by the ledger
+    (nothing sent) and skipped as capped: the engine's own purchase explains it, and asked
+    again with the budget as the ledger has it now, the rules turn it down. Before, this
+    HALTed the bot within a minute of a sandbox run with the feed on."""
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    rules = rules_text(item.name, rule_extra="    max_count: 1")
+    async with rig(clock, sandbox, rules) as r:
+        await r.engine.start()
+        assert r.engine.status.buying_allowed
+        deals = [plant(sandbox, item, price=item.reference // 2) for _ in range(2)]
+        answer = await r.engine.client.search_items_by_name([item.name])
+        ids = {str(d.item_id) for d in deals}
+        listings = [li for li in answer.items[item.name] if li.item_id in ids]
+        assert len(listings) == 2
+        # both decided before either is bought: each sees room for one
+        decided = [await r.engine.decide([li], clock.now()) for li in listings]
+        assert all(d.accepted for decisions, _ in decided for d in decisions)
+        for decisions, context in decided:
+            await r.engine._buy(decisions, context)
+        status = r.engine.status
+        assert not status.halted, status.halt_reason
+        assert status.outcomes[Outcome.CAPPED] == 1
+        assert len(sandbox.purchase_requests) == 1
+        assert truth_committed(sandbox) == item.reference // 2
