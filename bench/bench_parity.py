@@ -21,7 +21,10 @@ minutes at 10x: about 3 minutes of wall time, then the replay).
 
 Last runs (2026-11-24, branch i19-parity, 30 market minutes at 10x, 2 shared cores):
 seed 7: 52 decisions, 50 agreed (96.2%), 2 live-only "timing"; seed 3: 60 decisions,
-59 agreed (98.3%), 1 live-only "reference not yet learned". See the README
+59 agreed (98.3%), 1 live-only "reference not yet learned". With ``--feed`` (main, same
+day, quiet machine), seed 7: 60 decisions, 59 agreed (98.3%), 1 replay-only "answer not
+recorded" (a listing nowhere in the recording); the first such run had HALTed on a cap
+race between the feed and a search, since fixed (see the README)
 ("Backtest-to-live parity").
 """
 
