@@ -379,23 +379,10 @@ class Market:
         """An ordinary listing (never a deal) from the churn's own source."""
         rng = self._churn_rng
         item = self._pick_item(rng)
-        phase = None
-        if item.phases:
-            weights = [1 if p in _RARE_PHASES else 10 for p in item.phases]
-            phase = rng.choices(item.phases, weights)[0]
+        phase = _draw_phase(rng, item)
         reference = round(item.reference * phase_multiplier(phase))
         price = max(10, round(reference * (0.93 + rng.lognormvariate(0.0, 0.1) / 8)))
-        float_value = None
-        if item.float_range is not None:
-            float_value = round(rng.uniform(*item.float_range), 14)
-        stickers: tuple[PlacedSticker, ...] = ()
-        if item.takes_stickers:
-            count = rng.choices(range(6), _STICKER_COUNT_WEIGHTS)[0]
-            stickers = tuple(self._sticker(slot, rng) for slot in range(count))
-        unlock_at = send_until = None
-        if rng.random() < self.config.hold_share:
-            unlock_at = float(int(listed_at + rng.uniform(3600.0, 7 * 86400.0)))
-            send_until = unlock_at + self.config.hold_send_window
+        float_value, stickers, unlock_at, send_until = self._draw_looks(rng, item, listed_at)
         return Listing(
             item_id=next(self._churn_ids),
             item=item,
@@ -419,26 +406,12 @@ class Market:
     def _new_listing(self, listed_at: float, *, alive_from: float) -> Listing:
         rng, config = self._rng, self.config
         item = self._pick_item()
-        phase = None
-        if item.phases:
-            weights = [1 if p in _RARE_PHASES else 10 for p in item.phases]
-            phase = rng.choices(item.phases, weights)[0]
+        phase = _draw_phase(rng, item)
         reference = round(item.reference * phase_multiplier(phase))
         is_deal = rng.random() < config.deal_share
         factor = rng.uniform(0.55, 0.85) if is_deal else 0.93 + rng.lognormvariate(0.0, 0.1) / 8
         price = max(10, round(reference * factor))
-        float_value = None
-        if item.float_range is not None:
-            low, high = item.float_range
-            float_value = round(rng.uniform(low, high), 14)
-        stickers: tuple[PlacedSticker, ...] = ()
-        if item.takes_stickers:
-            count = rng.choices(range(6), _STICKER_COUNT_WEIGHTS)[0]
-            stickers = tuple(self._sticker(slot) for slot in range(count))
-        unlock_at = send_until = None
-        if rng.random() < config.hold_share:
-            unlock_at = float(int(alive_from + rng.uniform(3600.0, 7 * 86400.0)))
-            send_until = unlock_at + config.hold_send_window
+        float_value, stickers, unlock_at, send_until = self._draw_looks(rng, item, alive_from)
         lifetime_mean = config.deal_mean_lifetime if is_deal else config.mean_lifetime
         lifetime = rng.expovariate(1.0 / lifetime_mean)
         reprice_at = alive_from + rng.uniform(0.0, lifetime)
@@ -473,6 +446,25 @@ class Market:
             self._push(at, _REPRICE, listing.item_id, new_price)
         listing.edits = []  # filled in as the reprices happen
         self._push(leave_at, _LEAVE, listing.item_id, 0)
+
+    def _draw_looks(
+        self, rng: random.Random, item: CatalogueItem, hold_from: float
+    ) -> tuple[float | None, tuple[PlacedSticker, ...], float | None, float | None]:
+        """A listing's wear, stickers and trade lock (``unlock_at``, ``send_until``),
+        drawn from ``rng`` in this order (a seeded market depends on it)."""
+        float_value = None
+        if item.float_range is not None:
+            low, high = item.float_range
+            float_value = round(rng.uniform(low, high), 14)
+        stickers: tuple[PlacedSticker, ...] = ()
+        if item.takes_stickers:
+            count = rng.choices(range(6), _STICKER_COUNT_WEIGHTS)[0]
+            stickers = tuple(self._sticker(slot, rng) for slot in range(count))
+        unlock_at = send_until = None
+        if rng.random() < self.config.hold_share:
+            unlock_at = float(int(hold_from + rng.uniform(3600.0, 7 * 86400.0)))
+            send_until = unlock_at + self.config.hold_send_window
+        return float_value, stickers, unlock_at, send_until
 
     def _sticker(self, slot: int, rng: random.Random | None = None) -> PlacedSticker:
         rng = rng or self._rng
@@ -574,3 +566,11 @@ class Market:
         ]
         found.sort(key=lambda listing: (listing.price, listing.item_id))
         return found
+
+
+def _draw_phase(rng: random.Random, item: CatalogueItem) -> str | None:
+    """A phase for ``item`` (rare phases one in eleven as likely), ``None`` without one."""
+    if not item.phases:
+        return None
+    weights = [1 if p in _RARE_PHASES else 10 for p in item.phases]
+    return rng.choices(item.phases, weights)[0]
