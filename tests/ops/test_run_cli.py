@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import time
-from functools import partial
 from pathlib import Path
 
 import anyio
@@ -18,7 +17,7 @@ import pytest
 
 from engine import ScaledClock
 from engine.cli import main
-from engine.sandbox import MarketConfig, Sandbox, SandboxConfig, serve, served
+from engine.sandbox import MarketConfig, Sandbox, SandboxConfig, served
 from engine.sniper._statusfile import read_status_file, status_path_for
 
 from .receiver import receiver
@@ -58,19 +57,9 @@ async def test_snipe_run_notifies_serves_metrics_and_leaves_a_status_file(
 
     deal = plant(sandbox, item, price=item.reference // 2)
     ledger = tmp_path / "ledger.sqlite"
-    stop, ready, urls = anyio.Event(), anyio.Event(), []
-
-    def on_ready(url: str) -> None:
-        urls.append(url)
-        ready.set()
-
-    async with receiver() as hook, anyio.create_task_group() as tg:
-        tg.start_soon(
-            partial(serve, sandbox, port=0, on_ready=on_ready, shutdown_trigger=stop.wait)
-        )
-        await ready.wait()
+    async with receiver() as hook, served(sandbox) as url:
         rules = tmp_path / "rules.yaml"
-        rules.write_text(_rules(urls[0], item.name, f"{hook.url}/snipe"))
+        rules.write_text(_rules(url, item.name, f"{hook.url}/snipe"))
         env = {
             **os.environ,
             "SNIPE_API_KEY": sandbox.api_key,
@@ -93,7 +82,6 @@ async def test_snipe_run_notifies_serves_metrics_and_leaves_a_status_file(
                 await process.wait()
             assert process.stderr is not None
             errors = (await _read_all(process.stderr)).decode()
-        stop.set()
     assert process.returncode == 0, errors
     assert "hook-secret" not in errors
     assert sandbox.api_key not in errors

@@ -8,56 +8,39 @@ import selectors
 import subprocess
 import sys
 import time
-from functools import partial
 from pathlib import Path
 
-import anyio
 import httpx
 import pytest
 
 from engine import ConfigError, ScaledClock
-from engine.sandbox import MarketConfig, Sandbox, SandboxConfig, serve
+from engine.sandbox import MarketConfig, Sandbox, SandboxConfig, served
 
 
 async def test_served_sandbox_answers_and_drops_connections_for_real() -> None:
     sandbox = Sandbox(
         SandboxConfig(market=MarketConfig(size=200)), clock=ScaledClock(start=time.time())
     )
-    stop = anyio.Event()
-    ready = anyio.Event()
-    urls: list[str] = []
-
-    def on_ready(url: str) -> None:
-        urls.append(url)
-        ready.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(
-            partial(serve, sandbox, port=0, on_ready=on_ready, shutdown_trigger=stop.wait)
-        )
-        await ready.wait()
-        assert urls[0].startswith("http://127.0.0.1:")
-        try:
-            async with httpx.AsyncClient(base_url=urls[0], timeout=5.0) as http:
-                user = await http.get("/v1/user", params={"api": sandbox.api_key})
-                assert user.status_code == 200
-                assert user.json()["success"] is True
-                assert (await http.get("/v1/user", params={"api": "x"})).status_code == 403
-                listing = min(
-                    (li for li in sandbox.market.listings.values() if not li.locked(sandbox.now())),
-                    key=lambda li: li.price,
-                )
-                account = sandbox.default_account
-                sandbox.inject("/v1/buy-one-p2p", "drop_connection", count=1)
-                params = {
-                    "api": sandbox.api_key, "item_id": str(listing.item_id), "price": listing.price,
-                    "partner": account.partner, "token": account.token, "project_id": "wire",
-                }  # fmt: skip
-                with pytest.raises(httpx.RemoteProtocolError):
-                    await http.get("/v1/buy-one-p2p", params=params)
-                assert [p["project_id"] for p in sandbox.ground_truth()["purchases"]] == ["wire"]
-        finally:
-            stop.set()
+    async with served(sandbox) as url:
+        assert url.startswith("http://127.0.0.1:")
+        async with httpx.AsyncClient(base_url=url, timeout=5.0) as http:
+            user = await http.get("/v1/user", params={"api": sandbox.api_key})
+            assert user.status_code == 200
+            assert user.json()["success"] is True
+            assert (await http.get("/v1/user", params={"api": "x"})).status_code == 403
+            listing = min(
+                (li for li in sandbox.market.listings.values() if not li.locked(sandbox.now())),
+                key=lambda li: li.price,
+            )
+            account = sandbox.default_account
+            sandbox.inject("/v1/buy-one-p2p", "drop_connection", count=1)
+            params = {
+                "api": sandbox.api_key, "item_id": str(listing.item_id), "price": listing.price,
+                "partner": account.partner, "token": account.token, "project_id": "wire",
+            }  # fmt: skip
+            with pytest.raises(httpx.RemoteProtocolError):
+                await http.get("/v1/buy-one-p2p", params=params)
+            assert [p["project_id"] for p in sandbox.ground_truth()["purchases"]] == ["wire"]
 
 
 @pytest.mark.slow
@@ -65,36 +48,21 @@ async def test_served_timeout_after_commit_hangs_on_the_wire() -> None:
     sandbox = Sandbox(
         SandboxConfig(market=MarketConfig(size=100)), clock=ScaledClock(start=time.time())
     )
-    stop = anyio.Event()
-    ready = anyio.Event()
-    urls: list[str] = []
-
-    def on_ready(url: str) -> None:
-        urls.append(url)
-        ready.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(
-            partial(serve, sandbox, port=0, on_ready=on_ready, shutdown_trigger=stop.wait)
+    async with served(sandbox) as url:
+        listing = min(
+            (li for li in sandbox.market.listings.values() if not li.locked(sandbox.now())),
+            key=lambda li: li.price,
         )
-        await ready.wait()
-        try:
-            listing = min(
-                (li for li in sandbox.market.listings.values() if not li.locked(sandbox.now())),
-                key=lambda li: li.price,
-            )
-            account = sandbox.default_account
-            sandbox.inject("/v1/buy-one-p2p", "timeout_after_commit", count=1, seconds=0.8)
-            params = {
-                "api": sandbox.api_key, "item_id": str(listing.item_id), "price": listing.price,
-                "partner": account.partner, "token": account.token, "project_id": "hang",
-            }  # fmt: skip
-            async with httpx.AsyncClient(base_url=urls[0], timeout=0.2) as http:
-                with pytest.raises(httpx.ReadTimeout):
-                    await http.get("/v1/buy-one-p2p", params=params)
-            assert [p["project_id"] for p in sandbox.ground_truth()["purchases"]] == ["hang"]
-        finally:
-            stop.set()
+        account = sandbox.default_account
+        sandbox.inject("/v1/buy-one-p2p", "timeout_after_commit", count=1, seconds=0.8)
+        params = {
+            "api": sandbox.api_key, "item_id": str(listing.item_id), "price": listing.price,
+            "partner": account.partner, "token": account.token, "project_id": "hang",
+        }  # fmt: skip
+        async with httpx.AsyncClient(base_url=url, timeout=0.2) as http:
+            with pytest.raises(httpx.ReadTimeout):
+                await http.get("/v1/buy-one-p2p", params=params)
+        assert [p["project_id"] for p in sandbox.ground_truth()["purchases"]] == ["hang"]
 
 
 def _read_until(proc: subprocess.Popen[bytes], marker: str, timeout: float) -> list[str]:
