@@ -25,7 +25,7 @@ import urllib.parse
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Final, Self, TypeVar
+from typing import Any, Final, Self, TypeVar
 
 import anyio
 import anyio.abc
@@ -40,11 +40,12 @@ from httpx_ws import (
     WebSocketDisconnect,
     aconnect_ws,
 )
+from pydantic import ValidationError
 
 from .._clock import Clock, SystemClock
 from .._errors import ConfigError
 from ..models import FeedListing, FeedRemoval, SetAside, decode_item
-from . import _eio
+from . import _eio, _ws
 from ._core import MalformedObserver
 from ._feed_events import (
     Backoff,
@@ -59,7 +60,7 @@ from ._feed_events import (
 from ._secret import APIKey, Secret
 from ._transport import _scrubbed
 
-__all__ = ["FEED_ENDPOINT", "FeedClient"]
+__all__ = ["BATCH", "FEED_ENDPOINT", "FeedBatch", "FeedClient"]
 
 FEED_ENDPOINT: Final = "feed"
 """The endpoint label of the feed in the set-aside counter and logs."""
@@ -69,6 +70,24 @@ FEED_QUERY: Final = "EIO=4&transport=websocket"
 _log = logging.getLogger("engine.client.feed")
 
 _M = TypeVar("_M", FeedListing, FeedRemoval)
+
+FeedBatch = Sequence[FeedEvent]
+"""Events handed over together (:meth:`FeedClient.run_batches`), in the order they came."""
+BATCH: Final = 128
+"""Events of one read of the socket handed over together at most: a burst costs the
+consumer one wake-up per batch, and the first event of a read waits for at most this many
+others to be decoded (about a millisecond)."""
+
+# The models' validators, called straight from the JSON text: ``model_validate_json`` is
+# a Python wrapper around the same call, a tenth of an event's decoding. An event they
+# refuse goes through ``decode_item`` again, which says why.
+_LISTING_JSON: Final = FeedListing.__pydantic_validator__.validate_json
+_REMOVAL_JSON: Final = FeedRemoval.__pydantic_validator__.validate_json
+# The session whose reading task hands over a read's messages at once, when the installed
+# httpx-ws is the one it was written for (see _ws.py).
+_SESSION: Final[type[AsyncWebSocketSession]] = (
+    _ws.BatchingSession if _ws.batching_available() else AsyncWebSocketSession
+)
 
 # How much httpx-ws reads from the socket at a time (its "max message size" is the read
 # size): a burst of ~2,800 events a second is ~1.5 MB/s, so reads larger than its 64 KiB
@@ -97,6 +116,39 @@ class _Ended:
 
 class _ConsumerGone(Exception):
     """The receiving end of the events was closed: nobody listens, so the client stops."""
+
+
+class _Sink:
+    """Where the events go: one by one (:meth:`FeedClient.run`) or in lists
+    (:meth:`FeedClient.run_batches`)."""
+
+    def __init__(self, stream: MemoryObjectSendStream[Any], *, batched: bool) -> None:
+        self.stream = stream
+        self.batched = batched
+
+    async def put(self, events: list[FeedEvent]) -> None:
+        """Hand ``events`` over (a batched sink keeps the list: the caller makes a new one).
+
+        With room in the queue, without a turn of the event loop: reading the next frames
+        takes one already. A full queue waits for the consumer; a closed one raises
+        :class:`_ConsumerGone`."""
+        if not events:
+            return
+        stream = self.stream
+        try:
+            if self.batched:
+                try:
+                    stream.send_nowait(events)
+                except anyio.WouldBlock:
+                    await stream.send(events)
+                return
+            for event in events:
+                try:
+                    stream.send_nowait(event)
+                except anyio.WouldBlock:
+                    await stream.send(event)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            raise _ConsumerGone from None
 
 
 class FeedClient:
@@ -230,11 +282,21 @@ class FeedClient:
     # --- the connection loop ----------------------------------------------------------
 
     async def run(self, sink: MemoryObjectSendStream[FeedEvent]) -> None:
-        """Connect, read, reconnect, for ever: returns only when ``sink``'s receiving end
-        is closed (and is cancelled like any task). Closes ``sink`` on the way out."""
+        """Connect, read, reconnect, for ever, sending every event to ``sink``: returns
+        only when ``sink``'s receiving end is closed (and is cancelled like any task).
+        Closes ``sink`` on the way out."""
+        await self._run(_Sink(sink, batched=False))
+
+    async def run_batches(self, sink: MemoryObjectSendStream[FeedBatch]) -> None:
+        """:meth:`run`, with the events sent in lists of up to :data:`BATCH` (those of one
+        read of the socket, in order): the consumer wakes once per list, not per event.
+        A list once sent is never changed."""
+        await self._run(_Sink(sink, batched=True))
+
+    async def _run(self, sink: _Sink) -> None:
         timeout = httpx.Timeout(self._open_timeout)
         async with (
-            sink,
+            sink.stream,
             httpx.AsyncClient(transport=self._http_transport(), timeout=timeout) as http,
         ):
             failures = 0
@@ -265,8 +327,8 @@ class FeedClient:
                         generation, self._clock.now(), ended.reason, ended.detail
                     )
                     try:
-                        await sink.send(gone)
-                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        await sink.put([gone])
+                    except _ConsumerGone:
                         return
                 await self._clock.sleep(delay)
 
@@ -274,9 +336,7 @@ class FeedClient:
         inner = self._transport if self._transport is not None else httpx.AsyncHTTPTransport()
         return inner if self._key is None else _AuthorizationTransport(inner, self._key)
 
-    async def _connection(
-        self, http: httpx.AsyncClient, sink: MemoryObjectSendStream[FeedEvent]
-    ) -> _Ended:
+    async def _connection(self, http: httpx.AsyncClient, sink: _Sink) -> _Ended:
         """One connection from its start to its end, watched for silence."""
         self._last_sign = self._clock.now()
         self._silence = self._open_timeout
@@ -304,16 +364,14 @@ class FeedClient:
                 return
             await self._clock.sleep_until(deadline)
 
-    async def _connect_and_read(
-        self, http: httpx.AsyncClient, sink: MemoryObjectSendStream[FeedEvent]
-    ) -> _Ended:
+    async def _connect_and_read(self, http: httpx.AsyncClient, sink: _Sink) -> _Ended:
         try:
             async with aconnect_ws(
                 self._url,
                 http,
                 keepalive_ping_interval_seconds=None,  # Engine.IO has its own heartbeat
                 max_message_size_bytes=_READ_CHUNK,
-                session_class=AsyncWebSocketSession,
+                session_class=_SESSION,
             ) as ws:
                 return await self._read(ws, sink)
         except _ConsumerGone:
@@ -330,44 +388,60 @@ class FeedClient:
         except _CONNECTION_ERRORS as exc:
             return _Ended(_reason_of(exc), _describe(exc))
 
-    async def _read(
-        self, ws: AsyncWebSocketSession, sink: MemoryObjectSendStream[FeedEvent]
-    ) -> _Ended:
-        """Frames until the connection ends; returns why it ended."""
+    async def _read(self, ws: AsyncWebSocketSession, sink: _Sink) -> _Ended:
+        """Frames until the connection ends; returns why it ended. The messages of one
+        read of the socket are taken together (see _ws.py) and their events handed over
+        in lists of up to :data:`BATCH`; a control packet (a ping, the namespace joined)
+        first hands over the events before it, so the order is kept."""
         clock = self._clock
+        receive = _ws.receiver(ws)
+        parse = _eio.parse
+        sio_event = _eio.SioEvent
+        text_message = wsproto.events.TextMessage
         generation = self._generation
         while True:
             try:
-                message = await ws.receive()
+                messages = await receive()
             except WebSocketDisconnect as exc:
-                return _Ended("closed", f"the server closed the websocket (code {exc.code})")
+                return _Ended("closed", _closed(exc.code))
             now = clock.now()
             self._last_sign = now
             self._last_frame_at = now
-            self._frames += 1
-            if isinstance(message, wsproto.events.TextMessage):
-                text = message.data
-                self._bytes += len(text.encode())
-            else:
-                if isinstance(message, wsproto.events.BytesMessage):
-                    self._bytes += len(message.data)
-                    self._report(SetAside("feed.frame", "(binary)", "a binary frame"))
-                continue
-            packet = _eio.parse(text)
-            if type(packet) is _eio.SioEvent:  # the hot path: one event per frame
-                await self._event(packet, now, generation, sink)
-                continue
-            ended = await self._control(ws, packet, now, sink)
-            if ended is not None:
-                return ended
-            generation = self._generation
+            events: list[FeedEvent] = []
+            for message in messages:
+                if type(message) is text_message:
+                    text = message.data
+                    self._frames += 1
+                    self._bytes += len(text) if text.isascii() else len(text.encode())
+                else:
+                    await sink.put(events)
+                    events = []
+                    if isinstance(message, wsproto.events.CloseConnection):
+                        return _Ended("closed", _closed(message.code))
+                    self._frames += 1
+                    if isinstance(message, wsproto.events.BytesMessage):
+                        self._bytes += len(message.data)
+                        self._report(SetAside("feed.frame", "(binary)", "a binary frame"))
+                    continue
+                packet = parse(text)
+                if type(packet) is sio_event:  # the hot path: one event per frame
+                    event = self._event(packet, now, generation)
+                    if event is not None:
+                        events.append(event)
+                        if len(events) >= BATCH:
+                            await sink.put(events)
+                            events = []
+                    continue
+                await sink.put(events)
+                events = []
+                ended = await self._control(ws, packet, now, sink)
+                if ended is not None:
+                    return ended
+                generation = self._generation
+            await sink.put(events)
 
     async def _control(
-        self,
-        ws: AsyncWebSocketSession,
-        packet: _eio.Packet,
-        now: float,
-        sink: MemoryObjectSendStream[FeedEvent],
+        self, ws: AsyncWebSocketSession, packet: _eio.Packet, now: float, sink: _Sink
     ) -> _Ended | None:
         """Everything but an event; an :class:`_Ended` when the connection must end."""
         if isinstance(packet, _eio.EioPing):
@@ -393,11 +467,7 @@ class FeedClient:
         return None
 
     async def _joined(
-        self,
-        ws: AsyncWebSocketSession,
-        packet: _eio.SioConnect,
-        now: float,
-        sink: MemoryObjectSendStream[FeedEvent],
+        self, ws: AsyncWebSocketSession, packet: _eio.SioConnect, now: float, sink: _Sink
     ) -> None:
         opened = self._open
         for game in self._games:
@@ -423,51 +493,60 @@ class FeedClient:
                 self.on_connect(connected)
             except Exception:  # the hook must not take the feed down
                 _log.exception("the feed's on_connect hook failed")
-        await self._deliver(sink, connected)
+        await sink.put([connected])
 
-    async def _event(
-        self,
-        packet: _eio.SioEvent,
-        now: float,
-        generation: int,
-        sink: MemoryObjectSendStream[FeedEvent],
-    ) -> None:
+    def _event(self, packet: _eio.SioEvent, now: float, generation: int) -> FeedEvent | None:
+        """The typed event of ``packet``, counted; ``None`` when it was set aside (or is
+        the answer to a subscription)."""
         name = packet.name
+        payload = packet.payload
         event: FeedEvent
         if name == "new" or name == "update":
-            decoded = self._decode(FeedListing, packet, name)
-            if decoded is None:
-                return
-            event = FeedListingEvent("new" if name == "new" else "update", decoded, now, generation)
+            if payload is None:
+                self._no_payload(name)
+                return None
+            try:
+                listing = _LISTING_JSON(payload)
+            except ValidationError:
+                self._refused(FeedListing, payload, name)
+                return None
+            event = FeedListingEvent("new" if name == "new" else "update", listing, now, generation)
         elif name == "removed":
-            removal = self._decode(FeedRemoval, packet, name)
-            if removal is None:
-                return
+            if payload is None:
+                self._no_payload(name)
+                return None
+            try:
+                removal = _REMOVAL_JSON(payload)
+            except ValidationError:
+                self._refused(FeedRemoval, payload, name)
+                return None
             event = FeedRemovalEvent(removal, now, generation)
         elif name == "subscribed" or name == "handshake":
             self._answered(packet)
-            return
+            return None
         else:
             self._report(
                 SetAside(
                     f"feed.{name[:40]}", "(event name)", "an event name the feed does not send"
                 )
             )
-            return
+            return None
         self._events[name] += 1
         self._last_event_at = now
         self._rate.add(now)
-        await self._deliver(sink, event)
+        return event
 
-    def _decode(self, model: type[_M], packet: _eio.SioEvent, name: str) -> _M | None:
-        if packet.payload is None:
-            self._report(SetAside(f"feed.{name}", "(item)", "an event without a payload"))
-            return None
-        decoded = decode_item(model, packet.payload, path=f"feed.{name}")
+    def _no_payload(self, name: str) -> None:
+        self._report(SetAside(f"feed.{name}", "(item)", "an event without a payload"))
+
+    def _refused(self, model: type[_M], payload: str, name: str) -> None:
+        """An event its model refused: decoded again by ``decode_item`` (only these), which
+        names the field at fault, then counted and logged like any odd item."""
+        decoded = decode_item(model, payload, path=f"feed.{name}")
         if isinstance(decoded, SetAside):
             self._report(decoded)
-            return None
-        return decoded
+        else:  # cannot be: the same validator refused it a moment ago
+            self._report(SetAside(f"feed.{name}", "(item)", "refused, then accepted"))
 
     def _answered(self, packet: _eio.SioEvent) -> None:
         """``subscribed`` / ``handshake``: the server took a subscription (the game is
@@ -477,20 +556,6 @@ class FeedClient:
         game = _game_of(packet.payload)
         if game is not None:
             self._subscribed.add(game)
-
-    async def _deliver(self, sink: MemoryObjectSendStream[FeedEvent], event: FeedEvent) -> None:
-        try:
-            # With room in the queue, no turn of the event loop: reading the next frame
-            # takes one already, and a second per event was a third of the feed's cost in
-            # a burst (bench/bench_feed_decode.py). A full queue waits for the consumer.
-            sink.send_nowait(event)
-        except anyio.WouldBlock:
-            try:
-                await sink.send(event)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                raise _ConsumerGone from None
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            raise _ConsumerGone from None
 
     def _report(self, item: SetAside) -> None:
         """Count it, log its kind once, tell the observer."""
@@ -540,6 +605,10 @@ class _AuthorizationTransport(httpx.AsyncBaseTransport):
 
     def __repr__(self) -> str:
         return f"_AuthorizationTransport({self._inner!r}, key={self._key!r})"
+
+
+def _closed(code: int) -> str:
+    return f"the server closed the websocket (code {code})"
 
 
 def _game_of(payload: str | None) -> str | None:
