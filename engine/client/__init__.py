@@ -10,7 +10,8 @@ log line, exception or repr ever shows it.
 from ._bulk import BulkItem, BulkItemResult, BulkPurchase, BulkStatus
 from ._client import MarketClient
 from ._core import DEFAULT_TIMEOUT, SnapshotStream
-from ._feed import FEED_ENDPOINT, FeedClient
+from ._feed import BATCH as FEED_BATCH
+from ._feed import FEED_ENDPOINT, FeedBatch, FeedClient
 from ._feed_events import (
     Backoff,
     FeedConnected,
@@ -30,6 +31,7 @@ from ._transport import KeyInjectingTransport
 __all__ = [
     "DEFAULT_RETRY_AFTER",
     "DEFAULT_TIMEOUT",
+    "FEED_BATCH",
     "FEED_ENDPOINT",
     "GAMES",
     "APIKey",
@@ -39,6 +41,7 @@ __all__ = [
     "BulkPurchase",
     "BulkStatus",
     "Exterior",
+    "FeedBatch",
     "FeedClient",
     "FeedConnected",
     "FeedDisconnected",

@@ -38,9 +38,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
+import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..client import (
+    FEED_BATCH,
+    FeedBatch,
     FeedClient,
     FeedConnected,
     FeedDisconnected,
@@ -67,11 +70,10 @@ SNAPSHOT_REBUILT_EVERY = 10.0
 connection may read a snapshot built before it, whose successor then shows listings of
 before the connection as new. Such a poll is no base for an audit."""
 
-DRAIN = 256
-"""Events taken from the client's queue between two turns of the event loop."""
 DRAIN_SECONDS = 0.02
-"""...or fewer, once this long has passed (on the engine's clock): a turn of the loop
-at least every 20 ms (an event costs tens of microseconds; a purchase, milliseconds)."""
+"""The longest the consumer works through a batch of events without a turn of the event
+loop (on the engine's clock): an event costs tens of microseconds, a purchase
+milliseconds, so a batch is cut short there and resumed after the turn."""
 
 log = logging.getLogger("snipe.engine.feed")
 
@@ -233,34 +235,31 @@ class FeedWatch:
         client = self.client
         if client is None:
             return
-        send, receive = anyio.create_memory_object_stream[FeedEvent](self.settings.buffer)
+        # the buffer counts events; the stream carries lists of up to FEED_BATCH of them
+        size = max(1, self.settings.buffer // FEED_BATCH)
+        send, receive = anyio.create_memory_object_stream[FeedBatch](size)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(client.run, send)
+            tg.start_soon(client.run_batches, send)
             if self.settings.mode == "auto":
                 tg.start_soon(self._give_up_unless_answered, tg.cancel_scope)
             await self.consume(receive)
 
-    async def consume(self, receive: MemoryObjectReceiveStream[FeedEvent]) -> None:
-        """Hand every event of ``receive`` to :meth:`Engine.on_feed_event` until it is
-        closed. What is queued already is taken without a turn of the event loop for each
-        event, up to :data:`DRAIN` events or :data:`DRAIN_SECONDS` of the clock, so a burst
-        costs fewer turns and the loop is still never held for long."""
+    async def consume(self, receive: MemoryObjectReceiveStream[FeedBatch]) -> None:
+        """Hand every event of ``receive``'s batches (:meth:`FeedClient.run_batches`) to
+        :meth:`Engine.on_feed_event`, in order, until it is closed: one wake-up of this
+        task per batch, not per event, and a turn of the event loop at least every
+        :data:`DRAIN_SECONDS` of the clock, so a burst never holds the loop for long."""
         on_event = self.engine.on_feed_event
-        clock = self.engine.clock
+        now = self.engine.clock.now
+        checkpoint = anyio.lowlevel.checkpoint
         async with receive:
-            async for event in receive:
-                await on_event(event)
-                until = clock.now() + DRAIN_SECONDS
-                for _ in range(DRAIN):
-                    try:
-                        event = receive.receive_nowait()
-                    except anyio.WouldBlock:
-                        break
-                    except anyio.EndOfStream:
-                        return
+            async for batch in receive:
+                until = now() + DRAIN_SECONDS
+                for event in batch:
                     await on_event(event)
-                    if clock.now() >= until:
-                        break
+                    if now() >= until:
+                        await checkpoint()
+                        until = now() + DRAIN_SECONDS
 
     async def _give_up_unless_answered(self, scope: anyio.CancelScope) -> None:
         assert self.client is not None
