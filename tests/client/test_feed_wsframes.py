@@ -1,0 +1,100 @@
+"""The feed's websocket frame reader (engine/client/_ws.py) against wsproto's own parser:
+the same events for the same bytes, however the reads cut them. Sans I/O, synchronous."""
+
+from __future__ import annotations
+
+import pytest
+import wsproto.connection
+import wsproto.events
+from wsproto import ConnectionType
+from wsproto.events import BytesMessage, CloseConnection, Ping, Pong, TextMessage
+
+from engine.client._ws import FrameReader
+
+LISTING = '42["new",{"item_id":"1","name":"★ StatTrak™ Karambit | Doppler","price":1}]'
+
+
+def server_bytes(*events: wsproto.events.Event) -> bytes:
+    server = wsproto.connection.Connection(ConnectionType.SERVER)
+    return b"".join(server.send(event) for event in events)
+
+
+def shown(events: list[wsproto.events.Event]) -> list[tuple[object, ...]]:
+    """What a reader of the events can tell apart."""
+    out: list[tuple[object, ...]] = []
+    for event in events:
+        if isinstance(event, TextMessage | BytesMessage):
+            out.append((type(event).__name__, event.data, event.message_finished))
+        elif isinstance(event, CloseConnection):
+            out.append(("close", event.code))
+        elif isinstance(event, Ping | Pong):
+            out.append((type(event).__name__, bytes(event.payload)))
+        else:
+            out.append((type(event).__name__,))
+    return out
+
+
+def by_wsproto(data: bytes) -> list[tuple[object, ...]]:
+    client = wsproto.connection.Connection(ConnectionType.CLIENT)
+    client.receive_data(data)
+    return shown(list(client.events()))
+
+
+def by_reader(data: bytes, step: int) -> list[tuple[object, ...]]:
+    reader = FrameReader(wsproto.connection.Connection(ConnectionType.CLIENT))
+    events: list[wsproto.events.Event] = []
+    for at in range(0, len(data), step):
+        events += reader.feed(data[at : at + step])
+    return shown(events)
+
+
+def masked_text(payload: bytes) -> bytes:
+    """A text frame masked (a server must not): wsproto closes with a protocol error."""
+    mask = b"\x01\x02\x03\x04"
+    body = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return bytes([0x81, 0x80 | len(payload)]) + mask + body
+
+
+FRAGMENTED = server_bytes(
+    TextMessage('42["new",', message_finished=False),
+    Ping(b"p"),
+    TextMessage('{"item_id":"2"', message_finished=False),
+    TextMessage("}]", message_finished=True),
+)
+
+CASES = {
+    "a short text frame": server_bytes(TextMessage("2")),
+    "events as the feed sends them": server_bytes(*(TextMessage(LISTING) for _ in range(5))),
+    "an empty text frame": server_bytes(TextMessage("")),
+    "a 16-bit length": server_bytes(TextMessage("x" * 300)),
+    "a 64-bit length": server_bytes(TextMessage("y" * 70_000), TextMessage("3")),
+    "binary between texts": server_bytes(
+        TextMessage("a"), BytesMessage(b"\x00\x01"), TextMessage("b")
+    ),
+    "ping and pong between texts": server_bytes(
+        TextMessage("a"), Ping(b"1"), Pong(b"2"), TextMessage("b")
+    ),
+    "a message in fragments, a ping among them": FRAGMENTED + server_bytes(TextMessage("z")),
+    "a close after events": server_bytes(TextMessage("a"), CloseConnection(1000, "bye")),
+    "invalid UTF-8": bytes([0x81, 0x02, 0xC3, 0x28]),
+    "a masked frame": masked_text(b"hello"),
+    "a reserved bit set": bytes([0xC1, 0x01]) + b"a",
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("step", [1, 2, 3, 7, 64, 1_000_000])
+def test_the_reader_tells_what_wsproto_tells(name: str, step: int) -> None:
+    data = CASES[name]
+    assert by_reader(data, step) == by_wsproto(data)
+
+
+def test_a_frame_cut_by_a_read_waits_for_the_rest() -> None:
+    reader = FrameReader(wsproto.connection.Connection(ConnectionType.CLIENT))
+    data = server_bytes(TextMessage(LISTING), TextMessage("2"))
+    cut = len(data) // 3
+    assert reader.feed(data[:cut]) == []
+    assert [e.data for e in reader.feed(data[cut:]) if isinstance(e, TextMessage)] == [
+        LISTING,
+        "2",
+    ]
