@@ -15,7 +15,9 @@ from feed_support import CLOSE, DROP, FakeFeed, served, until
 
 from engine import ConfigError, VirtualClock
 from engine.client import (
+    FEED_BATCH,
     Backoff,
+    FeedBatch,
     FeedClient,
     FeedConnected,
     FeedDisconnected,
@@ -280,3 +282,37 @@ def test_a_feed_that_cannot_work_is_refused_at_construction(
 )
 def test_the_feed_address(given: str, address: str) -> None:
     assert FeedClient(given, games=["csgo"]).url == address
+
+
+async def test_a_burst_and_a_frame_larger_than_a_read_arrive_whole_in_order_in_batches(
+    clock: VirtualClock,
+) -> None:
+    server = FakeFeed()
+    big = '42["new",{"item_id":"big","name":"' + "x" * 400_000 + '","price":5}]'
+    burst = [
+        f'42["new",{{"game":"csgo","item_id":"{n}","name":"AK-47 | Redline","price":{n}}}]'
+        for n in range(1, 600)
+    ]
+    async with served(server) as url:
+        feed = FeedClient(url, games=["csgo"], clock=clock)
+        send, receive = anyio.create_memory_object_stream[FeedBatch](4)
+        got: list[FeedEvent] = []
+        sizes: list[int] = []
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(feed.run_batches, send)
+                async with receive:
+                    async for batch in receive:
+                        sizes.append(len(batch))
+                        got.extend(batch)
+                        if len(got) == 1:
+                            await server.connections[0].send(*burst[:300], big, *burst[300:])
+                        if len(got) == 2 + len(burst):
+                            break
+                tg.cancel_scope.cancel()
+    assert isinstance(got[0], FeedConnected)
+    listings = [e.listing.item_id for e in got[1:] if isinstance(e, FeedListingEvent)]
+    expected = [str(n) for n in range(1, 301)] + ["big"] + [str(n) for n in range(301, 600)]
+    assert listings == expected
+    assert max(sizes) <= FEED_BATCH
+    assert feed.health().set_aside == {}
