@@ -11,6 +11,11 @@ missed. An event that cannot be read is set aside, counted, logged once per kind
 to :attr:`FeedClient.malformed_observer` under the endpoint label ``feed``; the connection
 goes on.
 
+In a burst the cost is per socket read, not per frame, wherever it can be: the session
+(:mod:`._ws`) hands over every message of one read at once, and the events decoded from
+them go to the consumer in lists (:meth:`FeedClient.run_batches`), so neither the reading
+nor the consuming task takes a turn of the event loop per event.
+
 The API key, when given, is sent in an ``authorization`` header added by a transport to a
 private copy of the upgrade request, never in the address, so nothing httpx logs or
 attaches to an error shows it.
