@@ -5,49 +5,58 @@ through the feed client's hot path and the engine's feed path at >= 20,000 event
 one core (7x the feed's bursts of ~2,800/s), and the event loop never stalls more than
 50 ms meanwhile.
 
-What runs, on one event loop (asyncio; ``--backend trio`` for trio):
+What runs, on one event loop, on asyncio then trio (``--backend`` picks one):
 
-- **frames**: ``--events`` raw Socket.IO text frames, written by the sandbox's own feed
+- **the wire**: ``--events`` raw Socket.IO text frames, written by the sandbox's own feed
   writer (``42["new",{...}]``, ``update``, ``removed`` in equal shares) from the listings
-  of a seeded sandbox market of 20,000 listings over every game; prices as listed, so a
-  few are deals;
-- **the client**: :class:`~engine.client.FeedClient`'s reading loop (the very method a
-  live connection runs: Engine.IO / Socket.IO framing, pydantic decoding of each event,
-  odd events set aside, counters, the queue to the engine) reads them from a stand-in
-  websocket that hands over one frame per ``receive()`` after a checkpoint, as httpx-ws
-  does from its buffer;
-- **the engine**: :meth:`Engine.on_feed_event` for each event, with 50 rules (30
-  discount-and-float rules of 3 names each, 8 Doppler-phase rules, 6 sticker-value rules
-  on name patterns, which confirm by a search, and 6 trade-hold rules; the mix of
-  ``bench_rules.py``, on the sandbox catalogue's names) and a memory ledger, dry run (a
-  deal a rule accepts is written to the ledger, not sent);
+  of a seeded sandbox market of 20,000 listings over every game (prices as listed, so a
+  few are deals), encoded as a server sends them on the websocket;
+- **the client**: httpx-ws's real session over a stand-in network stream that returns
+  those bytes ``--read-bytes`` (64 KiB) a read, a checkpoint per read, and
+  :class:`~engine.client.FeedClient`'s reading loop (the very method a live connection
+  runs: websocket frames, Engine.IO / Socket.IO framing, pydantic decoding, odd events
+  set aside, counters, batches to the consumer). Measured three ways:
+  1. *httpx-ws's own session*, one message per ``receive`` (what the client did before),
+     consumed by a task that only counts;
+  2. *the feed client's session* (``engine/client/_ws.py``: a read's messages at once,
+     the feed's text frames split without wsproto), consumed the same way: framing and
+     decoding alone;
+  3. the same, consumed by :meth:`FeedWatch.consume` of an engine with 50 rules (30
+     discount-and-float rules of 3 names each, 8 Doppler-phase rules, 6 sticker-value
+     rules on name patterns, which confirm by a search, and 6 trade-hold rules; the mix
+     of ``bench_rules.py``, on the sandbox catalogue's names) and a memory ledger, dry run
+     (a deal a rule accepts is written to the ledger, not sent): the full path;
 - **a ticker**: a task that sleeps 1 ms in a loop; the largest gap between two of its
   wake-ups is the longest the loop was held.
 
 Baseline in the same run: ``json.loads`` of the same frames' JSON (no framing, no
-validation, no rules), the least any Python consumer of the feed does.
+validation, no rules), the least any Python consumer of the feed does. The machine is
+shared (2 cores, 8 engineers' runs): rates are per CPU second of this process and vary by
+a third from run to run; the ratios to the baseline are the figures to compare.
 
-Figures (2026-11-24, 2-core machine at load ~10 from seven other engineers' runs, so
-rates are per CPU second of this process; 60,000 events of 257 B on average):
+Profiled (cProfile, and a perf_counter split of the same 20,000 frames), before this
+version: per event, framing ~2.6 us and pydantic's ``validate_json`` ~7 us (``json.loads``
+of the payload alone ~4.7 us: a hand-written lenient decoder on ``json.loads`` measured no
+faster, so the models stay the one decoder), but httpx-ws's ``receive`` and the turns of
+the event loop around it ~70 us: its reading task hands each message over through an
+unbuffered memory stream under a cancel scope, and the consumer was woken per event. Then,
+once reads were batched, wsproto's Python frame parser was half of what was left.
 
-- before: the engine's feed path read the ledger's budget for every event of a watched
-  name, even one no rule could buy (a worker-thread round trip, ~1.3 ms an event: 750
-  events/s at most, below the bursts of 2,800/s). :meth:`Engine.decide` now reads it only
-  when some rule's checks pass (the caps can only turn down pairs that pass), and a
-  confirming search no longer copies every watched name per event;
-- profiled then (per event, CPU): framing ~5 us, pydantic decoding ~20 us, the engine's
-  rules and skip reasons ~30 us, and turns of the event loop (the websocket read, the
-  queue to the engine, the engine's read) the rest. The client now queues an event without
-  a turn of the loop when there is room, and ``FeedWatch.consume`` drains what is queued
-  (up to 256 events or 20 ms a turn);
-- now: asyncio 8,634 events per CPU second (115.8 us an event), trio 5,911 (169.2 us);
-  target 20,000: MISSES (by 2.3x on asyncio on this machine). Longest loop stall 10.2 ms
-  (asyncio) / 8.5 ms (trio) of CPU between two ticks: target <= 50 ms: meets. Baseline
-  ``json.loads`` 200,143 / 226,027 events per CPU second: ratio 0.04 / 0.03. What is left
-  is spread out: the stand-in websocket's ``receive`` (httpx-ws's own cancel scope and
-  memory stream per message) and pydantic are near half; the skip reasons the engine
-  counts for every rejected (listing, rule) pair (formatted text, for ``snipe status``)
-  are the largest single share of the engine's part.
+Figures (2026-11-24, 60,000 events of 257 B on average, load ~10):
+
+- asyncio: baseline 156,312 events per CPU second. Framing + decoding: httpx-ws's own
+  session 4,556 (219.5 us an event, ratio 0.03), the feed client's session 46,273
+  (21.6 us, ratio 0.30): 10x, target 20,000: meets. Full path with 50 rules: 15,722
+  (63.6 us, ratio 0.10; 21,900 in a quieter run of the same code); before this version
+  ratio 0.04 (8,634/s). Longest loop stall 9.6 / 17.7 / 33.8 ms of CPU: target 50 ms: meets.
+- trio: baseline 149,280. Framing + decoding: 3,876 (258.0 us, 0.03) -> 39,229 (25.5 us,
+  0.26): 10x, meets. Full path: 14,345 (69.7 us, ratio 0.10; before 0.03, 5,911/s).
+  Longest stall 4.6 / 15.3 / 45.1 ms: meets, narrowly, on the full path: a full pass
+  of the cyclic GC over the engine's heap took 22 ms of it in a check (the bench freezes
+  its own setup heap, the sandbox, out of those passes).
+- What is left of the full path's ~65 us is the engine's (~42 us an event: the rules'
+  checks and the skip reasons counted for every rejected (listing, rule) pair, on a
+  branch of its own), then pydantic's validation (~7 us) and the reading loop.
 
 Run: ``.venv/bin/python bench/bench_feed_decode.py [--events N] [--backend trio]``
 """
