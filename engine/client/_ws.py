@@ -20,6 +20,7 @@ installed httpx-ws is the one this was written against, one message a list other
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
@@ -157,8 +158,15 @@ class BatchingSession(AsyncWebSocketSession):
 
 def batching_available() -> bool:
     """Whether the installed httpx-ws has the reading task :class:`BatchingSession`
-    replaces (checked, not assumed: the names are httpx-ws's own, not its API)."""
-    return all(hasattr(AsyncWebSocketSession, name) for name in _NEEDS)
+    replaces, called as it calls it (checked, not assumed: these are httpx-ws's own
+    names, not its API; a test says when an upgrade changes them)."""
+    for name in _NEEDS:
+        method = getattr(AsyncWebSocketSession, name, None)
+        if method is None or not inspect.iscoroutinefunction(method):
+            return False
+        if list(inspect.signature(method).parameters) != ["self", "max_bytes"]:
+            return False
+    return True
 
 
 def receiver(ws: Any) -> Callable[[], Awaitable[Messages]]:

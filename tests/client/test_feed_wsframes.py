@@ -9,7 +9,8 @@ import wsproto.events
 from wsproto import ConnectionType
 from wsproto.events import BytesMessage, CloseConnection, Ping, Pong, TextMessage
 
-from engine.client._ws import FrameReader
+from engine.client import _feed
+from engine.client._ws import BatchingSession, FrameReader, batching_available
 
 LISTING = '42["new",{"item_id":"1","name":"★ StatTrak™ Karambit | Doppler","price":1}]'
 
@@ -98,3 +99,10 @@ def test_a_frame_cut_by_a_read_waits_for_the_rest() -> None:
         LISTING,
         "2",
     ]
+
+
+def test_the_installed_httpx_ws_is_the_one_the_batching_session_was_written_for() -> None:
+    # Were it not, the feed client would fall back to httpx-ws's own session (correct, a
+    # tenth of the speed in a burst): this says so when an upgrade changes its internals.
+    assert batching_available()
+    assert _feed._SESSION is BatchingSession
