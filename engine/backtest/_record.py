@@ -18,9 +18,9 @@ from .._clock import Clock
 from .._errors import APIError, RateLimited
 from .._limiter import RateLimiter
 from ..client import (
+    FeedBatch,
     FeedClient,
     FeedConnected,
-    FeedEvent,
     FeedListingEvent,
     FeedRemovalEvent,
     MarketClient,
@@ -105,18 +105,20 @@ class Recorder:
         ``auto``, until the feed is given up: it never answered)."""
         if self.feed is None:
             return
-        send, receive = anyio.create_memory_object_stream[FeedEvent](8192)
+        # in lists, one per socket read: a burst costs a wake-up per list, not per event
+        send, receive = anyio.create_memory_object_stream[FeedBatch](64)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self.feed.run, send)
+            tg.start_soon(self.feed.run_batches, send)
             if self.settings.feed == "auto":
                 tg.start_soon(self._give_up_unless_answered, tg.cancel_scope)
             async with receive:
-                async for event in receive:
-                    self.writer.feed(event_time(event), event)
-                    if isinstance(event, FeedListingEvent | FeedRemovalEvent):
-                        self.stats.feed_events += 1
-                    elif isinstance(event, FeedConnected):
-                        self.stats.feed_connects += 1
+                async for batch in receive:
+                    for event in batch:
+                        self.writer.feed(event_time(event), event)
+                        if isinstance(event, FeedListingEvent | FeedRemovalEvent):
+                            self.stats.feed_events += 1
+                        elif isinstance(event, FeedConnected):
+                            self.stats.feed_connects += 1
 
     async def _give_up_unless_answered(self, scope: anyio.CancelScope) -> None:
         from ..sniper import AUTO_ATTEMPTS  # the engine's rule for account.feed: auto
