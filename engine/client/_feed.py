@@ -78,10 +78,11 @@ _M = TypeVar("_M", FeedListing, FeedRemoval)
 
 FeedBatch = Sequence[FeedEvent]
 """Events handed over together (:meth:`FeedClient.run_batches`), in the order they came."""
-BATCH: Final = 128
+BATCH: Final = 64
 """Events of one read of the socket handed over together at most: a burst costs the
-consumer one wake-up per batch, and the first event of a read waits for at most this many
-others to be decoded (about a millisecond)."""
+consumer one wake-up per batch (~0.5 us an event at 64), and the first event of a read
+waits for at most this many others to be decoded (about a millisecond), the consumer's
+turn is bounded by it as much as by its clock (see FeedWatch.consume)."""
 
 # The models' validators, called straight from the JSON text: ``model_validate_json`` is
 # a Python wrapper around the same call, a tenth of an event's decoding. An event they
