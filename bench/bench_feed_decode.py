@@ -42,21 +42,23 @@ the event loop around it ~70 us: its reading task hands each message over throug
 unbuffered memory stream under a cancel scope, and the consumer was woken per event. Then,
 once reads were batched, wsproto's Python frame parser was half of what was left.
 
-Figures (2026-11-24, 60,000 events of 257 B on average, load ~10):
+Figures (2026-11-24, 60,000 events of 257 B on average, load ~10; the three stall figures
+are for the three ways above, in order):
 
-- asyncio: baseline 156,312 events per CPU second. Framing + decoding: httpx-ws's own
-  session 4,556 (219.5 us an event, ratio 0.03), the feed client's session 46,273
-  (21.6 us, ratio 0.30): 10x, target 20,000: meets. Full path with 50 rules: 15,722
-  (63.6 us, ratio 0.10; 21,900 in a quieter run of the same code); before this version
-  ratio 0.04 (8,634/s). Longest loop stall 9.6 / 17.7 / 33.8 ms of CPU: target 50 ms: meets.
-- trio: baseline 149,280. Framing + decoding: 3,876 (258.0 us, 0.03) -> 39,229 (25.5 us,
-  0.26): 10x, meets. Full path: 14,345 (69.7 us, ratio 0.10; before 0.03, 5,911/s).
-  Longest stall 4.6 / 15.3 / 45.1 ms: meets, narrowly, on the full path: a full pass
-  of the cyclic GC over the engine's heap took 22 ms of it in a check (the bench freezes
-  its own setup heap, the sandbox, out of those passes).
-- What is left of the full path's ~65 us is the engine's (~42 us an event: the rules'
+- asyncio: baseline 168,814 events per CPU second. Framing + decoding: httpx-ws's own
+  session 5,982 (167.2 us an event, ratio 0.04), the feed client's session 47,623
+  (21.0 us, ratio 0.28): 8x, target 20,000: meets. Full path with 50 rules: 16,897
+  (59.2 us, ratio 0.10; 19,000-21,900 in quieter runs of the same code): MISSES, narrowly;
+  before this version ratio 0.04 (8,634/s). Longest loop stall 2.6 / 17.7 / 23.1 ms of
+  CPU: target 50 ms: meets (the full path's was 34-45 ms with turns every 20 ms).
+- trio: baseline 149,837. Framing + decoding: 5,249 (190.5 us, 0.04) -> 43,758 (22.9 us,
+  0.29): 8x, meets. Full path: 18,981 (52.7 us, ratio 0.13; before 0.03, 5,911/s): MISSES,
+  narrowly. Longest stall 1.9 / 17.4 / 26.5 ms: meets.
+- What is left of the full path's ~55 us is the engine's (~33 us an event: the rules'
   checks and the skip reasons counted for every rejected (listing, rule) pair, on a
-  branch of its own), then pydantic's validation (~7 us) and the reading loop.
+  branch of its own), then pydantic's validation (~7 us) and the reading loop. A pass of
+  the cyclic GC over a large heap is a stall of its own (the bench freezes its setup heap,
+  the sandbox, out of those passes; a live engine's heap is its own matter).
 
 Run: ``.venv/bin/python bench/bench_feed_decode.py [--events N] [--backend trio]``
 """
