@@ -401,6 +401,7 @@ class FeedClient:
         first hands over the events before it, so the order is kept."""
         clock = self._clock
         receive = _ws.receiver(ws)
+        hot = _eio.event_parts
         parse = _eio.parse
         sio_event = _eio.SioEvent
         text_message = wsproto.events.TextMessage
@@ -415,10 +416,10 @@ class FeedClient:
             self._last_frame_at = now
             events: list[FeedEvent] = []
             for message in messages:
-                if type(message) is text_message:
+                if type(message) is str:  # a text frame, as _ws.FrameReader reads it
+                    text = message
+                elif type(message) is text_message:
                     text = message.data
-                    self._frames += 1
-                    self._bytes += len(text) if text.isascii() else len(text.encode())
                 else:
                     await sink.put(events)
                     events = []
@@ -429,21 +430,27 @@ class FeedClient:
                         self._bytes += len(message.data)
                         self._report(SetAside("feed.frame", "(binary)", "a binary frame"))
                     continue
-                packet = parse(text)
-                if type(packet) is sio_event:  # the hot path: one event per frame
-                    event = self._event(packet, now, generation)
-                    if event is not None:
-                        events.append(event)
-                        if len(events) >= BATCH:
-                            await sink.put(events)
-                            events = []
-                    continue
-                await sink.put(events)
-                events = []
-                ended = await self._control(ws, packet, now, sink)
-                if ended is not None:
-                    return ended
-                generation = self._generation
+                self._frames += 1
+                self._bytes += len(text) if text.isascii() else len(text.encode())
+                # the hot path: a compact event, read without a packet object
+                parts: tuple[str, str | None] | None = hot(text)
+                if parts is None:
+                    packet = parse(text)
+                    if type(packet) is not sio_event:
+                        await sink.put(events)
+                        events = []
+                        ended = await self._control(ws, packet, now, sink)
+                        if ended is not None:
+                            return ended
+                        generation = self._generation
+                        continue
+                    parts = packet.name, packet.payload
+                event = self._event(parts[0], parts[1], now, generation)
+                if event is not None:
+                    events.append(event)
+                    if len(events) >= BATCH:
+                        await sink.put(events)
+                        events = []
             await sink.put(events)
 
     async def _control(
@@ -501,11 +508,11 @@ class FeedClient:
                 _log.exception("the feed's on_connect hook failed")
         await sink.put([connected])
 
-    def _event(self, packet: _eio.SioEvent, now: float, generation: int) -> FeedEvent | None:
-        """The typed event of ``packet``, counted; ``None`` when it was set aside (or is
-        the answer to a subscription)."""
-        name = packet.name
-        payload = packet.payload
+    def _event(
+        self, name: str, payload: str | None, now: float, generation: int
+    ) -> FeedEvent | None:
+        """The typed event ``name`` with ``payload`` (its JSON text), counted; ``None`` when
+        it was set aside (or is the answer to a subscription)."""
         event: FeedEvent
         if name == "new" or name == "update":
             if payload is None:
@@ -528,7 +535,7 @@ class FeedClient:
                 return None
             event = FeedRemovalEvent(removal, now, generation)
         elif name == "subscribed" or name == "handshake":
-            self._answered(packet)
+            self._answered(name, payload)
             return None
         else:
             self._report(
@@ -554,12 +561,12 @@ class FeedClient:
         else:  # cannot be: the same validator refused it a moment ago
             self._report(SetAside(f"feed.{name}", "(item)", "refused, then accepted"))
 
-    def _answered(self, packet: _eio.SioEvent) -> None:
+    def _answered(self, name: str, payload: str | None) -> None:
         """``subscribed`` / ``handshake``: the server took a subscription (the game is
         named in the payload when it can be read)."""
-        if packet.name != "subscribed":
+        if name != "subscribed":
             return
-        game = _game_of(packet.payload)
+        game = _game_of(payload)
         if game is not None:
             self._subscribed.add(game)
 

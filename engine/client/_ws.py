@@ -35,8 +35,11 @@ from wsproto.frame_protocol import CloseReason
 
 __all__ = ["BatchingSession", "FrameReader", "Messages", "batching_available", "receiver"]
 
-Messages = list[wsproto.events.Event]
-"""What one read of the socket held: text or bytes messages, then maybe the close."""
+Messages = list[str | wsproto.events.Event]
+"""What one read of the socket held, in order: a text message read by :class:`FrameReader`
+as its ``str`` (no event object per message: on a loaded machine building one cost as much
+as splitting the frame), any other message or event as wsproto's event, then maybe the
+close."""
 
 # The methods of httpx-ws's session the replaced reading task stands on (its attributes
 # ``_send_event``, ``_receive_event``, ``_ping_manager`` and ``_write_lock`` are set by the
@@ -52,8 +55,9 @@ _OPCODE: Final = 0x0F
 
 
 class FrameReader:
-    """Server frames to wsproto events, sans I/O: :meth:`feed` the bytes as read, get the
-    events of every frame they complete (a frame cut by a read waits for the rest).
+    """Server frames to messages, sans I/O: :meth:`feed` the bytes as read, get the
+    messages (see :data:`Messages`) of every frame they complete (a frame cut by a read
+    waits for the rest).
 
     A complete, final, unmasked text frame with no reserved bit, outside a fragmented
     message, whose payload is valid UTF-8, is read here; every other frame goes whole
@@ -92,7 +96,7 @@ class FrameReader:
                 break
             if first == _TEXT_FINAL and not second & _MASKED and not self._fragmented:
                 try:
-                    events.append(wsproto.events.TextMessage(buffer[at + head : end].decode()))
+                    events.append(buffer[at + head : end].decode())
                 except UnicodeDecodeError:
                     events.extend(self._by_wsproto(buffer[at:end]))
             else:
@@ -106,7 +110,7 @@ class FrameReader:
         del buffer[:at]
         return events
 
-    def _by_wsproto(self, frame: bytearray) -> Messages:
+    def _by_wsproto(self, frame: bytearray) -> list[wsproto.events.Event]:
         self._connection.receive_data(bytes(frame))
         return list(self._connection.events())
 
@@ -125,7 +129,9 @@ class BatchingSession(AsyncWebSocketSession):
             while not self._should_close.is_set():
                 batch: Messages = []
                 for event in frames.feed(await self._read_stream(max_bytes)):
-                    if isinstance(event, wsproto.events.Message):
+                    if type(event) is str:
+                        batch.append(event)
+                    elif isinstance(event, wsproto.events.Message):
                         if not event.message_finished:
                             partial = event.data if partial is None else partial + event.data
                             continue

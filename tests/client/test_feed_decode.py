@@ -40,7 +40,7 @@ RECORDED = {  # the recorded frame of wire-notes.md
 }
 
 # frame -> fields the engine reads, as it must see them
-LISTINGS = {
+LISTINGS: dict[str, tuple[str, dict[str, object]]] = {
     "recorded": (
         frame("new", RECORDED),
         {"price": 222809, "platform_price": 249929, "phase": "Phase 1", "sticker_names": ()},
@@ -102,8 +102,9 @@ def test_a_listing_frame_reads_the_same_both_ways(name: str) -> None:
     assert packet == _eio._parse_socketio(text)  # the compact path, the general one
     assert isinstance(packet, _eio.SioEvent)
     assert packet.payload is not None
+    assert _eio.event_parts(text) == (packet.name, packet.payload)
     feed = client()
-    event = feed._event(packet, 5.0, 3)
+    event = feed._event(packet.name, packet.payload, 5.0, 3)
     assert isinstance(event, FeedListingEvent)
     assert (event.kind, event.received_at, event.generation) == (packet.name, 5.0, 3)
     slow = decode_item(FeedListing, packet.payload, path="feed.new")
@@ -123,7 +124,7 @@ def test_a_removal_reads_the_same_both_ways() -> None:
     assert packet == _eio._parse_socketio(text)
     assert isinstance(packet, _eio.SioEvent)
     assert packet.payload is not None
-    event = client()._event(packet, 1.0, 1)
+    event = client()._event(packet.name, packet.payload, 1.0, 1)
     assert isinstance(event, FeedRemovalEvent)
     assert event.removal == decode_item(FeedRemoval, packet.payload, path="feed.removed")
     assert (event.removal.item_id, event.removal.price) == ("9", 1200)
@@ -151,7 +152,7 @@ def test_an_odd_event_is_set_aside_counted_and_told(name: str) -> None:
     feed.malformed_observer = lambda endpoint, item: told.append((endpoint, item))
     packet = _eio.parse(text)
     assert isinstance(packet, _eio.SioEvent)
-    assert feed._event(packet, 1.0, 1) is None
+    assert feed._event(packet.name, packet.payload, 1.0, 1) is None
     health = feed.health()
     assert health.set_aside == {field: 1}
     assert health.events_received == 0
@@ -160,7 +161,9 @@ def test_an_odd_event_is_set_aside_counted_and_told(name: str) -> None:
         # the reason is decode_item's, as for every other answer's item
         assert told[0][1] == decode_item(FeedListing, packet.payload, path=f"feed.{packet.name}")
     # the next good event is read as ever
-    assert isinstance(feed._event(_eio.parse(LISTINGS["recorded"][0]), 2.0, 1), FeedListingEvent)
+    good = _eio.parse(LISTINGS["recorded"][0])
+    assert isinstance(good, _eio.SioEvent)
+    assert isinstance(feed._event(good.name, good.payload, 2.0, 1), FeedListingEvent)
 
 
 @pytest.mark.parametrize(
@@ -179,3 +182,6 @@ def test_an_odd_event_is_set_aside_counted_and_told(name: str) -> None:
 )
 def test_the_compact_framing_agrees_with_the_general_one(text: str) -> None:
     assert _eio.parse(text) == _eio._parse_socketio(text)
+    parts = _eio.event_parts(text)
+    if parts is not None:  # the compact path reads it: as the general one does
+        assert _eio.SioEvent(*parts) == _eio._parse_socketio(text)
