@@ -40,25 +40,29 @@ of the payload alone ~4.7 us: a hand-written lenient decoder on ``json.loads`` m
 faster, so the models stay the one decoder), but httpx-ws's ``receive`` and the turns of
 the event loop around it ~70 us: its reading task hands each message over through an
 unbuffered memory stream under a cancel scope, and the consumer was woken per event. Then,
-once reads were batched, wsproto's Python frame parser was half of what was left.
+once reads were batched, wsproto's Python frame parser was half of what was left; then
+the small objects built per event (wsproto's message, the Socket.IO packet), ~3 us each
+on this machine.
 
 Figures (2026-11-24, 60,000 events of 257 B on average, load ~10; the three stall figures
 are for the three ways above, in order):
 
-- asyncio: baseline 168,814 events per CPU second. Framing + decoding: httpx-ws's own
-  session 5,982 (167.2 us an event, ratio 0.04), the feed client's session 47,623
-  (21.0 us, ratio 0.28): 8x, target 20,000: meets. Full path with 50 rules: 16,897
-  (59.2 us, ratio 0.10; 19,000-21,900 in quieter runs of the same code): MISSES, narrowly;
-  before this version ratio 0.04 (8,634/s). Longest loop stall 2.6 / 17.7 / 23.1 ms of
-  CPU: target 50 ms: meets (the full path's was 34-45 ms with turns every 20 ms).
-- trio: baseline 149,837. Framing + decoding: 5,249 (190.5 us, 0.04) -> 43,758 (22.9 us,
-  0.29): 8x, meets. Full path: 18,981 (52.7 us, ratio 0.13; before 0.03, 5,911/s): MISSES,
-  narrowly. Longest stall 1.9 / 17.4 / 26.5 ms: meets.
-- What is left of the full path's ~55 us is the engine's (~33 us an event: the rules'
-  checks and the skip reasons counted for every rejected (listing, rule) pair, on a
-  branch of its own), then pydantic's validation (~7 us) and the reading loop. A pass of
-  the cyclic GC over a large heap is a stall of its own (the bench freezes its setup heap,
-  the sandbox, out of those passes; a live engine's heap is its own matter).
+- asyncio: baseline 224,371 events per CPU second. Framing + decoding: httpx-ws's own
+  session 5,913 (169.1 us an event, ratio 0.03), the feed client's session 60,164
+  (16.6 us, ratio 0.27): 10x, target 20,000: meets. Full path with 50 rules: 23,607
+  (42.4 us, ratio 0.11): meets (16,900-21,900 in busier runs of nearly the same code,
+  ratio 0.10-0.13); before this version ratio 0.04 (8,634/s). Longest loop stall
+  2.0 / 17.1 / 16.3 ms of CPU: target 50 ms: meets (34-45 ms on the full path with the
+  consumer's turns every 20 ms and batches of 128).
+- trio: baseline 202,731. Framing + decoding: 4,757 (210.2 us, 0.02) -> 40,014 (25.0 us,
+  0.20): 8x, meets. Full path: 18,001 (55.6 us, ratio 0.09; before 0.03, 5,911/s):
+  MISSES, narrowly. Longest stall 2.7 / 14.2 / 21.8 ms: meets.
+- What is left of the full path is the engine's (~26-30 us an event: the rules' checks
+  and the skip reasons counted for every rejected (listing, rule) pair, on a branch of
+  its own), then pydantic's validation (~7 us), the one ``FeedListingEvent`` per event
+  and the reading loop. A pass of the cyclic GC over a large heap is a stall of its own
+  (the bench freezes its setup heap, the sandbox, out of those passes; a live engine's
+  heap is its own matter).
 
 Run: ``.venv/bin/python bench/bench_feed_decode.py [--events N] [--backend trio]``
 """
