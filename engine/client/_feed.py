@@ -11,6 +11,11 @@ missed. An event that cannot be read is set aside, counted, logged once per kind
 to :attr:`FeedClient.malformed_observer` under the endpoint label ``feed``; the connection
 goes on.
 
+The upgrade request offers permessage-deflate (``compression="auto"``, the default; ``off``
+offers nothing) and the session runs compressed only when the server accepts it
+(:mod:`._websocket`); :meth:`FeedClient.health` tells which, and the bytes the socket
+carried.
+
 The API key, when given, is sent in an ``authorization`` header added by a transport to a
 private copy of the upgrade request, never in the address, so nothing httpx logs or
 attaches to an error shows it.
@@ -34,12 +39,7 @@ import httpx
 import wsproto.events
 import wsproto.utilities
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from httpx_ws import (
-    AsyncWebSocketSession,
-    HTTPXWSException,
-    WebSocketDisconnect,
-    aconnect_ws,
-)
+from httpx_ws import HTTPXWSException, WebSocketDisconnect, aconnect_ws
 
 from .._clock import Clock, SystemClock
 from .._errors import ConfigError
@@ -58,6 +58,13 @@ from ._feed_events import (
 )
 from ._secret import APIKey, Secret
 from ._transport import _scrubbed
+from ._websocket import (
+    FeedHandshakeError,
+    FeedSession,
+    WireMeter,
+    check_compression,
+    offer_headers,
+)
 
 __all__ = ["FEED_ENDPOINT", "FeedClient"]
 
@@ -129,11 +136,13 @@ class FeedClient:
         open_timeout: float = 10.0,
         buffer: int = 8192,
         on_connect: Callable[[FeedConnected], None] | None = None,
+        compression: str = "auto",
     ) -> None:
         self._base = _check_feed_url(feed_url)
         self._url = f"{self._base}{FEED_PATH}?{FEED_QUERY}"
         self._games = _check_games(games)
         self._key = _check_key(api_key)
+        self._offer = offer_headers(check_compression(compression))
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._transport = transport
         self._backoff = backoff if backoff is not None else Backoff()
@@ -157,6 +166,10 @@ class FeedClient:
         self._disconnects: dict[str, int] = {}
         self._frames = 0
         self._bytes = 0
+        # the socket's bytes: of the connections that ended, and of the one under way
+        self._wire_done = 0
+        self._wire: WireMeter | None = None
+        self._compressed: bool | None = None
         self._last_event_at: float | None = None
         self._last_frame_at: float | None = None
         self._rate = EventRate()
@@ -225,6 +238,9 @@ class FeedClient:
             last_frame_at=self._last_frame_at,
             events_per_second=self._rate.per_second(now),
             attempts=self._attempts,
+            compressed=self._compressed,
+            wire_bytes_received=self._wire_done
+            + (self._wire.received if self._wire is not None else 0),
         )
 
     # --- the connection loop ----------------------------------------------------------
@@ -290,6 +306,9 @@ class FeedClient:
             except _ConsumerGone:
                 gone = True  # raised outside the task group, which would wrap it in a group
             tg.cancel_scope.cancel()
+        if self._wire is not None:
+            self._wire_done += self._wire.received
+            self._wire = None
         if gone:
             raise _ConsumerGone
         if ended is None:  # the watchdog cancelled it
@@ -313,8 +332,11 @@ class FeedClient:
                 http,
                 keepalive_ping_interval_seconds=None,  # Engine.IO has its own heartbeat
                 max_message_size_bytes=_READ_CHUNK,
-                session_class=AsyncWebSocketSession,
+                session_class=FeedSession,
+                headers=dict(self._offer),  # httpx-ws adds its own to the dict
             ) as ws:
+                self._wire = ws.wire
+                self._compressed = ws.deflate
                 return await self._read(ws, sink)
         except _ConsumerGone:
             raise
@@ -330,9 +352,7 @@ class FeedClient:
         except _CONNECTION_ERRORS as exc:
             return _Ended(_reason_of(exc), _describe(exc))
 
-    async def _read(
-        self, ws: AsyncWebSocketSession, sink: MemoryObjectSendStream[FeedEvent]
-    ) -> _Ended:
+    async def _read(self, ws: FeedSession, sink: MemoryObjectSendStream[FeedEvent]) -> _Ended:
         """Frames until the connection ends; returns why it ended."""
         clock = self._clock
         generation = self._generation
@@ -364,7 +384,7 @@ class FeedClient:
 
     async def _control(
         self,
-        ws: AsyncWebSocketSession,
+        ws: FeedSession,
         packet: _eio.Packet,
         now: float,
         sink: MemoryObjectSendStream[FeedEvent],
@@ -394,7 +414,7 @@ class FeedClient:
 
     async def _joined(
         self,
-        ws: AsyncWebSocketSession,
+        ws: FeedSession,
         packet: _eio.SioConnect,
         now: float,
         sink: MemoryObjectSendStream[FeedEvent],
@@ -556,6 +576,8 @@ def _game_of(payload: str | None) -> str | None:
 def _reason_of(exc: BaseException) -> str:
     if isinstance(exc, WebSocketDisconnect):
         return "closed"
+    if isinstance(exc, FeedHandshakeError):
+        return "refused"
     return "network"
 
 
