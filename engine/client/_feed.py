@@ -142,7 +142,8 @@ class FeedClient:
         self._url = f"{self._base}{FEED_PATH}?{FEED_QUERY}"
         self._games = _check_games(games)
         self._key = _check_key(api_key)
-        self._offer = offer_headers(check_compression(compression))
+        self._compression = check_compression(compression)
+        self._offer = offer_headers(self._compression)
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._transport = transport
         self._backoff = backoff if backoff is not None else Backoff()
@@ -189,6 +190,11 @@ class FeedClient:
     def url(self) -> str:
         """The websocket's address (it never holds the key)."""
         return self._url
+
+    @property
+    def compression(self) -> str:
+        """``auto`` (permessage-deflate offered, used if accepted) or ``off``."""
+        return self._compression
 
     # --- the consumer's side ----------------------------------------------------------
 
