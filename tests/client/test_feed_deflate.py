@@ -16,12 +16,14 @@ import pytest
 import wsproto
 import wsproto.events
 from feed_support import OPEN, FakeFeed, served, until
+from wsproto.extensions import Extension, PerMessageDeflate
 
 from engine import ConfigError, VirtualClock
 from engine.client import (
     Backoff,
     FeedClient,
     FeedConnected,
+    FeedDisconnected,
     FeedEvent,
     FeedListingEvent,
     FeedRemovalEvent,
@@ -107,6 +109,10 @@ class RawFeed:
     answer: str | None
     frames: list[str]
     offers: list[list[str]] = field(default_factory=list)
+    deflate: bool = False
+    """Accept the offer with wsproto's own negotiation (``answer`` is then unused)."""
+    garbage: bytes = b""
+    """Bytes written as they are after ``frames`` (a frame of the test's making)."""
 
     async def handle(self, stream: anyio.abc.ByteStream) -> None:
         ws = wsproto.WSConnection(wsproto.ConnectionType.SERVER)
@@ -130,14 +136,19 @@ class RawFeed:
             extra = (
                 [] if self.answer is None else [(b"sec-websocket-extensions", self.answer.encode())]
             )
-            accept = ws.send(wsproto.events.AcceptConnection(extra_headers=extra))
+            if self.deflate:
+                extensions: list[Extension] = [PerMessageDeflate()]
+                accept = ws.send(wsproto.events.AcceptConnection(extensions=extensions))
+            else:
+                accept = ws.send(wsproto.events.AcceptConnection(extra_headers=extra))
             return [accept, ws.send(wsproto.events.TextMessage(OPEN.replace("{n}", "1")))]
         if isinstance(event, wsproto.events.TextMessage):
             if event.data == "40":
                 return [ws.send(wsproto.events.TextMessage('40{"sid":"ns-1"}'))]
             if event.data.startswith('42["sub"'):
                 replies = ['42["subscribed",{"name":"csgo"}]', *self.frames]
-                return [ws.send(wsproto.events.TextMessage(r)) for r in replies]
+                sent = [ws.send(wsproto.events.TextMessage(r)) for r in replies]
+                return [*sent, self.garbage] if self.garbage else sent
             return []
         if isinstance(event, wsproto.events.CloseConnection):
             return None
@@ -169,6 +180,34 @@ async def test_a_server_that_declines_gets_plain_frames(clock: VirtualClock) -> 
         assert health.wire_bytes_received > sum(len(f) for f in FRAMES[:3])
     # it was offered, and declined
     assert [o[0].startswith("permessage-deflate") for o in server.offers] == [True]
+
+
+async def test_a_compressed_frame_that_does_not_inflate_ends_the_connection_not_the_client(
+    clock: VirtualClock,
+) -> None:
+    # FIN + RSV1 (compressed) + text, 5 bytes of payload that are not a deflate stream
+    broken = bytes([0xC1, 0x05]) + b"\xff\xff\xff\xff\xff"
+    server = RawFeed(answer=None, frames=FRAMES[:2], deflate=True, garbage=broken)
+    fast = Backoff(initial=0.5, cap=1.0)
+    async with (
+        raw_served(server) as url,
+        FeedClient(url, games=["csgo"], clock=clock, backoff=fast) as feed,
+    ):
+        connected, first, second = await events_of(feed, 3)
+        assert isinstance(connected, FeedConnected)
+        assert feed.health().compressed is True
+        assert [e.listing.item_id for e in (first, second) if isinstance(e, FeedListingEvent)] == [
+            "53862560251", "53862560252"
+        ]  # fmt: skip
+        gone = (await events_of(feed, 1))[0]
+        assert isinstance(gone, FeedDisconnected)
+        assert gone.reason == "closed"
+        assert "1007" in gone.detail  # invalid frame payload data
+        await until(lambda: clock.next_deadline() is not None, "the backoff")
+        clock.advance(1.0)
+        again = (await events_of(feed, 1))[0]
+        assert isinstance(again, FeedConnected)
+        assert again.generation == 2
 
 
 @pytest.mark.parametrize(
