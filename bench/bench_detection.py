@@ -83,10 +83,12 @@ Last measured (2026-11-24, ``--hours 0.2``: 0.2 h of arrivals + 180 s, seed 7, w
   <= 5 GB: MISSED; 12x less than the snapshot way's 388.8 GB. The audit alone (45 MB every
   5 min) is 2.6x the target, and the frames as sent then (plain) 2x.
 - frames with permessage-deflate, measured on a socket (2026-11-24, ``--hours 0.02``, seed
-  7: the first 20,000 frames): 46.6 B a frame against 262.9 B plain, 5.6x less: the frames
-  are 1.73 GB/day at 430 events/s instead of 9.77 GB (the zlib estimate this replaces said
-  49 B). With them the run's total is 26.9 GB/day: the audit snapshots (13.0 GB) and the
-  searches (12.2 GB in that short run) are what is left above the target.
+  7: the first 20,000 frames): 46.5 B a frame against 262.6 B plain, 5.6x less: the frames
+  are 1.73 GB/day at 430 events/s instead of 9.76 GB (the zlib estimate this replaces said
+  49 B). CPU of both ends in this process (hypercorn and wsproto compressing, the client
+  inflating and decoding): 306 us a frame against 259 us plain. With them the run's total
+  is 28.9 GB/day: the audit snapshots (13.0 GB) and the searches (14.2 GB in that short,
+  CPU-timed run) are what is left above the target.
 """
 
 from __future__ import annotations
@@ -270,6 +272,7 @@ class RunResult:
     frame_bytes: float = 0.0
     deflated_bytes: float = 0.0
     sampled_frames: int = 0
+    frame_cpu: tuple[float, float] = (0.0, 0.0)  # s a frame, both ends: plain, deflated
     engine_share: list[float] = field(default_factory=list)
     waits: list[float] = field(default_factory=list)
     busy: float = 0.0
@@ -493,8 +496,9 @@ class Wire:
         return self.queue[0][0] if self.queue else math.inf
 
 
-async def measure_frames(frames: list[str]) -> dict[str, float]:
-    """Bytes a frame takes on a real socket, per compression mode of the feed client:
+async def measure_frames(frames: list[str]) -> dict[str, tuple[float, float]]:
+    """Bytes a frame takes on a real socket, and the CPU seconds of both ends per frame
+    (server and client share this process), per compression mode of the feed client:
     ``frames`` sent in order by a Starlette websocket served by hypercorn (the sandbox's
     stack: it accepts permessage-deflate when offered) on 127.0.0.1 to snipe's
     :class:`FeedClient`, whose network stream counts what it reads
@@ -525,11 +529,12 @@ async def measure_frames(frames: list[str]) -> dict[str, float]:
     config.bind = [f"fd://{sock.detach()}"]
     config.accesslog = config.errorlog = None
     app: Any = Starlette(routes=[WebSocketRoute("/socket.io/", replay)])
-    per_frame: dict[str, float] = {}
+    per_frame: dict[str, tuple[float, float]] = {}
     stop = anyio.Event()
     async with anyio.create_task_group() as tg:
         tg.start_soon(lambda: serve(app, config, shutdown_trigger=stop.wait))
         for mode in ("off", "auto"):
+            cpu = time.process_time()
             async with FeedClient(url, games=["csgo"], compression=mode) as feed:
                 with anyio.fail_after(600):
                     async for _ in feed:
@@ -537,7 +542,11 @@ async def measure_frames(frames: list[str]) -> dict[str, float]:
                             break
                 health = feed.health()
                 assert health.compressed is (mode == "auto"), health
-                per_frame[mode] = health.wire_bytes_received / max(1, len(frames))
+                count = max(1, len(frames))
+                per_frame[mode] = (
+                    health.wire_bytes_received / count,
+                    (time.process_time() - cpu) / count,
+                )
         stop.set()
     return per_frame
 
@@ -609,7 +618,9 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
     result = _result("feed", s, hours)
     result.events = feed.health().events_received
     measured = await measure_frames(wire.sample)
-    result.frame_bytes, result.deflated_bytes = measured["off"], measured["auto"]
+    plain, deflated = measured["off"], measured["auto"]
+    result.frame_bytes, result.deflated_bytes = plain[0], deflated[0]
+    result.frame_cpu = (plain[1], deflated[1])
     result.sampled_frames = len(wire.sample)
     result.bytes["feed"] = round(wire.frames * result.deflated_bytes)  # snipe's default: auto
     result.waits = waits
@@ -709,7 +720,9 @@ def _report_bytes(snap: RunResult, feed: RunResult) -> None:
         f"  feed frames measured on a socket ({feed.sampled_frames:,} of this run's frames, "
         f"snipe's client against hypercorn): {feed.deflated_bytes:.1f} B a frame with "
         f"permessage-deflate, {feed.frame_bytes:.1f} B plain ({_gb(live_plain)}/day): "
-        f"{feed.frame_bytes / feed.deflated_bytes:.1f}x less"
+        f"{feed.frame_bytes / feed.deflated_bytes:.1f}x less; CPU of both ends (server, "
+        f"client's decoding) {feed.frame_cpu[1] * 1e6:.0f} us a frame against "
+        f"{feed.frame_cpu[0] * 1e6:.0f} us plain"
     )
     for label, frames in (("plain", live_plain), ("deflated", live_feed)):
         budget = TARGET_BYTES - frames - live_other
