@@ -45,11 +45,15 @@ the listing's ``listed_at`` to our first purchase request for it; a qualifying l
 never asked for (taken by another buyer first, or unseen at the end) is missed.
 
 Bytes: every request and answer through the sandbox's transport (raw bytes, gzip as
-served) and every feed frame (UTF-8, +4 bytes of websocket framing), per market day; and
-extrapolated with the live market's sizes: the csgo snapshot ~45 MB of gzip (the figure
-``snipe check`` uses, ``engine.sniper._bandwidth``), ~430 feed events a second of the
-measured mean frame size (every game's events counted as csgo's: an upper bound), the
-searches as measured.
+served) and every feed frame, per market day; and extrapolated with the live market's
+sizes: the csgo snapshot ~45 MB of gzip (the figure ``snipe check`` uses,
+``engine.sniper._bandwidth``), ~430 feed events a second of the measured mean frame size
+(every game's events counted as csgo's: an upper bound), the searches as measured. A
+frame's size is measured on a socket (:func:`measure_frames`): the run's first 20,000
+frames, in order, sent by a Starlette websocket on hypercorn (the sandbox's stack) on
+127.0.0.1 to snipe's feed client, whose network stream counts the bytes it reads; once
+with permessage-deflate negotiated (``account.feed_compression: auto``, the default: the
+figure used) and once plain (``off``: the same-run baseline).
 
 The snapshot is built at each 10 s boundary and downloadable 1 s later, as the service
 publishes it, in both ways.
@@ -77,8 +81,14 @@ Last measured (2026-11-24, ``--hours 0.2``: 0.2 h of arrivals + 180 s, seed 7, w
   Extrapolated to the live csgo market: frames 9.82 GB (430 events/s x 264 B), audit
   snapshots 12.96 GB (288 x 45 MB), searches 10.58 GB (as measured): 33.4 GB/day, target
   <= 5 GB: MISSED; 12x less than the snapshot way's 388.8 GB. The audit alone (45 MB every
-  5 min) is 2.6x the target, and the frames as sent 2x; with permessage-deflate (49 B a
-  frame, estimated with zlib) the frames would be 1.80 GB.
+  5 min) is 2.6x the target, and the frames as sent then (plain) 2x.
+- frames with permessage-deflate, measured on a socket (2026-11-24, ``--hours 0.02``, seed
+  7: the first 20,000 frames): 46.5 B a frame against 262.6 B plain, 5.6x less: the frames
+  are 1.73 GB/day at 430 events/s instead of 9.76 GB (the zlib estimate this replaces said
+  49 B). CPU of both ends in this process (hypercorn and wsproto compressing, the client
+  inflating and decoding): 306 us a frame against 259 us plain. With them the run's total
+  is 28.9 GB/day: the audit snapshots (13.0 GB) and the searches (14.2 GB in that short,
+  CPU-timed run) are what is left above the target.
 """
 
 from __future__ import annotations
@@ -89,11 +99,12 @@ import heapq
 import itertools
 import math
 import random
+import socket
 import sys
 import time
-import zlib
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 import httpx
@@ -109,7 +120,7 @@ from engine.models import Listing
 from engine.rules import Decision, EvalContext, RuleSet, evaluate, load_rules_text
 from engine.sandbox import Listing as SandboxListing
 from engine.sandbox import MarketConfig, Sandbox, SandboxConfig
-from engine.sandbox._feed import change_frame
+from engine.sandbox._feed import FeedConfig, change_frame, event_frame, open_packet
 from engine.sandbox._routes_market import search_entry
 from engine.sandbox._snapshot import Snapshot
 from engine.sniper import Engine, EngineMode, EngineSettings, FeedSettings
@@ -123,7 +134,7 @@ AUDIT_EVERY = 300.0
 TAIL = 180.0  # the run goes on this long after the last counted arrival
 CHURN = {"churn_per_second": 430.0, "burst_every": 120.0, "burst_seconds": 3.0}
 LIVE_EVENTS_PER_SECOND = 430.0
-WS_FRAMING = 4  # bytes of websocket header on a server frame of 126..65535 bytes
+SAMPLE_FRAMES = 20_000  # the first frames, replayed over a real socket to measure them
 DAY = 86_400.0
 TARGET_MEDIAN, TARGET_P95, TARGET_BYTES = 0.25, 1.0, 5e9
 SNAPSHOT_WAY_LIVE = 388.8e9  # `snipe check`'s figure for csgo every 10 s
@@ -260,6 +271,8 @@ class RunResult:
     events: int = 0
     frame_bytes: float = 0.0
     deflated_bytes: float = 0.0
+    sampled_frames: int = 0
+    frame_cpu: tuple[float, float] = (0.0, 0.0)  # s a frame, both ends: plain, deflated
     engine_share: list[float] = field(default_factory=list)
     waits: list[float] = field(default_factory=list)
     busy: float = 0.0
@@ -466,27 +479,76 @@ class Wire:
     queue: list[tuple[float, int, str]] = field(default_factory=list)
     seq: itertools.count[int] = field(default_factory=itertools.count)
     frames: int = 0
-    bytes: int = 0
-    deflated: int = 0
-    """What the frames would take with permessage-deflate (RFC 7692, context kept between
-    messages), which a server may offer: an estimate, the sandbox does not."""
-    _deflate: zlib._Compress = field(
-        default_factory=lambda: zlib.compressobj(6, zlib.DEFLATED, -15)
-    )
+    sample: list[str] = field(default_factory=list)
+    """The first :data:`SAMPLE_FRAMES` frames as written, in order (what a connection's
+    deflate context sees), for :func:`measure_frames`."""
 
     def send(self, at: float, frame: str) -> float:
         """Put ``frame``, written at ``at``, on the wire; when it arrives."""
         self.frames += 1
-        data = frame.encode()
-        self.bytes += len(data) + WS_FRAMING
-        self.deflated += len(self._deflate.compress(data) + self._deflate.flush(zlib.Z_SYNC_FLUSH))
-        self.deflated += WS_FRAMING - 4  # the flush's 4-byte tail is not sent
+        if len(self.sample) < SAMPLE_FRAMES:
+            self.sample.append(frame)
         arrives = at + self.rng.uniform(self.low, self.high)
         heapq.heappush(self.queue, (arrives, next(self.seq), frame))
         return arrives
 
     def next_at(self) -> float:
         return self.queue[0][0] if self.queue else math.inf
+
+
+async def measure_frames(frames: list[str]) -> dict[str, tuple[float, float]]:
+    """Bytes a frame takes on a real socket, and the CPU seconds of both ends per frame
+    (server and client share this process), per compression mode of the feed client:
+    ``frames`` sent in order by a Starlette websocket served by hypercorn (the sandbox's
+    stack: it accepts permessage-deflate when offered) on 127.0.0.1 to snipe's
+    :class:`FeedClient`, whose network stream counts what it reads
+    (``wire_bytes_received``: frame headers and payloads, compressed or not; the open,
+    namespace and ``subscribed`` packets, ~150 B in all, are counted too)."""
+    from hypercorn.asyncio import serve
+    from hypercorn.config import Config
+    from starlette.applications import Starlette
+    from starlette.routing import WebSocketRoute
+    from starlette.websockets import WebSocket
+
+    async def replay(ws: WebSocket) -> None:
+        await ws.accept()
+        await ws.send_text(open_packet("bench", FeedConfig(ping_interval=600, ping_timeout=600)))
+        await ws.receive_text()  # 40
+        await ws.send_text('40{"sid":"bench"}')
+        await ws.receive_text()  # the subscription
+        await ws.send_text(event_frame("subscribed", {"name": "csgo"}))
+        for frame in frames:
+            await ws.send_text(frame)
+        await ws.receive()  # until the client leaves
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    config = Config()
+    config.bind = [f"fd://{sock.detach()}"]
+    config.accesslog = config.errorlog = None
+    app: Any = Starlette(routes=[WebSocketRoute("/socket.io/", replay)])
+    per_frame: dict[str, tuple[float, float]] = {}
+    stop = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: serve(app, config, shutdown_trigger=stop.wait))
+        for mode in ("off", "auto"):
+            cpu = time.process_time()
+            async with FeedClient(url, games=["csgo"], compression=mode) as feed:
+                with anyio.fail_after(600):
+                    async for _ in feed:
+                        if feed.health().events_received >= len(frames):
+                            break
+                health = feed.health()
+                assert health.compressed is (mode == "auto"), health
+                count = max(1, len(frames))
+                per_frame[mode] = (
+                    health.wire_bytes_received / count,
+                    (time.process_time() - cpu) / count,
+                )
+        stop.set()
+    return per_frame
 
 
 async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunResult:
@@ -555,9 +617,12 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
         await s.ledger.close()
     result = _result("feed", s, hours)
     result.events = feed.health().events_received
-    result.frame_bytes = wire.bytes / max(1, wire.frames)
-    result.deflated_bytes = wire.deflated / max(1, wire.frames)
-    result.bytes["feed"] = wire.bytes
+    measured = await measure_frames(wire.sample)
+    plain, deflated = measured["off"], measured["auto"]
+    result.frame_bytes, result.deflated_bytes = plain[0], deflated[0]
+    result.frame_cpu = (plain[1], deflated[1])
+    result.sampled_frames = len(wire.sample)
+    result.bytes["feed"] = round(wire.frames * result.deflated_bytes)  # snipe's default: auto
     result.waits = waits
     result.busy = busy
     result.by_search = sum(
@@ -636,26 +701,30 @@ def _report_bytes(snap: RunResult, feed: RunResult) -> None:
     )
     csgo = GAME_SNAPSHOT_BYTES["csgo"]
     polls = feed.snapshots / days
-    live_feed = LIVE_EVENTS_PER_SECOND * feed.frame_bytes * DAY
+    live_plain = LIVE_EVENTS_PER_SECOND * feed.frame_bytes * DAY
+    live_feed = LIVE_EVENTS_PER_SECOND * feed.deflated_bytes * DAY
     live_snapshots = DAY / AUDIT_EVERY * csgo
     live_other = (feed.bytes["search"] + feed.bytes["other"]) / days
     total = live_feed + live_snapshots + live_other
     verdict = "meets" if total <= TARGET_BYTES else "MISSES"
     print(
         f"extrapolated to the live market (csgo): feed {_gb(live_feed)} "
-        f"({LIVE_EVENTS_PER_SECOND:g} events/s x {feed.frame_bytes:.0f} B), audit snapshots "
-        f"{_gb(live_snapshots)} ({DAY / AUDIT_EVERY:.0f} x {csgo / 1e6:.0f} MB; the sandbox "
-        f"run polled {polls:.0f}/day), searches and the rest {_gb(live_other)}: "
+        f"({LIVE_EVENTS_PER_SECOND:g} events/s x {feed.deflated_bytes:.1f} B deflated), "
+        f"audit snapshots {_gb(live_snapshots)} ({DAY / AUDIT_EVERY:.0f} x {csgo / 1e6:.0f} "
+        f"MB; the sandbox run polled {polls:.0f}/day), searches and the rest {_gb(live_other)}: "
         f"{_gb(total)}/day; target <= {_gb(TARGET_BYTES)}: {verdict}; "
         f"ratio to the snapshot way every 10 s ({_gb(SNAPSHOT_WAY_LIVE)}): "
         f"{SNAPSHOT_WAY_LIVE / total:.0f}x less"
     )
-    deflated = LIVE_EVENTS_PER_SECOND * feed.deflated_bytes * DAY
     print(
-        f"  with permessage-deflate the feed would be {_gb(deflated)} ({feed.deflated_bytes:.0f}"
-        f" B a frame, estimated with zlib over the same frames)"
+        f"  feed frames measured on a socket ({feed.sampled_frames:,} of this run's frames, "
+        f"snipe's client against hypercorn): {feed.deflated_bytes:.1f} B a frame with "
+        f"permessage-deflate, {feed.frame_bytes:.1f} B plain ({_gb(live_plain)}/day): "
+        f"{feed.frame_bytes / feed.deflated_bytes:.1f}x less; CPU of both ends (server, "
+        f"client's decoding) {feed.frame_cpu[1] * 1e6:.0f} us a frame against "
+        f"{feed.frame_cpu[0] * 1e6:.0f} us plain"
     )
-    for label, frames in (("as sent", live_feed), ("deflated", deflated)):
+    for label, frames in (("plain", live_plain), ("deflated", live_feed)):
         budget = TARGET_BYTES - frames - live_other
         if budget > 0:
             print(

@@ -18,7 +18,7 @@ What runs, on one event loop, on asyncio then trio (``--backend`` picks one):
   set aside, counters, batches to the consumer). Measured three ways:
   1. *httpx-ws's own session*, one message per ``receive`` (what the client did before),
      consumed by a task that only counts;
-  2. *the feed client's session* (``engine/client/_ws.py``: a read's messages at once,
+  2. *the feed client's session* (``engine/client/_wsread.py``: a read's messages at once,
      the feed's text frames split without wsproto), consumed the same way: framing and
      decoding alone;
   3. the same, consumed by :meth:`FeedWatch.consume` of an engine with 50 rules (30
@@ -92,7 +92,7 @@ from engine._limiter import DEFAULT_LIMITS, RateLimiter
 from engine._plugins import make_plugin_host
 from engine.client import FeedBatch, FeedClient, MarketClient, TradeLink
 from engine.client._feed import _Sink
-from engine.client._ws import BatchingSession
+from engine.client._wsread import BatchingSession
 from engine.ledger import MEMORY, Ledger
 from engine.rules import load_rules_text
 from engine.sandbox import MarketConfig, Sandbox, SandboxConfig

@@ -12,9 +12,14 @@ to :attr:`FeedClient.malformed_observer` under the endpoint label ``feed``; the 
 goes on.
 
 In a burst the cost is per socket read, not per frame, wherever it can be: the session
-(:mod:`._ws`) hands over every message of one read at once, and the events decoded from
+(:mod:`._wsread`) hands over every message of one read at once, and the events decoded from
 them go to the consumer in lists (:meth:`FeedClient.run_batches`), so neither the reading
 nor the consuming task takes a turn of the event loop per event.
+
+The upgrade request offers permessage-deflate (``compression="auto"``, the default; ``off``
+offers nothing) and the session runs compressed only when the server accepts it
+(:mod:`._websocket`); :meth:`FeedClient.health` tells which, and the bytes the socket
+carried.
 
 The API key, when given, is sent in an ``authorization`` header added by a transport to a
 private copy of the upgrade request, never in the address, so nothing httpx logs or
@@ -39,18 +44,13 @@ import httpx
 import wsproto.events
 import wsproto.utilities
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from httpx_ws import (
-    AsyncWebSocketSession,
-    HTTPXWSException,
-    WebSocketDisconnect,
-    aconnect_ws,
-)
+from httpx_ws import HTTPXWSException, WebSocketDisconnect, aconnect_ws
 from pydantic import ValidationError
 
 from .._clock import Clock, SystemClock
 from .._errors import ConfigError
 from ..models import FeedListing, FeedRemoval, SetAside, decode_item
-from . import _eio, _ws
+from . import _eio, _wsread
 from ._core import MalformedObserver
 from ._feed_events import (
     Backoff,
@@ -64,6 +64,13 @@ from ._feed_events import (
 )
 from ._secret import APIKey, Secret
 from ._transport import _scrubbed
+from ._websocket import (
+    FeedHandshakeError,
+    FeedSession,
+    WireMeter,
+    check_compression,
+    offer_headers,
+)
 
 __all__ = ["BATCH", "FEED_ENDPOINT", "FeedBatch", "FeedClient"]
 
@@ -90,9 +97,9 @@ turn is bounded by it as much as by its clock (see FeedWatch.consume)."""
 _LISTING_JSON: Final = FeedListing.__pydantic_validator__.validate_json
 _REMOVAL_JSON: Final = FeedRemoval.__pydantic_validator__.validate_json
 # The session whose reading task hands over a read's messages at once, when the installed
-# httpx-ws is the one it was written for (see _ws.py).
-_SESSION: Final[type[AsyncWebSocketSession]] = (
-    _ws.BatchingSession if _ws.batching_available() else AsyncWebSocketSession
+# httpx-ws is the one it was written for (see _wsread.py).
+_SESSION: Final[type[FeedSession]] = (
+    _wsread.BatchingSession if _wsread.batching_available() else FeedSession
 )
 
 # How much httpx-ws reads from the socket at a time (its "max message size" is the read
@@ -187,11 +194,14 @@ class FeedClient:
         open_timeout: float = 10.0,
         buffer: int = 8192,
         on_connect: Callable[[FeedConnected], None] | None = None,
+        compression: str = "auto",
     ) -> None:
         self._base = _check_feed_url(feed_url)
         self._url = f"{self._base}{FEED_PATH}?{FEED_QUERY}"
         self._games = _check_games(games)
         self._key = _check_key(api_key)
+        self._compression = check_compression(compression)
+        self._offer = offer_headers(self._compression)
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._transport = transport
         self._backoff = backoff if backoff is not None else Backoff()
@@ -215,6 +225,10 @@ class FeedClient:
         self._disconnects: dict[str, int] = {}
         self._frames = 0
         self._bytes = 0
+        # the socket's bytes: of the connections that ended, and of the one under way
+        self._wire_done = 0
+        self._wire: WireMeter | None = None
+        self._compressed: bool | None = None
         self._last_event_at: float | None = None
         self._last_frame_at: float | None = None
         self._rate = EventRate()
@@ -234,6 +248,11 @@ class FeedClient:
     def url(self) -> str:
         """The websocket's address (it never holds the key)."""
         return self._url
+
+    @property
+    def compression(self) -> str:
+        """``auto`` (permessage-deflate offered, used if accepted) or ``off``."""
+        return self._compression
 
     # --- the consumer's side ----------------------------------------------------------
 
@@ -283,6 +302,9 @@ class FeedClient:
             last_frame_at=self._last_frame_at,
             events_per_second=self._rate.per_second(now),
             attempts=self._attempts,
+            compressed=self._compressed,
+            wire_bytes_received=self._wire_done
+            + (self._wire.received if self._wire is not None else 0),
         )
 
     # --- the connection loop ----------------------------------------------------------
@@ -356,6 +378,9 @@ class FeedClient:
             except _ConsumerGone:
                 gone = True  # raised outside the task group, which would wrap it in a group
             tg.cancel_scope.cancel()
+        if self._wire is not None:
+            self._wire_done += self._wire.received
+            self._wire = None
         if gone:
             raise _ConsumerGone
         if ended is None:  # the watchdog cancelled it
@@ -378,7 +403,10 @@ class FeedClient:
                 keepalive_ping_interval_seconds=None,  # Engine.IO has its own heartbeat
                 max_message_size_bytes=_READ_CHUNK,
                 session_class=_SESSION,
+                headers=dict(self._offer),  # httpx-ws adds its own to the dict
             ) as ws:
+                self._wire = ws.wire
+                self._compressed = ws.deflate
                 return await self._read(ws, sink)
         except _ConsumerGone:
             raise
@@ -394,13 +422,13 @@ class FeedClient:
         except _CONNECTION_ERRORS as exc:
             return _Ended(_reason_of(exc), _describe(exc))
 
-    async def _read(self, ws: AsyncWebSocketSession, sink: _Sink) -> _Ended:
+    async def _read(self, ws: FeedSession, sink: _Sink) -> _Ended:
         """Frames until the connection ends; returns why it ended. The messages of one
-        read of the socket are taken together (see _ws.py) and their events handed over
+        read of the socket are taken together (see _wsread.py) and their events handed over
         in lists of up to :data:`BATCH`; a control packet (a ping, the namespace joined)
         first hands over the events before it, so the order is kept."""
         clock = self._clock
-        receive = _ws.receiver(ws)
+        receive = _wsread.receiver(ws)
         hot = _eio.event_parts
         parse = _eio.parse
         sio_event = _eio.SioEvent
@@ -416,7 +444,7 @@ class FeedClient:
             self._last_frame_at = now
             events: list[FeedEvent] = []
             for message in messages:
-                if type(message) is str:  # a text frame, as _ws.FrameReader reads it
+                if type(message) is str:  # a text frame, as _wsread.FrameReader reads it
                     text = message
                 elif type(message) is text_message:
                     text = message.data
@@ -454,7 +482,7 @@ class FeedClient:
             await sink.put(events)
 
     async def _control(
-        self, ws: AsyncWebSocketSession, packet: _eio.Packet, now: float, sink: _Sink
+        self, ws: FeedSession, packet: _eio.Packet, now: float, sink: _Sink
     ) -> _Ended | None:
         """Everything but an event; an :class:`_Ended` when the connection must end."""
         if isinstance(packet, _eio.EioPing):
@@ -480,7 +508,7 @@ class FeedClient:
         return None
 
     async def _joined(
-        self, ws: AsyncWebSocketSession, packet: _eio.SioConnect, now: float, sink: _Sink
+        self, ws: FeedSession, packet: _eio.SioConnect, now: float, sink: _Sink
     ) -> None:
         opened = self._open
         for game in self._games:
@@ -638,6 +666,8 @@ def _game_of(payload: str | None) -> str | None:
 def _reason_of(exc: BaseException) -> str:
     if isinstance(exc, WebSocketDisconnect):
         return "closed"
+    if isinstance(exc, FeedHandshakeError):
+        return "refused"
     return "network"
 
 

@@ -108,6 +108,9 @@ class FeedHealth:
     ``set_aside`` counts what could not be read, per field label; ``disconnects`` counts
     ended connections per reason (see :class:`FeedDisconnected`). Times are the client's
     clock; ``bytes_received`` is the websocket messages' payload (UTF-8), without framing;
+    ``wire_bytes_received`` is what the socket carried after the upgrade (frames as sent,
+    compressed when ``compressed``: the connection under way, or the last one, runs with
+    permessage-deflate; ``None`` before any connection);
     ``attempts`` counts the connections that ended or failed (each followed by a backoff).
     """
 
@@ -125,6 +128,8 @@ class FeedHealth:
     last_frame_at: float | None
     events_per_second: float
     attempts: int
+    compressed: bool | None = None
+    wire_bytes_received: int = 0
 
     @property
     def events_received(self) -> int:

@@ -79,6 +79,10 @@ class Account(StrictModel):
     changed and removed listing as it happens): ``auto`` uses it when the service answers
     the handshake and polls the snapshot otherwise; ``on`` always connects (and keeps
     retrying); ``off`` never connects: detection is the snapshot's alone."""
+    feed_compression: Literal["auto", "off"] = "auto"
+    """``auto`` offers permessage-deflate (RFC 7692) when the feed's websocket opens and
+    uses it if the service accepts (the frames are JSON that repeats itself: several times
+    fewer bytes); ``off`` never offers it (plain frames, less CPU)."""
     feed_url: str | None = None
     """Where the feed is (the website's host: ``https://host``, ``/socket.io/`` is added).
     Unset: the scheme and host of ``base_url`` (where the sandbox serves it)."""

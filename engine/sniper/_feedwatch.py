@@ -117,6 +117,8 @@ class FeedView:
     bought: int
     confirm_searches: int
     set_aside: int
+    compressed: bool | None = None
+    """The connection runs with permessage-deflate (``None``: no connection yet)."""
 
 
 class FeedWatch:
@@ -199,8 +201,10 @@ class FeedWatch:
             state = "distrusted" if self.distrusted else "trusted"
         per_day = None
         received = health.bytes_received if health is not None else 0
+        # the traffic is what the socket carried (compressed or not), not the payload
+        wire = health.wire_bytes_received if health is not None else 0
         if self._first_connected_at is not None and now > self._first_connected_at:
-            per_day = received / (now - self._first_connected_at) * 86_400
+            per_day = wire / (now - self._first_connected_at) * 86_400
         since = None if self._last_event_at is None else max(0.0, now - self._last_event_at)
         return FeedView(
             state=state,
@@ -216,6 +220,7 @@ class FeedWatch:
             bought=self.bought,
             confirm_searches=self.confirm_searches,
             set_aside=sum(health.set_aside.values()) if health is not None else 0,
+            compressed=health.compressed if health is not None else None,
         )
 
     # -- live ----------------------------------------------------------------------------

@@ -120,6 +120,7 @@ def feed_client(
         clock=clock,
         transport=transport,
         open_timeout=open_timeout,
+        compression=account.feed_compression,
     )
 
 

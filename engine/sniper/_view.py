@@ -299,6 +299,8 @@ def feed_words(feed: FeedView) -> str:
     words += f", {feed.reconnects} reconnects, {feed.gaps_healed} healed, {feed.missed} missed"
     if feed.bytes_per_day is not None:
         words += f", {format_bytes(int(feed.bytes_per_day))}/day"
+        if feed.compressed:
+            words += " deflated"
     return words
 
 

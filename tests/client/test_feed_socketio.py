@@ -1,6 +1,9 @@
-"""The feed client against a Socket.IO server nobody here wrote (python-socketio's ASGI
-server, served by hypercorn on 127.0.0.1), so that the client and the fake feed of
-``test_feed.py`` are not built from the same misunderstanding.
+"""The feed client against a Socket.IO server nobody here wrote (python-socketio's server,
+as an ASGI app served by hypercorn, and on aiohttp's web server, on 127.0.0.1), so that the
+client and the fake feed of ``test_feed.py`` are not built from the same misunderstanding.
+Both servers accept permessage-deflate when offered: hypercorn with wsproto's
+implementation (the one the client runs), aiohttp with its own, so a compressed session
+is checked against a deflate nobody here chose either.
 
 python-socketio's server runs on asyncio only: it runs in a thread with an event loop of
 its own, and the client, in the test's loop, runs on asyncio and on trio like the rest.
@@ -17,7 +20,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import anyio
+import pytest
 import socketio
+from aiohttp import web
 from feed_support import until
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
@@ -42,16 +47,18 @@ LISTING = {
 
 
 class ThirdPartyFeed:
-    """python-socketio serving ``sub`` the way the feed does, in a thread of its own."""
+    """python-socketio serving ``sub`` the way the feed does, in a thread of its own, on
+    ``web``: ``hypercorn`` (its ASGI app) or ``aiohttp``."""
 
-    def __init__(self) -> None:
+    def __init__(self, web_server: str = "hypercorn") -> None:
+        self.web_server = web_server
         # a heartbeat far faster than the feed's 25 s, so the test sees several pings: a
         # ping every 50 ms, 1 s announced (python-engineio announces whole seconds, the
         # interval plus its grace period)
+        mode = "asgi" if web_server == "hypercorn" else "aiohttp"
         self.sio = socketio.AsyncServer(
-            async_mode="asgi", ping_interval=(0.05, 0.95), ping_timeout=0.5, logger=False
+            async_mode=mode, ping_interval=(0.05, 0.95), ping_timeout=0.5, logger=False
         )
-        self.app = socketio.ASGIApp(self.sio, socketio_path="socket.io")
         self.subscribed: list[tuple[str, str]] = []
         self.loop: asyncio.AbstractEventLoop | None = None
         self.sio.on("sub", self._sub)
@@ -75,19 +82,16 @@ class ThirdPartyFeed:
         sock.bind(("127.0.0.1", 0))
         sock.listen(16)
         port = sock.getsockname()[1]
-        config = Config()
-        config.bind = [f"fd://{sock.detach()}"]
-        config.accesslog = None
-        config.errorlog = None
         ready = threading.Event()
         stop: list[asyncio.Event] = []
 
         async def main() -> None:
             self.loop = asyncio.get_running_loop()
             stop.append(asyncio.Event())
-            ready.set()
-            app: Any = self.app
-            await serve(app, config, shutdown_trigger=stop[0].wait)
+            if self.web_server == "hypercorn":
+                await self._hypercorn(sock, ready, stop[0])
+            else:
+                await self._aiohttp(sock, ready, stop[0])
 
         thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
         thread.start()
@@ -99,19 +103,52 @@ class ThirdPartyFeed:
             self.loop.call_soon_threadsafe(stop[0].set)
             thread.join(5)
 
+    async def _hypercorn(
+        self, sock: socket.socket, ready: threading.Event, stop: asyncio.Event
+    ) -> None:
+        config = Config()
+        config.bind = [f"fd://{sock.detach()}"]
+        config.accesslog = None
+        config.errorlog = None
+        app: Any = socketio.ASGIApp(self.sio, socketio_path="socket.io")
+        ready.set()
+        await serve(app, config, shutdown_trigger=stop.wait)
+
+    async def _aiohttp(
+        self, sock: socket.socket, ready: threading.Event, stop: asyncio.Event
+    ) -> None:
+        app = web.Application()
+        self.sio.attach(app, socketio_path="socket.io")
+        runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        await runner.setup()
+        await web.SockSite(runner, sock).start()
+        ready.set()
+        try:
+            await stop.wait()
+        finally:
+            await runner.cleanup()
+
 
 async def next_event(feed: FeedClient) -> FeedEvent:
     with anyio.fail_after(5):
         return await anext(aiter(feed))
 
 
-async def test_a_third_party_socketio_server_feeds_the_client() -> None:
-    server = ThirdPartyFeed()
+@pytest.mark.parametrize(
+    ("web_server", "compression"),
+    [("hypercorn", "auto"), ("aiohttp", "auto"), ("aiohttp", "off")],
+)
+async def test_a_third_party_socketio_server_feeds_the_client(
+    web_server: str, compression: str
+) -> None:
+    server = ThirdPartyFeed(web_server)
     with server.running() as url:
         fast = Backoff(initial=0.01, cap=0.02)
-        async with FeedClient(url, games=["csgo"], backoff=fast) as feed:
+        async with FeedClient(url, games=["csgo"], backoff=fast, compression=compression) as feed:
             connected = await next_event(feed)
             assert isinstance(connected, FeedConnected)
+            # both servers accept permessage-deflate when it is offered
+            assert feed.health().compressed is (compression == "auto")
             assert (connected.ping_interval, connected.ping_timeout) == (1.0, 0.5)
             await until(lambda: len(server.subscribed) == 1, "the subscription")
             sid, game = server.subscribed[0]

@@ -1,4 +1,4 @@
-"""The feed's websocket frame reader (engine/client/_ws.py) against wsproto's own parser:
+"""The feed's websocket frame reader (engine/client/_wsread.py) against wsproto's own parser:
 the same events for the same bytes, however the reads cut them. Sans I/O, synchronous."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from wsproto import ConnectionType
 from wsproto.events import BytesMessage, CloseConnection, Ping, Pong, TextMessage
 
 from engine.client import _feed
-from engine.client._ws import BatchingSession, FrameReader, batching_available
+from engine.client._wsread import BatchingSession, FrameReader, batching_available
 
 LISTING = '42["new",{"item_id":"1","name":"★ StatTrak™ Karambit | Doppler","price":1}]'
 

@@ -1,5 +1,6 @@
 """A sandbox served by hypercorn on 127.0.0.1 and a minimal Engine.IO / Socket.IO test
-client over httpx-ws, for the feed tests."""
+client over httpx-ws, for the feed tests (with permessage-deflate offered, as snipe's
+client does, unless told not to)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from typing import Any
 
 import anyio
 import httpx
-from httpx_ws import AsyncWebSocketSession, aconnect_ws
+from httpx_ws import aconnect_ws
 
 from engine import VirtualClock
+from engine.client._websocket import FeedSession, offer_headers
 
 # A guard against a hang, not a measurement: frames arrive in milliseconds.
 PATIENCE = 10.0
@@ -22,7 +24,7 @@ FEED = "/socket.io/?EIO=4&transport=websocket"
 class Feed:
     """The client side of one feed connection, frame by frame."""
 
-    def __init__(self, ws: AsyncWebSocketSession) -> None:
+    def __init__(self, ws: FeedSession) -> None:
         self.ws = ws
         self.pings_answered = 0
 
@@ -65,11 +67,15 @@ class Feed:
 
 
 @asynccontextmanager
-async def feed(url: str) -> AsyncIterator[Feed]:
+async def feed(url: str, *, deflate: bool = True) -> AsyncIterator[Feed]:
+    """A connection that offers permessage-deflate (``deflate``) or not; the sandbox (on
+    hypercorn) accepts what is offered."""
+    offer = offer_headers("auto" if deflate else "off")
     async with (
         httpx.AsyncClient() as http,
-        aconnect_ws(url + FEED, http) as ws,
+        aconnect_ws(url + FEED, http, session_class=FeedSession, headers=offer) as ws,
     ):
+        assert ws.deflate is deflate
         yield Feed(ws)
 
 

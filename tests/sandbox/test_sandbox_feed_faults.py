@@ -1,5 +1,6 @@
 """The feed's faults on demand (``feed:`` in a scenario file, or ``Sandbox.inject_feed``),
-each seen from a client over a real socket, on both backends."""
+each seen from a client over a real socket, on both backends, with permessage-deflate
+negotiated and with plain frames."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ from engine.sandbox._feed import MALFORMED, change_frame
 QUIET = FeedConfig(ping_interval=1e6, ping_timeout=1e6)
 
 
+@pytest.fixture(params=[True, False], ids=["deflate", "plain"])
+def deflate(request: pytest.FixtureRequest) -> bool:
+    """Whether the client offers permessage-deflate (hypercorn accepts it when offered)."""
+    return bool(request.param)
+
+
 def _sandbox(clock: VirtualClock, feed_config: FeedConfig = QUIET) -> Sandbox:
     config = SandboxConfig(seed=3, market=MarketConfig(size=800), feed=feed_config)
     return Sandbox(config, clock=clock)
@@ -42,10 +49,10 @@ async def _frames_for(sandbox: Sandbox, clock: VirtualClock, seconds: float) -> 
     return [change_frame(c) for c in changes if c.listing.game == "csgo"]
 
 
-async def test_duplicated_events_come_twice(clock: VirtualClock) -> None:
+async def test_duplicated_events_come_twice(clock: VirtualClock, deflate: bool) -> None:
     sandbox = _sandbox(clock)
     sandbox.inject_feed("duplicate", probability=1.0)
-    async with served(sandbox) as url, feed(url) as client:
+    async with served(sandbox) as url, feed(url, deflate=deflate) as client:
         await client.join("csgo")
         wanted = await _frames_for(sandbox, clock, 900.0)
         got = [await client.frame() for _ in range(2 * len(wanted))]
@@ -53,10 +60,10 @@ async def test_duplicated_events_come_twice(clock: VirtualClock) -> None:
     assert got == [frame for frame in wanted for _ in range(2)]
 
 
-async def test_an_event_held_back_comes_after_the_next(clock: VirtualClock) -> None:
+async def test_an_event_held_back_comes_after_the_next(clock: VirtualClock, deflate: bool) -> None:
     sandbox = _sandbox(clock)
     sandbox.inject_feed("out_of_order", count=1)
-    async with served(sandbox) as url, feed(url) as client:
+    async with served(sandbox) as url, feed(url, deflate=deflate) as client:
         await client.join("csgo")
         wanted = await _frames_for(sandbox, clock, 900.0)
         got = [await client.frame() for _ in wanted]
@@ -64,10 +71,12 @@ async def test_an_event_held_back_comes_after_the_next(clock: VirtualClock) -> N
     assert got == [wanted[1], wanted[0], *wanted[2:]]
 
 
-async def test_malformed_frames_come_between_the_good_ones(clock: VirtualClock) -> None:
+async def test_malformed_frames_come_between_the_good_ones(
+    clock: VirtualClock, deflate: bool
+) -> None:
     sandbox = _sandbox(clock)
     sandbox.inject_feed("malformed", count=len(MALFORMED))
-    async with served(sandbox) as url, feed(url) as client:
+    async with served(sandbox) as url, feed(url, deflate=deflate) as client:
         await client.join("csgo")
         wanted = await _frames_for(sandbox, clock, 1800.0)
         got = [await client.frame() for _ in range(len(wanted) + len(MALFORMED))]
@@ -83,10 +92,10 @@ async def test_malformed_frames_come_between_the_good_ones(clock: VirtualClock) 
         del name
 
 
-async def test_an_abrupt_disconnect_says_no_goodbye(clock: VirtualClock) -> None:
+async def test_an_abrupt_disconnect_says_no_goodbye(clock: VirtualClock, deflate: bool) -> None:
     sandbox = _sandbox(clock)
     sandbox.inject_feed("disconnect", count=1)
-    async with served(sandbox) as url, feed(url) as client:
+    async with served(sandbox) as url, feed(url, deflate=deflate) as client:
         await client.join("csgo")
         await advance_until(clock, lambda: bool(sandbox.feed.faults_fired))
         with pytest.raises(WebSocketDisconnect) as closed:
@@ -102,10 +111,11 @@ def _handshake_time(payload: dict[str, str]) -> float:
 
 async def test_a_stall_sends_nothing_not_even_pings_and_keeps_the_socket(
     clock: VirtualClock,
+    deflate: bool,
 ) -> None:
     sandbox = _sandbox(clock, FeedConfig(ping_interval=10.0, ping_timeout=1e6))
     sandbox.inject_feed("stall", count=1, seconds=120.0)
-    async with served(sandbox) as url, feed(url) as client:
+    async with served(sandbox) as url, feed(url, deflate=deflate) as client:
         await client.join("csgo")
         await advance_until(clock, lambda: bool(sandbox.feed.faults_fired), step=1.0)
         stalled_at = sandbox.feed.faults_fired[0]["at"]
@@ -121,10 +131,12 @@ async def test_a_stall_sends_nothing_not_even_pings_and_keeps_the_socket(
     assert client.pings_answered <= 2  # not one every 10 s while stalled
 
 
-async def test_a_burst_sends_thousands_of_events_per_second(clock: VirtualClock) -> None:
+async def test_a_burst_sends_thousands_of_events_per_second(
+    clock: VirtualClock, deflate: bool
+) -> None:
     sandbox = _sandbox(clock)
     sandbox.inject_feed("burst", count=1, rate=3000, seconds=0.2)  # 600 events
-    async with served(sandbox) as url, feed(url) as client:
+    async with served(sandbox) as url, feed(url, deflate=deflate) as client:
         await client.join("csgo")
         await advance_until(clock, lambda: bool(sandbox.feed.faults_fired))
         burst_at = clock.now()
@@ -139,6 +151,7 @@ async def test_a_burst_sends_thousands_of_events_per_second(clock: VirtualClock)
 
 async def test_a_departed_listing_comes_back_but_a_bought_one_does_not(
     clock: VirtualClock,
+    deflate: bool,
 ) -> None:
     sandbox = _sandbox(clock)
     sandbox.inject_feed("relist", probability=1.0, seconds=30.0)
@@ -148,7 +161,7 @@ async def test_a_departed_listing_comes_back_but_a_bought_one_does_not(
         key=lambda li: li.price,
     )
     account = sandbox.default_account
-    async with served(sandbox) as url, feed(url) as client:
+    async with served(sandbox) as url, feed(url, deflate=deflate) as client:
         await client.join("csgo")
         async with httpx.AsyncClient(base_url=url) as http:
             answer = await http.get(
@@ -205,7 +218,9 @@ def test_the_shipped_feed_scenario_has_one_fault_of_each_kind() -> None:
     assert sorted(kinds) == sorted(FeedFault.model_fields["kind"].annotation.__args__)
 
 
-async def test_feed_faults_can_be_armed_and_disarmed_over_http(clock: VirtualClock) -> None:
+async def test_feed_faults_can_be_armed_and_disarmed_over_http(
+    clock: VirtualClock, deflate: bool
+) -> None:
     sandbox = _sandbox(clock)
     transport = httpx.ASGITransport(app=sandbox.app)
     async with httpx.AsyncClient(transport=transport, base_url="http://sandbox") as http:

@@ -14,6 +14,7 @@ from engine import VirtualClock
 from engine.client import Backoff, FeedClient
 from engine.sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig, served
 from engine.sniper import EngineSettings, FeedSettings
+from engine.sniper._view import feed_words
 
 from .harness import Rig, pick_item, plant, purchases_of, rig, rules_text
 
@@ -72,6 +73,10 @@ async def test_a_deal_on_the_live_feed_is_bought_before_any_search(clock: Virtua
     assert view.feed is not None
     assert view.feed.connected
     assert view.feed.gaps_healed == 1
+    # the sandbox accepted permessage-deflate: the traffic shown is the socket's
+    assert view.feed.compressed is True
+    assert view.feed.bytes_per_day is not None
+    assert "/day deflated" in feed_words(view.feed)
 
 
 async def test_a_stall_falls_back_to_the_snapshot_and_nothing_is_bought_twice(

@@ -61,6 +61,7 @@ def test_the_feed_settings_and_their_defaults(
     ("account", "field"),
     [
         ("  feed: sometimes\n", "account.feed"),
+        ("  feed_compression: gzip\n", "account.feed_compression"),
         ('  feed_url: "ftp://market.example"\n', "account.feed_url"),
         ('  feed_url: "https://market.example/?key=secret"\n', "account.feed_url"),
         ("  audit_every: 1s\n", "account.audit_every"),
@@ -106,6 +107,23 @@ async def test_the_session_builds_the_feed_client_when_wanted(
             assert client.url.startswith(address)
             assert "k" * 20 not in client.url
             assert "k" * 20 not in repr(client)
+
+
+@pytest.mark.parametrize(
+    ("account", "compression"), [("", "auto"), ("  feed_compression: off\n", "off")]
+)
+async def test_the_feed_compression_setting_reaches_the_client(
+    tmp_path: Path, account: str, compression: str
+) -> None:
+    host = make_plugin_host(load_entry_points=False)
+    ruleset = load_rules_text(_rules("  feed: on\n" + account), host=host)
+    assert ruleset.account.feed_compression == compression
+    options = SessionOptions(ledger=tmp_path / "l.sqlite")
+    async with open_engine(
+        ruleset, api_key="k" * 20, clock=VirtualClock(), host=host, options=options
+    ) as engine:
+        assert engine.feedwatch.client is not None
+        assert engine.feedwatch.client.compression == compression
 
 
 FEED = {

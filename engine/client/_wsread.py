@@ -1,4 +1,4 @@
-"""httpx-ws's websocket session, with what one read of the socket holds handed over at once.
+"""The feed's websocket session, with what one read of the socket holds handed over at once.
 
 httpx-ws (0.9) reads the socket in a task of its own and hands each message to the reader
 through an unbuffered memory stream: two turns of the event loop per message (the
@@ -6,15 +6,19 @@ hand-over, then the reader's wake-up), whatever the reader does with it. In the 
 bursts that was most of the feed client's cost (bench/bench_feed_decode.py: ~160 us an
 event through it, ~50 us with the messages of a read taken together).
 
-:class:`BatchingSession` keeps httpx-ws's handshake, sending, closing and keep-alive, and
-replaces only its reading task: every complete message of one read (up to the read size)
-goes over in one list, with websocket pings answered and pongs acknowledged as before.
+:class:`BatchingSession` is a :class:`~._websocket.FeedSession` (the compression the
+server accepted, the socket's bytes counted) that keeps httpx-ws's handshake, sending,
+closing and keep-alive, and replaces only its reading task: every complete message of one
+read (up to the read size) goes over in one list, with websocket pings answered and pongs
+acknowledged as before.
 
 :class:`FrameReader` splits what is read into frames. wsproto's parser, in Python, was
 half of what was left per event; the feed's every event is one complete, unmasked text
 frame, whose header is two to ten bytes, so those are read here and every other frame
-(control frames, fragments, binary, anything odd or invalid) is handed whole to wsproto,
-which keeps the protocol's state and its errors as before.
+(control frames, fragments, binary, compressed ones, anything odd or invalid) is handed
+whole to wsproto, which keeps the protocol's state, its permessage-deflate context and its
+errors as before. (With permessage-deflate running, the feed's frames are compressed:
+they all go through wsproto, in batches still.)
 
 :func:`receiver` gives the reading function for any session: the batched one when the
 installed httpx-ws is the one this was written against, one message a list otherwise.
@@ -33,6 +37,8 @@ from anyio import EndOfStream
 from httpx_ws import AsyncWebSocketSession, HTTPXWSException, WebSocketNetworkError
 from wsproto.frame_protocol import CloseReason
 
+from ._websocket import FeedSession
+
 __all__ = ["BatchingSession", "FrameReader", "Messages", "batching_available", "receiver"]
 
 Messages = list[str | wsproto.events.Event]
@@ -43,8 +49,8 @@ close."""
 
 # The methods of httpx-ws's session the replaced reading task stands on (its attributes
 # ``_send_event``, ``_receive_event``, ``_ping_manager`` and ``_write_lock`` are set by the
-# same version's code): if a later version renames them, the feed client uses httpx-ws's
-# own session and reading (correct, only slower).
+# same version's code): if a later version renames them, the feed client uses
+# FeedSession, httpx-ws's own reading (correct, only slower).
 _NEEDS = ("_background_receive", "_read_stream")
 
 
@@ -115,9 +121,9 @@ class FrameReader:
         return list(self._connection.events())
 
 
-class BatchingSession(AsyncWebSocketSession):
-    """An :class:`~httpx_ws.AsyncWebSocketSession` whose reading task hands over a list of
-    the messages of each read; read them with :meth:`receive_batch` (not ``receive``)."""
+class BatchingSession(FeedSession):
+    """A :class:`~._websocket.FeedSession` whose reading task hands over a list of the
+    messages of each read; read them with :meth:`receive_batch` (not ``receive``)."""
 
     async def _background_receive(self, max_bytes: int) -> None:
         # The message a read left unfinished (a frame split between two reads, or one
