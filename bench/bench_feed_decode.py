@@ -86,6 +86,7 @@ import wsproto.connection
 import wsproto.events
 from anyio.streams.memory import MemoryObjectReceiveStream
 from httpx_ws import AsyncWebSocketSession
+from wsproto.extensions import Extension, PerMessageDeflate
 
 from engine import SystemClock
 from engine._limiter import DEFAULT_LIMITS, RateLimiter
@@ -174,11 +175,31 @@ def rules_text(names: Sequence[str], dopplers: Sequence[str], rng: random.Random
     return "\n".join(out) + "\n"
 
 
-def wire_bytes(frames: Sequence[str]) -> bytes:
-    """The frames as a server sends them on the websocket (unmasked), then its close."""
-    server = wsproto.connection.Connection(wsproto.ConnectionType.SERVER)
+def wire_bytes(frames: Sequence[str], deflate: PerMessageDeflate | None = None) -> bytes:
+    """The frames as a server sends them on the websocket (unmasked), then its close;
+    compressed with ``deflate`` (the server's side of a negotiated permessage-deflate)."""
+    extensions: list[Extension] | None = [deflate] if deflate is not None else None
+    server = wsproto.connection.Connection(wsproto.ConnectionType.SERVER, extensions=extensions)
     data = b"".join(server.send(wsproto.events.TextMessage(data=f)) for f in frames)
     return data + server.send(wsproto.events.CloseConnection(1000, "done"))
+
+
+def negotiate_deflate() -> tuple[PerMessageDeflate, str]:
+    """permessage-deflate as the feed client offers it and a server accepts it: the
+    server's side, and the answer a client's side is finalized with (a fresh one per run:
+    its inflate context must start with the stream)."""
+    offer = PerMessageDeflate().offer()
+    assert isinstance(offer, str)
+    server = PerMessageDeflate()
+    answer = server.accept(offer)
+    assert isinstance(answer, str)
+    return server, answer
+
+
+def client_deflate(answer: str) -> PerMessageDeflate:
+    client = PerMessageDeflate()
+    client.finalize(answer)
+    return client
 
 
 class WireStream(httpcore.AsyncNetworkStream):
@@ -250,6 +271,7 @@ async def timed(
     session: type[AsyncWebSocketSession],
     consume: Callable[[MemoryObjectReceiveStream[FeedBatch]], Awaitable[None]],
     feed: FeedClient,
+    deflate: str | None = None,
 ) -> Result:
     """The feed client's reading loop (the very method a live connection runs) on
     ``session`` over the frames' bytes, its batches to ``consume``, a ticker beside."""
@@ -257,10 +279,13 @@ async def timed(
     ticker = Ticker()
 
     async def read() -> None:
-        async with session(
-            WireStream(wire, read_bytes), keepalive_ping_interval_seconds=None
-        ) as ws:
-            await feed._read(ws, _Sink(send, batched=True))
+        ws = session(WireStream(wire, read_bytes), keepalive_ping_interval_seconds=None)
+        if deflate is not None:  # as FeedSession does when the server accepted it
+            ws.connection = wsproto.connection.Connection(
+                wsproto.ConnectionType.CLIENT, extensions=[client_deflate(deflate)]
+            )
+        async with ws:
+            await feed._read(ws, _Sink(send, batched=True))  # type: ignore[arg-type]
         send.close()
 
     async def drain() -> None:
@@ -285,8 +310,14 @@ async def timed(
     )
 
 
-async def decode_only(wire: bytes, read_bytes: int, session: type[AsyncWebSocketSession]) -> Result:
-    """Websocket bytes to typed events in batches, taken by a consumer that only counts."""
+async def decode_only(
+    wire: bytes,
+    read_bytes: int,
+    session: type[AsyncWebSocketSession],
+    deflate: str | None = None,
+) -> Result:
+    """Websocket bytes to typed events in batches, taken by a consumer that only counts
+    (``deflate``: the server's answer when the bytes are compressed)."""
 
     async def count(receive: MemoryObjectReceiveStream[FeedBatch]) -> None:
         async with receive:
@@ -294,7 +325,7 @@ async def decode_only(wire: bytes, read_bytes: int, session: type[AsyncWebSocket
                 pass
 
     feed = FeedClient("http://sandbox", games=["csgo"], clock=SystemClock())
-    return await timed(wire, read_bytes, session, count, feed)
+    return await timed(wire, read_bytes, session, count, feed, deflate)
 
 
 async def with_rules(wire: bytes, read_bytes: int, sandbox: Sandbox, ruleset_text: str) -> Result:
@@ -377,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     frames = make_frames(sandbox, args.events, rng)
     size = sum(len(f.encode()) for f in frames) / len(frames)
     wire = wire_bytes(frames)
+    server_deflate, answer = negotiate_deflate()
+    deflated = wire_bytes(frames, server_deflate)
     # The sandbox (a market of 20,000 listings and its catalogue) and the frames live in
     # this process only to write the wire's bytes: a live engine holds neither. Frozen out
     # of the cyclic GC's passes, or each full pass over them (~45 ms here) would be
@@ -384,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
     gc.collect()
     gc.freeze()
     print(
-        f"{len(frames):,} feed events ({size:.0f} B a frame on average), "
+        f"{len(frames):,} feed events ({size:.0f} B a frame on average; "
+        f"{len(deflated) / len(frames):.0f} B on the wire with permessage-deflate), "
         f"reads of {args.read_bytes // 1024} KiB"
     )
     for backend in args.backend or ["asyncio", "trio"]:
@@ -392,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
         base = baseline(frames)
         own = anyio.run(decode_only, wire, args.read_bytes, AsyncWebSocketSession, backend=backend)
         ours = anyio.run(decode_only, wire, args.read_bytes, BatchingSession, backend=backend)
+        packed = anyio.run(
+            decode_only, deflated, args.read_bytes, BatchingSession, answer, backend=backend
+        )
         full = anyio.run(with_rules, wire, args.read_bytes, sandbox, text, backend=backend)
         base = (base + baseline(frames)) / 2
         print(
@@ -399,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         show("framing + decoding, httpx-ws's own session (a message a receive)", own, base)
         show("framing + decoding, batched reads (the feed client's session)", ours, base)
+        show("the same, compressed (permessage-deflate: every frame by wsproto)", packed, base)
         show("framing + decoding + 50 rules (FeedWatch.consume, dry run)", full, base)
         print(
             f"      candidates {full.decided}, accepted (dry run) {full.accepted}, confirming "

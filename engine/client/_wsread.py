@@ -39,7 +39,14 @@ from wsproto.frame_protocol import CloseReason
 
 from ._websocket import FeedSession
 
-__all__ = ["BatchingSession", "FrameReader", "Messages", "batching_available", "receiver"]
+__all__ = [
+    "HANDOVER",
+    "BatchingSession",
+    "FrameReader",
+    "Messages",
+    "batching_available",
+    "receiver",
+]
 
 Messages = list[str | wsproto.events.Event]
 """What one read of the socket held, in order: a text message read by :class:`FrameReader`
@@ -60,28 +67,46 @@ _MASKED: Final = 0x80
 _OPCODE: Final = 0x0F
 
 
+HANDOVER: Final = 64
+"""Frames read and handed to the reader at most at a time: the reading task gives the loop
+a turn between two lists, so a read full of small frames (a 256 KiB read of compressed
+frames of ~50 B holds ~5,000) is never all parsed and inflated in one turn."""
+
+
 class FrameReader:
-    """Server frames to messages, sans I/O: :meth:`feed` the bytes as read, get the
-    messages (see :data:`Messages`) of every frame they complete (a frame cut by a read
-    waits for the rest).
+    """Server frames to messages, sans I/O: :meth:`feed` the bytes as read, then take the
+    messages (see :data:`Messages`) of the frames they complete with :meth:`messages`, a
+    few frames at a time (a frame cut by a read waits for the rest).
 
     A complete, final, unmasked text frame with no reserved bit, outside a fragmented
     message, whose payload is valid UTF-8, is read here; every other frame goes whole
     to ``connection`` (wsproto), so wsproto sees frame boundaries only and its state
-    (a fragmented message under way, a close received) stays its own."""
+    (a fragmented message under way, a close received, the inflate context) stays its
+    own."""
 
     def __init__(self, connection: wsproto.connection.Connection) -> None:
         self._connection = connection
         self._buffer = bytearray()
+        self._at = 0  # where the first frame not yet read starts
         self._fragmented = False  # a text or binary message sent in fragments is under way
 
-    def feed(self, data: bytes) -> Messages:
+    def feed(self, data: bytes) -> None:
+        """Bytes as read from the socket."""
+        if self._at:
+            del self._buffer[: self._at]
+            self._at = 0
+        self._buffer += data
+
+    def messages(self, limit: int) -> Messages | None:
+        """The messages of the next ``limit`` complete frames at most (a control frame
+        may give none, a message in fragments one per fragment); ``None`` when no
+        complete frame is left."""
         buffer = self._buffer
-        buffer += data
         size = len(buffer)
+        at = self._at
         events: Messages = []
-        at = 0
-        while size - at >= 2:
+        frames = 0
+        while frames < limit and size - at >= 2:
             first, second = buffer[at], buffer[at + 1]
             length = second & 0x7F
             head = 2
@@ -113,8 +138,9 @@ class FrameReader:
                     self._fragmented = False
                 events.extend(self._by_wsproto(buffer[at:end]))
             at = end
-        del buffer[:at]
-        return events
+            frames += 1
+        self._at = at
+        return events if frames else None
 
     def _by_wsproto(self, frame: bytearray) -> list[wsproto.events.Event]:
         self._connection.receive_data(bytes(frame))
@@ -122,8 +148,9 @@ class FrameReader:
 
 
 class BatchingSession(FeedSession):
-    """A :class:`~._websocket.FeedSession` whose reading task hands over a list of the
-    messages of each read; read them with :meth:`receive_batch` (not ``receive``)."""
+    """A :class:`~._websocket.FeedSession` whose reading task hands over the messages of
+    each read in lists of up to :data:`HANDOVER` frames' worth; read them with
+    :meth:`receive_batch` (not ``receive``)."""
 
     async def _background_receive(self, max_bytes: int) -> None:
         # The message a read left unfinished (a frame split between two reads, or one
@@ -133,36 +160,41 @@ class BatchingSession(FeedSession):
         frames = FrameReader(connection)
         try:
             while not self._should_close.is_set():
-                batch: Messages = []
-                for event in frames.feed(await self._read_stream(max_bytes)):
-                    if type(event) is str:
-                        batch.append(event)
-                    elif isinstance(event, wsproto.events.Message):
-                        if not event.message_finished:
-                            partial = event.data if partial is None else partial + event.data
-                            continue
-                        if partial is not None:
-                            event = type(event)(partial + event.data)
-                            partial = None
-                        batch.append(event)
-                    elif isinstance(event, wsproto.events.Ping):
-                        answer = connection.send(event.response())
-                        async with self._write_lock:
-                            await self.stream.write(answer)
-                    elif isinstance(event, wsproto.events.Pong):
-                        self._ping_manager.ack(event.payload)
-                    else:
-                        if isinstance(event, wsproto.events.CloseConnection):
-                            self._should_close.set()
-                        batch.append(event)
-                if batch:
-                    await self._send_event.send(batch)  # type: ignore[arg-type]
+                frames.feed(await self._read_stream(max_bytes))
+                while (messages := frames.messages(HANDOVER)) is not None:
+                    batch: Messages = []
+                    for event in messages:
+                        if type(event) is str:
+                            batch.append(event)
+                        elif isinstance(event, wsproto.events.Message):
+                            if not event.message_finished:
+                                partial = event.data if partial is None else partial + event.data
+                                continue
+                            if partial is not None:
+                                event = type(event)(partial + event.data)
+                                partial = None
+                            batch.append(event)
+                        elif isinstance(event, wsproto.events.Ping):
+                            answer = connection.send(event.response())
+                            async with self._write_lock:
+                                await self.stream.write(answer)
+                        elif isinstance(event, wsproto.events.Pong):
+                            self._ping_manager.ack(event.payload)
+                        else:
+                            if isinstance(event, wsproto.events.CloseConnection):
+                                self._should_close.set()
+                            batch.append(event)
+                    if batch:
+                        # unbuffered: waits for the reader to take it, a turn of the loop
+                        await self._send_event.send(batch)  # type: ignore[arg-type]
+                    if self._should_close.is_set():
+                        break
         except (httpcore.ReadError, httpcore.WriteError, EndOfStream):
             await self.close(CloseReason.INTERNAL_ERROR, "Stream error")
             await self._send_event.send(WebSocketNetworkError())
 
     async def receive_batch(self) -> Messages:
-        """The messages of the next read, in order; raises what httpx-ws's ``receive``
+        """The next messages read, in order; raises what httpx-ws's ``receive``
         raises for a failed connection (a close comes as the list's last event)."""
         item: Any = await self._receive_event.receive()
         if isinstance(item, HTTPXWSException):

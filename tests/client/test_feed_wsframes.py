@@ -44,11 +44,13 @@ def by_wsproto(data: bytes) -> list[tuple[object, ...]]:
     return shown([*client.events()])
 
 
-def by_reader(data: bytes, step: int) -> list[tuple[object, ...]]:
+def by_reader(data: bytes, step: int, limit: int) -> list[tuple[object, ...]]:
     reader = FrameReader(wsproto.connection.Connection(ConnectionType.CLIENT))
     events: list[str | wsproto.events.Event] = []
     for at in range(0, len(data), step):
-        events += reader.feed(data[at : at + step])
+        reader.feed(data[at : at + step])
+        while (messages := reader.messages(limit)) is not None:
+            events += messages
     return shown(events)
 
 
@@ -87,18 +89,38 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", list(CASES))
-@pytest.mark.parametrize("step", [1, 2, 3, 7, 64, 1_000_000])
-def test_the_reader_tells_what_wsproto_tells(name: str, step: int) -> None:
+@pytest.mark.parametrize(
+    ("step", "limit"), [(1, 64), (2, 64), (3, 1), (7, 2), (64, 64), (10**6, 1), (10**6, 64)]
+)
+def test_the_reader_tells_what_wsproto_tells(name: str, step: int, limit: int) -> None:
     data = CASES[name]
-    assert by_reader(data, step) == by_wsproto(data)
+    assert by_reader(data, step, limit) == by_wsproto(data)
 
 
 def test_a_frame_cut_by_a_read_waits_for_the_rest() -> None:
     reader = FrameReader(wsproto.connection.Connection(ConnectionType.CLIENT))
     data = server_bytes(TextMessage(LISTING), TextMessage("2"))
     cut = len(data) // 3
-    assert reader.feed(data[:cut]) == []
-    assert reader.feed(data[cut:]) == [LISTING, "2"]
+    reader.feed(data[:cut])
+    assert reader.messages(64) is None
+    reader.feed(data[cut:])
+    assert reader.messages(64) == [LISTING, "2"]
+    assert reader.messages(64) is None
+
+
+def test_a_read_full_of_frames_is_handed_over_a_few_frames_at_a_time() -> None:
+    reader = FrameReader(wsproto.connection.Connection(ConnectionType.CLIENT))
+    reader.feed(server_bytes(*(TextMessage(str(n)) for n in range(10)), Ping(b"p")))
+    taken = []
+    while (messages := reader.messages(4)) is not None:
+        assert len(messages) <= 4
+        taken.append(messages)
+    # four frames a list: the last holds two texts and the ping (an event of wsproto's)
+    assert [len(m) for m in taken] == [4, 4, 3]
+    assert [m for batch in taken for m in batch if isinstance(m, str)] == [
+        str(n) for n in range(10)
+    ]
+    assert isinstance(taken[-1][-1], Ping)
 
 
 def test_the_installed_httpx_ws_is_the_one_the_batching_session_was_written_for() -> None:
