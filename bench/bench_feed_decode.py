@@ -18,10 +18,13 @@ What runs, on one event loop, on asyncio then trio (``--backend`` picks one):
   set aside, counters, batches to the consumer). Measured three ways:
   1. *httpx-ws's own session*, one message per ``receive`` (what the client did before),
      consumed by a task that only counts;
-  2. *the feed client's session* (``engine/client/_wsread.py``: a read's messages at once,
-     the feed's text frames split without wsproto), consumed the same way: framing and
-     decoding alone;
-  3. the same, consumed by :meth:`FeedWatch.consume` of an engine with 50 rules (30
+  2. *the feed client's session* (``engine/client/_wsread.py``: a read's messages 64 at a
+     time, the feed's text frames split without wsproto), consumed the same way: framing
+     and decoding alone;
+  3. the same over the frames compressed with permessage-deflate (what the client runs
+     when the server accepts its offer, ``account.feed_compression: auto``): ~50 B a frame
+     on the wire, every frame parsed and inflated by wsproto;
+  4. plain frames consumed by :meth:`FeedWatch.consume` of an engine with 50 rules (30
      discount-and-float rules of 3 names each, 8 Doppler-phase rules, 6 sticker-value
      rules on name patterns, which confirm by a search, and 6 trade-hold rules; the mix
      of ``bench_rules.py``, on the sandbox catalogue's names) and a memory ledger, dry run
@@ -44,25 +47,29 @@ once reads were batched, wsproto's Python frame parser was half of what was left
 the small objects built per event (wsproto's message, the Socket.IO packet), ~3 us each
 on this machine.
 
-Figures (2026-11-24, 60,000 events of 257 B on average, load ~10; the three stall figures
-are for the three ways above, in order):
+Figures (2026-11-24, 60,000 events of 257 B on average, load ~10; the four stall figures
+are for the four ways above, in order):
 
-- asyncio: baseline 224,371 events per CPU second. Framing + decoding: httpx-ws's own
-  session 5,913 (169.1 us an event, ratio 0.03), the feed client's session 60,164
-  (16.6 us, ratio 0.27): 10x, target 20,000: meets. Full path with 50 rules: 23,607
-  (42.4 us, ratio 0.11): meets (16,900-21,900 in busier runs of nearly the same code,
-  ratio 0.10-0.13); before this version ratio 0.04 (8,634/s). Longest loop stall
-  2.0 / 17.1 / 16.3 ms of CPU: target 50 ms: meets (34-45 ms on the full path with the
-  consumer's turns every 20 ms and batches of 128).
-- trio: baseline 202,731. Framing + decoding: 4,757 (210.2 us, 0.02) -> 40,014 (25.0 us,
-  0.20): 8x, meets. Full path: 18,001 (55.6 us, ratio 0.09; before 0.03, 5,911/s):
-  MISSES, narrowly. Longest stall 2.7 / 14.2 / 21.8 ms: meets.
-- What is left of the full path is the engine's (~26-30 us an event: the rules' checks
-  and the skip reasons counted for every rejected (listing, rule) pair, on a branch of
-  its own), then pydantic's validation (~7 us), the one ``FeedListingEvent`` per event
-  and the reading loop. A pass of the cyclic GC over a large heap is a stall of its own
-  (the bench freezes its setup heap, the sandbox, out of those passes; a live engine's
-  heap is its own matter).
+- asyncio: baseline 157,458 events per CPU second. Framing + decoding: httpx-ws's own
+  session 5,709 (175.2 us an event, ratio 0.04), the feed client's session 50,563
+  (19.8 us, ratio 0.32): 9x, target 20,000: meets; compressed 16,067 (62.2 us, ratio
+  0.10): MISSES. Full path with 50 rules: 18,246 (54.8 us, ratio 0.12; 16,900-23,600 in
+  other runs of nearly the same code, ratio 0.10-0.13): MISSES, narrowly; before this
+  version ratio 0.04 (8,634/s). Longest loop stall 3.3 / 4.5 / 10.6 / 15.0 ms of CPU:
+  target 50 ms: meets (the full path's was 34-45 ms with the consumer's turns every 20 ms
+  and batches of 128; a compressed read parsed whole in one turn was 110 ms).
+- trio: baseline 202,567. Framing + decoding: 4,154 (240.7 us, 0.02) -> 41,050 (24.4 us,
+  0.20): 10x, meets; compressed 14,156 (70.6 us, 0.07): MISSES. Full path: 14,577
+  (68.6 us, ratio 0.07; 18,001 / 0.09 in the run before; before this version 0.03,
+  5,911/s): MISSES. Longest stall 4.5 / 7.9 / 10.3 / 25.8 ms: meets.
+- What is left: of the full path, the engine's share (~30-40 us an event: the rules'
+  checks and the skip reasons counted for every rejected (listing, rule) pair, on a
+  branch of its own), then pydantic's validation (~7 us), the one ``FeedListingEvent``
+  per event and the reading loop. Of a compressed session, wsproto's Python frame parser
+  and inflate (~40 us an event more than plain frames): reading compressed text frames
+  without wsproto means owning the inflate context for every data frame (fragments
+  included), not done here. A pass of the cyclic GC over a large heap is a stall of its
+  own (the bench freezes its setup heap, the sandbox, out of those passes).
 
 Run: ``.venv/bin/python bench/bench_feed_decode.py [--events N] [--backend trio]``
 """
