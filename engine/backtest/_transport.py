@@ -9,10 +9,8 @@ later, and the listing must still be there then.
 
 from __future__ import annotations
 
-import csv
 import functools
 import gzip
-import io
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -23,8 +21,10 @@ from typing import Any, cast
 import httpx
 
 from .._clock import VirtualClock
+from ..snapshot import CHANGES_EXTENSION
 from ._market import BuyAnswer, Held, ReplayMarket
 from ._network import NetworkLog
+from ._served import ServedSnapshot, csv_cell
 
 __all__ = ["ReplayTransport"]
 
@@ -77,6 +77,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         self._quoted: dict[str, str] = {}
         self._lines: dict[bool, tuple[dict[str, Held], dict[str, str | None]]] = {}
         self._texts: dict[str, tuple[Held, Any, int | None, bool, str]] = {}
+        self._parts: dict[tuple[str, bool], tuple[int, float, str, list[str]]] = {}
+        self._served: dict[bool, ServedSnapshot] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
@@ -188,6 +190,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
     # -- market data ---------------------------------------------------------------------
 
     def _snapshot(self, *, include_hold: bool) -> httpx.Response:
+        if not self.concurrent and self.network is None:
+            return self._snapshot_changes(include_hold)
         cache_key = (self.market.snapshot_version, include_hold)
         if self._csv_cache is None or self._csv_cache[0] != cache_key:
             # (a cached answer shows only what the previous one showed: nothing new)
@@ -195,6 +199,41 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             self._csv_cache = (cache_key, self._snapshot_bytes(include_hold))
         headers = {"content-type": "application/gzip"}
         return httpx.Response(200, content=self._csv_cache[1], headers=headers)
+
+    def _snapshot_changes(self, include_hold: bool) -> httpx.Response:
+        """The snapshot answer told as changes from the previous one (:mod:`._served`):
+        the engine's tracker takes them instead of the body, which is built only if read.
+        Only when requests are answered one at a time, each read before the next (no
+        ``concurrent`` runners, no ``network`` failures): a tracker then always holds the
+        previous answer. A new answer only once the recording's snapshot has changed
+        (the service rebuilds it every 10 s), as :meth:`_snapshot_bytes` is cached."""
+        market, now = self.market, self.clock.now()
+        served = self._served.get(include_hold)
+        headers = {"content-type": "application/gzip"}
+        if served is None:
+            market.keep_journal()
+            self._note_changes()
+            market.snapshot_served(now, include_hold=include_hold)
+            served = self._served[include_hold] = ServedSnapshot(
+                market, include_hold=include_hold, now=now
+            )
+            extensions = {CHANGES_EXTENSION: served.first()}
+            return httpx.Response(
+                200, content=served.body(), headers=headers, extensions=extensions
+            )
+        if served.version != market.snapshot_version:
+            self._note_changes()
+            market.snapshot_served(now, include_hold=include_hold)
+            changes = served.advance(now)
+        else:
+            changes = served.changes()
+        extensions = {CHANGES_EXTENSION: changes}
+        return httpx.Response(200, stream=served.stream(), headers=headers, extensions=extensions)
+
+    def _note_changes(self) -> None:
+        changed = self.market.drain_journal()
+        for served in self._served.values():
+            served.note(changed)
 
     def _prices(self) -> httpx.Response:
         """``GET /v1/prices`` as the recording knows it now: per name, the listings held
@@ -227,7 +266,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             name, price, unlock_at, send_until = rows[i]
             cell = quoted.get(name)
             if cell is None:
-                cell = quoted[name] = _csv_cell(name)
+                cell = quoted[name] = csv_cell(name)
             if include_hold:
                 lock = f"{unlock_at},{send_until or ''}" if unlock_at is not None else ","
                 lines[i] = f"{ids[i]},{cell},{price},{lock}"
@@ -247,19 +286,32 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         now = self.clock.now()
         parts: list[str] = []
         seen: list[str] = []
-        text = self._entry_text
         for name in params.get_list("name"):
-            found = self.market.listings_of(name, include_hold=include_hold, now=now)
-            entries = [text(item_id, row, now) for item_id, row in found]
-            seen.extend(item_id for item_id, _ in entries)
-            parts.append(f"{json.dumps(name)}: [{', '.join(t for _, t in entries)}]")
-        for item_id in seen:
-            self.market.saw(item_id, "search", now)
+            part, ids = self._name_part(name, include_hold, now)
+            parts.append(part)
+            seen.extend(ids)
+        self.market.saw_all(seen, "search", now)
         if self._on_search is not None:
             self._on_search(seen)
         # the same text json.dumps gives for {"success": true, "items": {...}}
         body = f'{{"success": true, "items": {{{", ".join(parts)}}}}}'
         return httpx.Response(200, content=body.encode(), headers=_JSON)
+
+    def _name_part(self, name: str, include_hold: bool, now: float) -> tuple[str, list[str]]:
+        """One name's part of a search answer (``"name": [entries]``) and its item ids:
+        kept while the name does not change (:attr:`ReplayMarket.name_versions`) and no
+        lock of its listings ends; most names are searched many times between changes."""
+        key = (name, include_hold)
+        version = self.market.name_versions.get(name, 0)
+        held = self._parts.get(key)
+        if held is not None and held[0] == version and now < held[1]:
+            return held[2], held[3]
+        found, until = self.market.listings_of(name, include_hold=include_hold, now=now)
+        entries = [self._entry_text(item_id, row, now) for item_id, row in found]
+        ids = [item_id for item_id, _ in entries]
+        part = f"{json.dumps(name)}: [{', '.join(t for _, t in entries)}]"
+        self._parts[key] = (version, until, part, ids)
+        return part, ids
 
     def _entry_text(self, item_id: str, row: Held, now: float) -> tuple[str, str]:
         """``(item_id, the listing's JSON text)``: kept per listing while what it is made
@@ -403,12 +455,6 @@ async def _buy_key(request: httpx.Request) -> str:
         return str(request.url.params.get("item_id", ""))
     items = json.loads(await request.aread() or b"{}").get("items", [])
     return ",".join(sorted(str(i.get("item_id")) for i in items))
-
-
-def _csv_cell(text: str) -> str:
-    out = io.StringIO()
-    csv.writer(out, lineterminator="").writerow([text])
-    return out.getvalue()
 
 
 def _buy_body(answer: BuyAnswer) -> dict[str, Any]:
