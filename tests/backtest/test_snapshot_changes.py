@@ -73,9 +73,7 @@ def _request(include_hold: bool) -> httpx.Request:
     return httpx.Request("GET", "http://replay.invalid/v1/prices/snapshot", params=params)
 
 
-async def _answer(
-    transport: ReplayTransport, include_hold: bool
-) -> tuple[SnapshotChanges, bytes]:
+async def _answer(transport: ReplayTransport, include_hold: bool) -> tuple[SnapshotChanges, bytes]:
     response = await transport.handle_async_request(_request(include_hold))
     changes = response.extensions[CHANGES_EXTENSION]
     assert isinstance(changes, SnapshotChanges)
