@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import functools
 import gzip
+import heapq
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from itertools import compress
-from operator import is_not
+from itertools import compress, islice
+from operator import is_not, itemgetter
 from typing import Any, cast
 
 import httpx
@@ -342,22 +343,10 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         include_hold = params.get("include_hold") in ("1", "true")
         now = self.clock.now()
         market = self.market
-        ranked = []
-        details, references = market.details, market.references
-        for item_id, row in market.listings.items():
-            if not include_hold and row[2] is not None and row[2] > now:
-                continue
-            # market.reference, called only for a listing with recorded details (every
-            # listing is ranked on every page: a call each was most of a page's cost)
-            if item_id in details:
-                reference = market.reference(item_id, row[0])
-            else:
-                reference = references.get(row[0])
-            if reference:
-                ranked.append((row[1] / reference, item_id, row, reference))
-        ranked.sort(key=lambda r: (r[0], r[1]))
         offset = int(params.get("cursor") or 0)
         limit = int(params.get("limit") or 100)
+        wanted = offset + limit + 1 if offset >= 0 and limit >= 0 else None
+        ranked = self._ranked(include_hold, now, wanted)
         page = ranked[offset : offset + limit]
         items = []
         for ratio, item_id, row, reference in page:
@@ -372,6 +361,32 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         if more:
             body["next_cursor"] = str(offset + limit)
         return _json(body)
+
+    def _ranked(self, include_hold: bool, now: float, count: int | None) -> list[_Ranked]:
+        """The first ``count`` (``None``: all) listings by ``(price / reference,
+        item_id)``, as a sort of every listing ranks them, looking at few: a name's
+        listings are kept sorted by price (:attr:`ReplayMarket.by_name`), which with one
+        reference per name is their order by ratio too (integer prices far below 2**52
+        never share a ratio), so the names' lists are merged lazily. Listings with
+        recorded details may have references of their own: ranked apart, merged in."""
+        market = self.market
+        listings, details, references = market.listings, market.details, market.references
+        streams = [
+            _by_ratio(ranked, reference, listings, details, None if include_hold else now)
+            for name, ranked in market.by_name.items()
+            if (reference := references.get(name))
+        ]
+        apart = []
+        for item_id in details:
+            row = listings.get(item_id)
+            if row is None or (not include_hold and row[2] is not None and row[2] > now):
+                continue
+            reference = market.reference(item_id, row[0])
+            if reference:
+                apart.append((row[1] / reference, item_id, row, reference))
+        apart.sort(key=_RANK)
+        streams.append(iter(apart))
+        return list(islice(heapq.merge(*streams, key=_RANK), count))
 
     def _entry(self, item_id: str, row: Held, now: float) -> dict[str, Any]:
         name, price, unlock_at, send_until = row
@@ -448,6 +463,28 @@ class ReplayTransport(httpx.AsyncBaseTransport):
                 entry["send_until"] = trade.send_until
             trades.append(entry)
         return _json({"success": True, "msg": None, "trades": trades})
+
+
+_Ranked = tuple[float, str, Held, int]
+_RANK = itemgetter(0, 1)
+
+
+def _by_ratio(
+    ranked: list[tuple[int, str]],
+    reference: int,
+    listings: dict[str, Held],
+    details: dict[str, Any],
+    now: float | None,
+) -> Iterator[_Ranked]:
+    """A name's listings without details of their own (those are ranked apart), by
+    ratio; without the trade-locked ones at ``now`` unless ``now`` is ``None``."""
+    for price, item_id in ranked:
+        if item_id in details:
+            continue
+        row = listings[item_id]
+        if now is not None and row[2] is not None and row[2] > now:
+            continue
+        yield price / reference, item_id, row, reference
 
 
 async def _buy_key(request: httpx.Request) -> str:

@@ -177,3 +177,34 @@ async def test_kept_search_answers_are_the_answers_made_afresh(
         answer = await kept.handle_async_request(request)
         afresh = await ReplayTransport(market, clock).handle_async_request(request)
         assert answer.content == afresh.content, f"at {t} s"
+
+
+@pytest.mark.parametrize("include_hold", [True, False])
+async def test_catalogue_pages_rank_as_a_sort_of_every_listing(
+    tmp_path: Path, include_hold: bool
+) -> None:
+    steps = _random_market(11, steps=30)
+    big = [(str(5000 + i), NAMES[2], 1000 + (i * 7) % 90, None, None) for i in range(120)]
+    steps[0] = (0.0, "snap", [*steps[0][2], *big])
+    # references: one per name, and listings with details (a reference of their own)
+    steps.insert(1, (0.0, "search", [entry("5003", 1021, 1100, name=NAMES[2])]))
+    market = ReplayMarket(read_records(write(tmp_path / "rec", steps, include_hold=True)))
+    clock = VirtualClock(T0)
+    transport = ReplayTransport(market, clock)
+    for t in range(0, 300, 7):
+        for cursor, limit in ((0, 100), (30, 20), (150, 100)):
+            clock.jump_to(T0 + t)
+            params = {"cursor": str(cursor), "limit": str(limit)}
+            params["include_hold"] = "1" if include_hold else "0"
+            request = httpx.Request("GET", "http://replay.invalid/v2/get-items-list", params=params)
+            body = (await transport.handle_async_request(request)).json()
+            now = clock.now()
+            everything = sorted(
+                (row[1] / reference, item_id)
+                for item_id, row in market.listings.items()
+                if (include_hold or row[2] is None or row[2] <= now)
+                and (reference := market.reference(item_id, row[0]))
+            )
+            expected = [item_id for _, item_id in everything[cursor : cursor + limit]]
+            assert [item["item_id"] for item in body["items"]] == expected, f"at {t} s"
+            assert body["has_more"] == (cursor + limit < len(everything))
