@@ -56,8 +56,8 @@ the same judging, its body built only if read); catalogue pages merge the names'
 lists. Whole hour, new and old code alternated on the same recording (load 9-14 on 2
 cores, 8 engineers): before 60.8-67.0 s CPU, after 38.3-39.5 s (1.6-1.7x; identical
 report fingerprints, skips and decision times), ~92x real time: still far from 1,000x.
-With the catalogue merge too, (d) printed at load 13: "40.0 s CPU: 90x real time on the CPU it got (7x by the wall
-clock) ... the replay alone: 1.87 s CPU (engine / replay 21x)".
+With the catalogue merge too, (d) printed at load 13: "40.0 s CPU: 90x real time on the
+CPU it got (7x by the wall clock) ... the replay alone: 1.87 s CPU (engine / replay 21x)".
 Where the rest goes (cProfile, first 15 min, shares of the engine's time): counting skip
 reasons ~35% and the rejected pairs' decisions ~17% (branch s5-reasons makes them lazy),
 the rules' scan ~12%, decoding search answers ~10%, the client's request machinery
