@@ -42,6 +42,31 @@ sorting each name's listings, encoding), the rules' checks (~8%), decoding answe
 mostly reused listings now), the snapshot (~17%: the transport's CSV ~10%, the engine's
 diff ~6%), httpx request machinery (~6%), catalogue pages (~6%). For (d) alone:
 ``--engine-only --hours 1.2 --keep DIR``.
+
+Issue 20, second step (branch s5-replay, 2026-11-24): the work that grew with the
+market's size rather than its changes is gone from the replay. Profiled with cProfile
+on the first 15 min: the replay's search answers (re-sorting each searched name: ~17% of
+the engine's time), the snapshot (the transport writing a CSV of all 24k kept listings
+every 10 s and the engine inflating, hashing and diffing it back: ~12%) and catalogue
+pages (every listing ranked per page: ~3.5%). Now each name's listings are kept sorted
+as they change and a name's part of a search answer is kept while nothing it shows
+changes; a snapshot answer is told as its changes (``SnapshotChanges``, from the
+market's journal; the engine's tracker judges the changed rows with the same parser and
+the same judging, its body built only if read); catalogue pages merge the names' sorted
+lists. Whole hour, new and old code alternated on the same recording (load 9-14 on 2
+cores, 8 engineers): before 60.8-67.0 s CPU, after 38.3-39.5 s (1.6-1.7x; identical
+report fingerprints, skips and decision times), ~92x real time: still far from 1,000x.
+With the catalogue merge too, (d) printed at load 13: "40.0 s CPU: 90x real time on the
+CPU it got (7x by the wall clock) ... the replay alone: 1.87 s CPU (engine / replay 21x)".
+Where the rest goes (cProfile, first 15 min, shares of the engine's time): counting skip
+reasons ~35% and the rejected pairs' decisions ~17% (branch s5-reasons makes them lazy),
+the rules' scan ~12%, decoding search answers ~10%, the client's request machinery
+(httpx build_request, the key's URL re-parsed, send) ~9%, the replay's search answers
+~7% (1,800 listings per answer: their JSON parts, sightings), the snapshot step ~3%
+(was ~12%), applying the recording ~2.5%, catalogue pages ~0.1%. Every search still
+sends, decodes and judges all ~1,800 listings of its names although a handful changed
+since the last search of them: reaching 1,000x needs the search step to follow changes
+too (decisions kept per unchanged listing and rule state), not only the replay.
 """
 
 from __future__ import annotations

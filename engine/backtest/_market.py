@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import heapq
 import random
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from operator import itemgetter
+from itertools import repeat
 from typing import Any
 
 from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
@@ -50,7 +51,8 @@ __all__ = ["BuyAnswer", "FillModel", "ReplayMarket", "ReplayTrade"]
 Held = tuple[str, int, int | None, int | None]
 """A listing in the replay market: ``(name, price, unlock_at, send_until)``."""
 
-_PRICE = itemgetter(1)
+_ALL = 1 << 62
+"""A position past any listing: an answer that looked at every listing of its name."""
 
 SETTLE_SECONDS = 60.0
 """How long after an instant purchase its trade reports completed."""
@@ -158,7 +160,22 @@ class ReplayMarket:
         self.listings: dict[str, Held] = {}
         """item_id -> (name, price, unlock_at, send_until); tuples, not lists: the garbage
         collector stops tracking them, which keeps a 100,000-listing replay fast."""
-        self.by_name: dict[str, set[str]] = {}
+        self.by_name: dict[str, list[tuple[int, str]]] = {}
+        """name -> ``(price, item_id)`` of its listings, sorted: kept sorted as they change
+        (a bisect each), so a search answer is its first 50, not a sort of the whole name
+        (re-sorting every searched name was a fifth of a backtest's time, issue 20)."""
+        self.name_versions: dict[str, int] = {}
+        """name -> a number that changes whenever what a search of it shows may change
+        (a listing, its details, the name's reference): answers are kept while it holds.
+        A change past the listings the last answers looked at (most of a big name's) does
+        not count (:meth:`_changed`)."""
+        self._reach: dict[str, int] = {}
+        self.journal: dict[str, None] | None = None
+        """Item ids whose listing changed (added, repriced, removed) since the journal was
+        last drained; kept only once :meth:`keep_journal` is called (the transport's
+        snapshot changes)."""
+        self._order: dict[str, int] = {}
+        self._serial = 0
         self.details: dict[str, dict[str, Any]] = {}
         self.references: dict[str, int] = {}
         self._gone: set[str] = set()
@@ -291,31 +308,93 @@ class ReplayMarket:
         return keep
 
     def cheapest(self, name: str) -> int | None:
-        ids = self.by_name.get(name)
-        if not ids:
-            return None
-        return min(int(self.listings[i][1]) for i in ids)
+        ranked = self.by_name.get(name)
+        return ranked[0][0] if ranked else None
 
-    def listings_of(self, name: str, *, include_hold: bool, now: float) -> list[tuple[str, Held]]:
-        """Up to 50 listings of ``name``, cheapest first (ties by item_id)."""
-        ids = list(self.by_name.get(name, ()))
-        held = list(map(self.listings.__getitem__, ids))
-        if include_hold:  # per name on every search: the lookups and the sort run in C
-            rows = sorted(zip(map(_PRICE, held), ids, held, strict=True))
-        else:
-            rows = sorted(
-                (row[1], item_id, row)
-                for item_id, row in zip(ids, held, strict=True)
-                if row[2] is None or row[2] <= now
-            )
-        # (price, item_id) decide the order: item ids are unique, rows are never compared
-        return [(item_id, row) for _, item_id, row in rows[:50]]
+    def listings_of(
+        self, name: str, *, include_hold: bool, now: float
+    ) -> tuple[list[tuple[str, Held]], float]:
+        """Up to 50 listings of ``name``, cheapest first (ties by item_id), and until when
+        that stays the answer unless the name changes (:attr:`name_versions`): the first
+        ``unlock_at`` after ``now`` among the listings looked at (a lock that ends changes
+        a listing's entry, or lets a held-back one in)."""
+        ranked = self.by_name.get(name)
+        if not ranked:
+            return [], float("inf")
+        listings = self.listings
+        until = float("inf")
+        out: list[tuple[str, Held]] = []
+        if include_hold:
+            for _, item_id in ranked[:50]:
+                row = listings[item_id]
+                out.append((item_id, row))
+                if row[2] is not None and now < row[2] < until:
+                    until = row[2]
+            self._looked(name, 49 if len(out) == 50 else _ALL)
+            return out, until
+        looked = _ALL  # every listing, unless 50 are found before the end
+        for at, (_, item_id) in enumerate(ranked):
+            row = listings[item_id]
+            if row[2] is not None and row[2] > now:
+                until = min(until, row[2])
+                continue
+            out.append((item_id, row))
+            if len(out) == 50:
+                looked = at
+                break
+        self._looked(name, looked)
+        return out, until
+
+    def _looked(self, name: str, at: int) -> None:
+        """An answer looked at ``name``'s listings up to position ``at``."""
+        reach = self._reach.get(name)
+        self._reach[name] = at if reach is None else max(reach, at)
+
+    def _changed(self, name: str, at: int) -> None:
+        """``name``'s sorted listings changed from position ``at`` on (-1: its reference
+        or more): a new version unless every answer since the last one looked only at
+        listings before ``at`` (a change after them shows in none)."""
+        reach = self._reach.get(name)
+        if reach is None or at <= reach:
+            self.name_versions[name] = self.name_versions.get(name, 0) + 1
+            if reach is not None:
+                del self._reach[name]
+
+    def keep_journal(self) -> None:
+        """Start noting in :attr:`journal` the item ids whose listing changes, and each
+        listing's place in :attr:`listings` (:meth:`in_order`)."""
+        if self.journal is None:
+            self.journal = {}
+            for item_id in self.listings:
+                self._order[item_id] = self._serial
+                self._serial += 1
+
+    def drain_journal(self) -> list[str]:
+        """The item ids noted since the last drain (see :attr:`journal`)."""
+        if not self.journal:
+            return []
+        ids = list(self.journal)
+        self.journal.clear()
+        return ids
+
+    def in_order(self, item_ids: list[str]) -> list[str]:
+        """``item_ids`` in the order of :attr:`listings` (a re-listed id is last, as in
+        the dict; ids no longer listed after the others), without walking the market."""
+        last = self._serial
+        return sorted(item_ids, key=lambda item_id: self._order.get(item_id, last))
 
     def saw(self, item_id: str, source: str = "search", now: float = 0.0) -> None:
         """A search or catalogue page (``source``) showed the engine this listing at
         ``now``: it is no longer an unseen candidate."""
         self._candidates.discard(item_id)
         self.sighted(item_id, source, now)
+
+    def saw_all(self, item_ids: list[str], source: str, now: float) -> None:
+        """:meth:`saw` for many listings at once, in C-level passes (a search answer
+        shows ~2,000)."""
+        if self._candidates:
+            self._candidates.difference_update(item_ids)
+        deque(map(self.sightings.setdefault, item_ids, repeat((now, source))), maxlen=0)
 
     def sighted(self, item_id: str, source: str, now: float) -> None:
         """``source`` (one of :data:`SOURCES`) showed the engine ``item_id`` at ``now``;
@@ -503,12 +582,17 @@ class ReplayMarket:
         ids, prices = changed["id"], changed["price"]
         if len(ids) != len(prices):
             raise ValueError("px: id and price columns differ in length")
+        journal, changed, by_name = self.journal, self._changed, self.by_name
         for item_id, price in zip(ids, prices, strict=True):
             row = listings.get(item_id)
             if row is not None:
                 if type(price) is not int:
                     raise ValueError(f"price {price!r} is not an integer")
                 listings[item_id] = (row[0], price, row[2], row[3])
+                if price != row[1]:
+                    changed(row[0], _resort(by_name[row[0]], row[1], price, item_id))
+                    if journal is not None:
+                        journal[item_id] = None
                 self._maybe_candidate(item_id, row[0], price)
         self.counters.events += len(removed) + len(added["id"]) + len(ids)
 
@@ -516,6 +600,7 @@ class ReplayMarket:
         # Hot: inlined :meth:`_remove` for listings the recording itself removes.
         pop, by_name, gone = self.listings.pop, self.by_name, self._gone
         details, candidates = self.details, self._candidates
+        journal, changed = self.journal, self._changed
         for item_id in removed:
             row = pop(item_id, None)
             if row is None:
@@ -523,10 +608,10 @@ class ReplayMarket:
                     gone.discard(item_id)
                 continue
             name = row[0]
-            ids = by_name[name]
-            ids.discard(item_id)
-            if not ids:
-                del by_name[name]
+            changed(name, _unsort(by_name, name, row[1], item_id))
+            if journal is not None:
+                journal[item_id] = None
+                del self._order[item_id]
             if details:
                 details.pop(item_id, None)
             if item_id in candidates:
@@ -540,6 +625,7 @@ class ReplayMarket:
         # one dict lookup per question.
         listings, by_name, gone = self.listings, self.by_name, self._gone
         names, about = self._names, self._about
+        journal, changed, order = self.journal, self._changed, self._order
         candidates, unsnapshotted = self._candidates, self._unsnapshotted
         columns = (rows["id"], rows["name"], rows["price"], rows["unlock"], rows["send"])
         if len({len(c) for c in columns}) != 1:
@@ -555,12 +641,24 @@ class ReplayMarket:
             row = listings.get(item_id)
             if row is None:
                 listings[item_id] = (name, price, unlock_at, send_until)
-                ids = by_name.get(name)
-                if ids is None:
-                    ids = by_name[name] = set()
-                ids.add(item_id)
+                ranked = by_name.get(name)
+                if ranked is None:
+                    by_name[name] = [(price, item_id)]
+                    changed(name, 0)
+                else:
+                    at = bisect_left(ranked, (price, item_id))
+                    ranked.insert(at, (price, item_id))
+                    changed(name, at)
+                if journal is not None:
+                    journal[item_id] = None
+                    order[item_id] = self._serial
+                    self._serial += 1
             else:
                 listings[item_id] = (row[0], price, row[2], row[3])
+                if price != row[1]:
+                    changed(row[0], _resort(by_name[row[0]], row[1], price, item_id))
+                    if journal is not None:
+                        journal[item_id] = None
             limit = known[1]
             if limit is not None and price <= limit:
                 candidates.add(item_id)
@@ -594,6 +692,8 @@ class ReplayMarket:
             self.details[item_id] = entry
             reference = entry.get("platform_price", entry.get("platform_price_number"))
             if isinstance(reference, int | float) and reference:
+                if self.references.get(name) != int(reference):
+                    self._changed(name, -1)
                 self.references[name] = int(reference)
             self._upsert(
                 item_id,
@@ -602,16 +702,18 @@ class ReplayMarket:
                 _epoch(entry.get("unlock_at")),
                 _epoch(entry.get("send_until")),
             )
+            row = self.listings.get(item_id)
+            if row is not None:  # its details are new: its entry changed
+                self._changed(row[0], bisect_left(self.by_name[row[0]], (row[1], item_id)))
         self.counters.events += len(entries)
 
     def _remove(self, item_id: str, *, gone: bool) -> None:
         row = self.listings.pop(item_id, None)
         if row is not None:
-            ids = self.by_name.get(row[0])
-            if ids is not None:
-                ids.discard(item_id)
-                if not ids:
-                    del self.by_name[row[0]]
+            self._changed(row[0], _unsort(self.by_name, row[0], row[1], item_id))
+            if self.journal is not None:
+                self.journal[item_id] = None
+                del self._order[item_id]
         self.details.pop(item_id, None)
         if item_id in self._candidates:
             self._candidates.discard(item_id)
@@ -621,6 +723,25 @@ class ReplayMarket:
                 by_name[row[0]] = by_name.get(row[0], 0) + 1
         if gone:
             self._gone.add(item_id)
+
+
+def _unsort(by_name: dict[str, list[tuple[int, str]]], name: str, price: int, item_id: str) -> int:
+    """Take a listing out of its name's sorted listings; returns where it was."""
+    ranked = by_name[name]
+    at = bisect_left(ranked, (price, item_id))
+    del ranked[at]
+    if not ranked:
+        del by_name[name]
+    return at
+
+
+def _resort(ranked: list[tuple[int, str]], old: int, price: int, item_id: str) -> int:
+    """Move a repriced listing to its place; returns the first position that changed."""
+    was = bisect_left(ranked, (old, item_id))
+    del ranked[was]
+    at = bisect_left(ranked, (price, item_id))
+    ranked.insert(at, (price, item_id))
+    return min(was, at)
 
 
 def _later(trade: ReplayTrade, price: int | None, past_end: bool) -> None:

@@ -9,22 +9,23 @@ later, and the listing must still be there then.
 
 from __future__ import annotations
 
-import csv
 import functools
 import gzip
-import io
+import heapq
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from itertools import compress
-from operator import is_not
+from itertools import compress, islice
+from operator import is_not, itemgetter
 from typing import Any, cast
 
 import httpx
 
 from .._clock import VirtualClock
+from ..snapshot import CHANGES_EXTENSION
 from ._market import BuyAnswer, Held, ReplayMarket
 from ._network import NetworkLog
+from ._served import ServedSnapshot, csv_cell
 
 __all__ = ["ReplayTransport"]
 
@@ -77,6 +78,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         self._quoted: dict[str, str] = {}
         self._lines: dict[bool, tuple[dict[str, Held], dict[str, str | None]]] = {}
         self._texts: dict[str, tuple[Held, Any, int | None, bool, str]] = {}
+        self._parts: dict[tuple[str, bool], tuple[int, float, str, list[str]]] = {}
+        self._served: dict[bool, ServedSnapshot] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
@@ -188,6 +191,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
     # -- market data ---------------------------------------------------------------------
 
     def _snapshot(self, *, include_hold: bool) -> httpx.Response:
+        if not self.concurrent and self.network is None:
+            return self._snapshot_changes(include_hold)
         cache_key = (self.market.snapshot_version, include_hold)
         if self._csv_cache is None or self._csv_cache[0] != cache_key:
             # (a cached answer shows only what the previous one showed: nothing new)
@@ -195,6 +200,41 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             self._csv_cache = (cache_key, self._snapshot_bytes(include_hold))
         headers = {"content-type": "application/gzip"}
         return httpx.Response(200, content=self._csv_cache[1], headers=headers)
+
+    def _snapshot_changes(self, include_hold: bool) -> httpx.Response:
+        """The snapshot answer told as changes from the previous one (:mod:`._served`):
+        the engine's tracker takes them instead of the body, which is built only if read.
+        Only when requests are answered one at a time, each read before the next (no
+        ``concurrent`` runners, no ``network`` failures): a tracker then always holds the
+        previous answer. A new answer only once the recording's snapshot has changed
+        (the service rebuilds it every 10 s), as :meth:`_snapshot_bytes` is cached."""
+        market, now = self.market, self.clock.now()
+        served = self._served.get(include_hold)
+        headers = {"content-type": "application/gzip"}
+        if served is None:
+            market.keep_journal()
+            self._note_changes()
+            market.snapshot_served(now, include_hold=include_hold)
+            served = self._served[include_hold] = ServedSnapshot(
+                market, include_hold=include_hold, now=now
+            )
+            extensions = {CHANGES_EXTENSION: served.first()}
+            return httpx.Response(
+                200, content=served.body(), headers=headers, extensions=extensions
+            )
+        if served.version != market.snapshot_version:
+            self._note_changes()
+            market.snapshot_served(now, include_hold=include_hold)
+            changes = served.advance(now)
+        else:
+            changes = served.changes()
+        extensions = {CHANGES_EXTENSION: changes}
+        return httpx.Response(200, stream=served.stream(), headers=headers, extensions=extensions)
+
+    def _note_changes(self) -> None:
+        changed = self.market.drain_journal()
+        for served in self._served.values():
+            served.note(changed)
 
     def _prices(self) -> httpx.Response:
         """``GET /v1/prices`` as the recording knows it now: per name, the listings held
@@ -227,7 +267,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             name, price, unlock_at, send_until = rows[i]
             cell = quoted.get(name)
             if cell is None:
-                cell = quoted[name] = _csv_cell(name)
+                cell = quoted[name] = csv_cell(name)
             if include_hold:
                 lock = f"{unlock_at},{send_until or ''}" if unlock_at is not None else ","
                 lines[i] = f"{ids[i]},{cell},{price},{lock}"
@@ -247,19 +287,32 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         now = self.clock.now()
         parts: list[str] = []
         seen: list[str] = []
-        text = self._entry_text
         for name in params.get_list("name"):
-            found = self.market.listings_of(name, include_hold=include_hold, now=now)
-            entries = [text(item_id, row, now) for item_id, row in found]
-            seen.extend(item_id for item_id, _ in entries)
-            parts.append(f"{json.dumps(name)}: [{', '.join(t for _, t in entries)}]")
-        for item_id in seen:
-            self.market.saw(item_id, "search", now)
+            part, ids = self._name_part(name, include_hold, now)
+            parts.append(part)
+            seen.extend(ids)
+        self.market.saw_all(seen, "search", now)
         if self._on_search is not None:
             self._on_search(seen)
         # the same text json.dumps gives for {"success": true, "items": {...}}
         body = f'{{"success": true, "items": {{{", ".join(parts)}}}}}'
         return httpx.Response(200, content=body.encode(), headers=_JSON)
+
+    def _name_part(self, name: str, include_hold: bool, now: float) -> tuple[str, list[str]]:
+        """One name's part of a search answer (``"name": [entries]``) and its item ids:
+        kept while the name does not change (:attr:`ReplayMarket.name_versions`) and no
+        lock of its listings ends; most names are searched many times between changes."""
+        key = (name, include_hold)
+        version = self.market.name_versions.get(name, 0)
+        held = self._parts.get(key)
+        if held is not None and held[0] == version and now < held[1]:
+            return held[2], held[3]
+        found, until = self.market.listings_of(name, include_hold=include_hold, now=now)
+        entries = [self._entry_text(item_id, row, now) for item_id, row in found]
+        ids = [item_id for item_id, _ in entries]
+        part = f"{json.dumps(name)}: [{', '.join(t for _, t in entries)}]"
+        self._parts[key] = (version, until, part, ids)
+        return part, ids
 
     def _entry_text(self, item_id: str, row: Held, now: float) -> tuple[str, str]:
         """``(item_id, the listing's JSON text)``: kept per listing while what it is made
@@ -290,22 +343,10 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         include_hold = params.get("include_hold") in ("1", "true")
         now = self.clock.now()
         market = self.market
-        ranked = []
-        details, references = market.details, market.references
-        for item_id, row in market.listings.items():
-            if not include_hold and row[2] is not None and row[2] > now:
-                continue
-            # market.reference, called only for a listing with recorded details (every
-            # listing is ranked on every page: a call each was most of a page's cost)
-            if item_id in details:
-                reference = market.reference(item_id, row[0])
-            else:
-                reference = references.get(row[0])
-            if reference:
-                ranked.append((row[1] / reference, item_id, row, reference))
-        ranked.sort(key=lambda r: (r[0], r[1]))
         offset = int(params.get("cursor") or 0)
         limit = int(params.get("limit") or 100)
+        wanted = offset + limit + 1 if offset >= 0 and limit >= 0 else None
+        ranked = self._ranked(include_hold, now, wanted)
         page = ranked[offset : offset + limit]
         items = []
         for ratio, item_id, row, reference in page:
@@ -320,6 +361,32 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         if more:
             body["next_cursor"] = str(offset + limit)
         return _json(body)
+
+    def _ranked(self, include_hold: bool, now: float, count: int | None) -> list[_Ranked]:
+        """The first ``count`` (``None``: all) listings by ``(price / reference,
+        item_id)``, as a sort of every listing ranks them, looking at few: a name's
+        listings are kept sorted by price (:attr:`ReplayMarket.by_name`), which with one
+        reference per name is their order by ratio too (integer prices far below 2**52
+        never share a ratio), so the names' lists are merged lazily. Listings with
+        recorded details may have references of their own: ranked apart, merged in."""
+        market = self.market
+        listings, details, references = market.listings, market.details, market.references
+        streams = [
+            _by_ratio(ranked, reference, listings, details, None if include_hold else now)
+            for name, ranked in market.by_name.items()
+            if (reference := references.get(name))
+        ]
+        apart = []
+        for item_id in details:
+            row = listings.get(item_id)
+            if row is None or (not include_hold and row[2] is not None and row[2] > now):
+                continue
+            reference = market.reference(item_id, row[0])
+            if reference:
+                apart.append((row[1] / reference, item_id, row, reference))
+        apart.sort(key=_RANK)
+        streams.append(iter(apart))
+        return list(islice(heapq.merge(*streams, key=_RANK), count))
 
     def _entry(self, item_id: str, row: Held, now: float) -> dict[str, Any]:
         name, price, unlock_at, send_until = row
@@ -398,17 +465,33 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         return _json({"success": True, "msg": None, "trades": trades})
 
 
+_Ranked = tuple[float, str, Held, int]
+_RANK = itemgetter(0, 1)
+
+
+def _by_ratio(
+    ranked: list[tuple[int, str]],
+    reference: int,
+    listings: dict[str, Held],
+    details: dict[str, Any],
+    now: float | None,
+) -> Iterator[_Ranked]:
+    """A name's listings without details of their own (those are ranked apart), by
+    ratio; without the trade-locked ones at ``now`` unless ``now`` is ``None``."""
+    for price, item_id in ranked:
+        if item_id in details:
+            continue
+        row = listings[item_id]
+        if now is not None and row[2] is not None and row[2] > now:
+            continue
+        yield price / reference, item_id, row, reference
+
+
 async def _buy_key(request: httpx.Request) -> str:
     if request.method == "GET":
         return str(request.url.params.get("item_id", ""))
     items = json.loads(await request.aread() or b"{}").get("items", [])
     return ",".join(sorted(str(i.get("item_id")) for i in items))
-
-
-def _csv_cell(text: str) -> str:
-    out = io.StringIO()
-    csv.writer(out, lineterminator="").writerow([text])
-    return out.getvalue()
 
 
 def _buy_body(answer: BuyAnswer) -> dict[str, Any]:

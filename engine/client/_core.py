@@ -21,6 +21,7 @@ from .._clock import Clock, SystemClock
 from .._errors import APIError, ConfigError, RateLimited, Unavailable
 from .._limiter import Lane
 from ..models import ListingMemo, PerItem, Prefilter, SetAside, WireModel
+from ..snapshot import CHANGES_EXTENSION, SnapshotChanges
 from ._endpoints import ENDPOINT_BUCKETS, Endpoint
 from ._responses import decode, http_error, transport_error
 from ._secret import APIKey, Secret
@@ -337,6 +338,9 @@ class SnapshotStream:
         self._response = response
         self.content_type: str | None = response.headers.get("content-type")
         self.content_encoding: str | None = response.headers.get("content-encoding")
+        self.changes: SnapshotChanges | None = response.extensions.get(CHANGES_EXTENSION)
+        """The answer told as changes, when its source knows them (a backtest's replay,
+        never the service): see :mod:`engine.snapshot._changes`."""
         self._iterators: list[AsyncGenerator[bytes, None]] = []
 
     def __aiter__(self) -> AsyncIterator[bytes]:

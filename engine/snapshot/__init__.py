@@ -28,6 +28,7 @@ import os
 from pathlib import Path
 
 from .._errors import ConfigError
+from ._changes import CHANGES_EXTENSION, SnapshotChanges
 from ._csv import REQUIRED_COLUMNS, CsvSnapshotParser, aparse_csv_snapshot, parse_csv_snapshot
 from ._diff import (
     NameSummary,
@@ -43,6 +44,7 @@ from ._origin import SNAPSHOT_ENDPOINT
 from ._store import Snapshot, SnapshotListing
 
 __all__ = [
+    "CHANGES_EXTENSION",
     "REQUIRED_COLUMNS",
     "SNAPSHOT_ENDPOINT",
     "CsvSnapshotParser",
@@ -50,6 +52,7 @@ __all__ = [
     "NewListing",
     "PriceDrop",
     "Snapshot",
+    "SnapshotChanges",
     "SnapshotDiff",
     "SnapshotEvent",
     "SnapshotListing",

@@ -22,8 +22,10 @@ from operator import le, sub
 import anyio.lowlevel
 
 from .._money import Money
+from ._changes import SnapshotChanges
 from ._lines import LineState, TrackingParser, parse_changed_records, reconcile_moved
-from ._store import NO_INSTANT, UNKNOWN_PRICE, IdColumn, Snapshot
+from ._origin import Origin
+from ._store import NO_INSTANT, UNKNOWN_PRICE, IdColumn, Snapshot, _is_canonical_number
 
 __all__ = [
     "NameSummary",
@@ -267,6 +269,8 @@ class SnapshotTracker:
         self._started = False
         self._busy = False
         self._lines: LineState | None = None  # the last CSV snapshot's rows, as hashes
+        self._token: object | None = None  # the SnapshotChanges token of the last answer
+        self._header: bytes | None = None  # the last CSV answer's header
         self.timestamp: int | None = None
         """The timestamp of the last snapshot seen."""
 
@@ -289,6 +293,7 @@ class SnapshotTracker:
         ``report_all`` is true: on start-up the whole market is not news. A duplicate id in
         ``snapshot`` is judged row by row against the market before it.
         """
+        self._token = self._header = None
         steps = self._steps(snapshot, report_all=report_all)
         try:
             while True:
@@ -311,6 +316,7 @@ class SnapshotTracker:
                 try:
                     next(steps)
                 except StopIteration as done:
+                    self._token = self._header = None
                     return done.value  # type: ignore[no-any-return]
                 await anyio.lowlevel.checkpoint()
         finally:
@@ -343,6 +349,7 @@ class SnapshotTracker:
             while True:
                 next(steps)
         except StopIteration as done:
+            self._token, self._header = None, parser.header
             return done.value  # type: ignore[no-any-return]
         finally:
             self._busy = False
@@ -354,9 +361,18 @@ class SnapshotTracker:
         source: str | os.PathLike[str] | None = None,
         timestamp: int | None = None,
         report_all: bool = False,
+        changes: SnapshotChanges | None = None,
     ) -> SnapshotDiff:
         """:meth:`update_csv` while the body streams in, letting other tasks run between
-        pieces. If cancelled, the tracker is left as it was before the call."""
+        pieces. If cancelled, the tracker is left as it was before the call.
+
+        ``changes``: the answer told as changes (:mod:`._changes`, a backtest's replay):
+        taken instead of the body, with the same diff, when they start from the answer
+        the tracker holds; the body is not read then."""
+        if changes is not None:
+            diff = self._take_changes(changes, source, timestamp)
+            if diff is not None:
+                return diff
         parser = self._begin_csv(source, timestamp)
         try:
             async for chunk in chunks:
@@ -367,10 +383,96 @@ class SnapshotTracker:
                 try:
                     next(steps)
                 except StopIteration as done:
+                    self._header = parser.header
+                    self._token = changes.token if changes is not None else None
                     return done.value  # type: ignore[no-any-return]
                 await anyio.lowlevel.checkpoint()
         finally:
             self._busy = False
+
+    def _take_changes(
+        self,
+        changes: SnapshotChanges,
+        source: str | os.PathLike[str] | None,
+        timestamp: int | None,
+    ) -> SnapshotDiff | None:
+        """The diff of an answer told as ``changes``, judged as :meth:`_delta_steps`
+        judges the rows of a body that changed; ``None`` (nothing changed) when they do
+        not start from the answer the tracker holds."""
+        if (
+            changes.base is None
+            or changes.base is not self._token
+            or changes.header != self._header
+            or not self._started
+        ):
+            return None
+        self._claim()
+        try:
+            return self._changes_diff(changes, source, timestamp)
+        finally:
+            self._busy = False
+
+    def _changes_diff(
+        self,
+        changes: SnapshotChanges,
+        source: str | os.PathLike[str] | None,
+        timestamp: int | None,
+    ) -> SnapshotDiff | None:
+        index, prices = self._index, self._prices
+        numeric = isinstance(self._ids, array)
+        removed = [
+            index.get(int(i) if _is_canonical_number(i) else -1, -1)
+            if numeric
+            else index.get(i, -1)
+            for i in changes.removed
+        ]
+        if -1 in removed:
+            return None  # not the rows the tracker holds after all: read the body
+        positions = list(range(2, len(changes.records) + 2))
+        partial = parse_changed_records(Origin(source), changes.header, changes.records, positions)
+        partial.timestamp = timestamp
+        keys = list(self._keys_for(partial))
+        index = self._index  # (text ids now, if a changed row's id is not a number)
+        slots = list(map(index.get, keys, repeat(-1)))
+        if len(set(keys)) != len(keys) or not set(removed).isdisjoint(slots):
+            return None  # an item id on two rows, or removed and listed: read the body
+        # As the body would be lined up: the previous rows of the removed ids and of the
+        # changed rows did not line up with anything (those of changed rows are found
+        # again by id); the unpriced among them are no longer unpriced-and-unchanged.
+        unpriced_gone = sum(
+            1 for slot in (*removed, *slots) if slot >= 0 and prices[slot] == UNKNOWN_PRICE
+        )
+        unpriced_unchanged = prices.count(UNKNOWN_PRICE) - unpriced_gone
+        new_prices = partial._prices
+        judged = _Changes()
+        same = 0
+        kept = bytearray(len(keys))
+        for row, (slot, price) in enumerate(zip(slots, new_prices, strict=True)):
+            old = prices[slot] if slot >= 0 else _ABSENT
+            if price == old:
+                same += price != UNKNOWN_PRICE
+                kept[row] = 1
+            elif price != UNKNOWN_PRICE:
+                judged.judge(row, price, old)
+        diff = SnapshotDiff(
+            partial,
+            judged.events,
+            judged.olds,
+            first=False,
+            new=judged.new,
+            dropped=judged.dropped,
+            raised=judged.raised,
+            removed=len(removed),
+            unchanged=changes.rows - len(keys) - unpriced_unchanged + same,
+            unpriced=unpriced_unchanged + new_prices.count(UNKNOWN_PRICE),
+            whole=False,
+        )
+        scratch = array("i", bytes(4 * len(keys)))
+        self._apply_changed_rows(removed, keys, new_prices, kept, list(range(len(keys))), scratch)
+        self.timestamp = timestamp
+        self._lines = None  # no hashes of these rows: a body is parsed whole next time
+        self._token = changes.token
+        return diff
 
     def _begin_csv(
         self, source: str | os.PathLike[str] | None, timestamp: int | None

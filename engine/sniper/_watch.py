@@ -187,8 +187,9 @@ class SnapshotWatch:
             game=cast("Game | None", game), include_hold=self.include_hold
         ) as stream:
             try:
-                # Parsed and compared as it streams in; only the rows that changed are parsed.
-                diff = await tracker.aupdate_csv(stream)
+                # Parsed and compared as it streams in; only the rows that changed are parsed
+                # (a replay's answer may tell them itself: stream.changes).
+                diff = await tracker.aupdate_csv(stream, changes=stream.changes)
             finally:
                 self.status.snapshot_bytes[label] += stream.bytes_downloaded
         self.references.observe_diff(diff, self, self.clock.now())
