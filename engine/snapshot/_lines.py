@@ -245,12 +245,7 @@ class TrackingParser(CsvSnapshotParser):
             # The carry is glued to the piece's first line after the split, unless either
             # could change how the piece is read: a quote (which may open a cell that holds
             # a line break) or a carriage return (a CRLF cut in two). Then join them first.
-            if (
-                b'"' in carry
-                or b"\r" in carry
-                or text.find(b'"', 0, newline) >= 0
-                or text.startswith(b"\r")
-            ):
+            if b'"' in carry or b"\r" in carry or text.find(b'"', 0, newline) >= 0:
                 text, carry = carry + text, b""
         if b"\r" in text:
             text = text.replace(b"\r\n", b"\n")
