@@ -27,6 +27,7 @@ import os
 from array import array
 from contextlib import suppress
 from itertools import compress, repeat
+from types import ModuleType
 from typing import NoReturn
 
 from ._csv import _MAX_RECORD, CsvSnapshotParser, _record_end
@@ -51,6 +52,19 @@ hash against all previous rows not matched yet (a dict of them, built then: C-le
 operations instead of Python code per row, for ~100 MB more memory in that case)."""
 
 _NO_SLOT = -1
+
+
+def _load_c() -> ModuleType | None:
+    try:
+        from . import _rows
+    except ImportError:  # built without a compiler: the pure-Python way, same results
+        return None
+    return _rows
+
+
+_C = _load_c()
+"""The C helpers (``_rows.c``): each line of a piece hashed where it lies, and runs of
+equal hashes compared, without a bytes object per row (~0.4 s less per 1.3M rows)."""
 
 
 class LineState:
@@ -249,10 +263,34 @@ class TrackingParser(CsvSnapshotParser):
                 text, carry = carry + text, b""
         if b"\r" in text:
             text = text.replace(b"\r\n", b"\n")
+        if _C is not None and not _spans_lines(text):
+            hashes, ends, blanks = _C.line_hashes(text)
+            if not blanks:  # blank lines are not rows: numbered by the way below
+                self._take_lines(text, hashes, ends, carry)
+                return
         records, self._carry = split_records(text, final=False)
         if carry:
             records[0] = carry + records[0]
         self._take(records)
+
+    def _take_lines(self, text: bytes, packed: bytes, packed_ends: bytes, carry: bytes) -> None:
+        """Line up the lines of ``text`` hashed by the C helper; ``carry`` goes before the
+        first one."""
+        ends = array("q")
+        ends.frombytes(packed_ends)
+        if not ends:
+            self._carry = text
+            return
+        self._carry = text[ends[-1] + 1 :]
+        hashes = array("q")
+        hashes.frombytes(packed)
+        first = text[: ends[0]]
+        if carry:
+            first = carry + first
+            hashes[0] = hash(first)
+        first_row = self._row + 1
+        self._row += len(hashes)
+        self._line_up(hashes, _Lines(text, ends, first), None, first_row)
 
     def _parse_block(self, block: bytes, *, final: bool) -> bytes:
         records, leftover = split_records(block, final=final)
@@ -279,11 +317,12 @@ class TrackingParser(CsvSnapshotParser):
         self._line_up(array("q", list(map(hash, records))), records, rows, first_row)
 
     def _line_up(
-        self, hashes: array[int], records: list[bytes], rows: list[int] | None, first_row: int
+        self, hashes: array[int], records: _Records, rows: list[int] | None, first_row: int
     ) -> None:
         """Match ``hashes`` (this block's rows) with the previous rows, in order."""
         previous = self.previous
         assert previous is not None
+        common_run = _common_run if _C is None else _C.common_run
         old, old_slots = previous.hashes, previous.slots
         slots, unmatched, missed = self.slots, self.unmatched, self.missed
         base = len(self.hashes)
@@ -306,7 +345,7 @@ class TrackingParser(CsvSnapshotParser):
             return
         j = 0
         while j < count:
-            run = _common_run(old, at, hashes, j)
+            run = common_run(old, at, hashes, j)
             if run:
                 slots.extend(old_slots[at : at + run])
                 at += run
@@ -342,6 +381,39 @@ class TrackingParser(CsvSnapshotParser):
             self._misses_in_a_row += 1
             j += 1
         self._at = at
+
+
+class _Lines:
+    """The records of a piece hashed in C, each made only when asked for (a changed row)."""
+
+    __slots__ = ("ends", "first", "text")
+
+    def __init__(self, text: bytes, ends: array[int], first: bytes):
+        self.text = text
+        self.ends = ends
+        self.first = first  # with the carry before it
+
+    def __getitem__(self, j: int) -> bytes:
+        if j == 0:
+            return self.first
+        return self.text[self.ends[j - 1] + 1 : self.ends[j]]
+
+
+_Records = list[bytes] | _Lines
+
+
+def _spans_lines(text: bytes) -> bool:
+    """Whether a record with a quote in the whole lines of ``text`` takes more than one line
+    (or goes on past them): then each line is not a record."""
+    limit = text.rfind(b"\n") + 1
+    pos = 0
+    while (quote := text.find(b'"', pos, limit)) >= 0:
+        start = text.rfind(b"\n", pos, quote) + 1 or pos
+        end = _record_end(text, start, final=False)
+        if end < 0 or text.find(b"\n", start) != end:
+            return True
+        pos = end + 1
+    return False
 
 
 def _find(values: array[int], value: int, start: int, stop: int) -> int:
