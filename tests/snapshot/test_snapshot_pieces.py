@@ -1,6 +1,7 @@
 """update_csv splits each inflated piece where it lies (issue 20): the record a piece ends
 in is carried over to the next one. Wherever the pieces are cut, the diff is the one the
-whole parse gives, for the rows that real snapshots have."""
+whole parse gives, for the rows that real snapshots have; with the C helpers of
+``_rows.c`` (lines hashed where they lie) and without them (the pure-Python way)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from engine.snapshot import (
     SnapshotDiff,
     SnapshotTracker,
     _diff,
+    _lines,
     parse_csv_snapshot,
 )
 
@@ -30,6 +32,15 @@ BEFORE = (
     '4,"two\nlines",000000000400,true,,\n'
     f"5,{AK},,true,,\n"
 )
+
+
+@pytest.fixture(params=["c", "python"], autouse=True)
+def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "python":
+        monkeypatch.setattr(_lines, "_C", None)
+    elif _lines._C is None:
+        pytest.skip("engine/snapshot/_rows.c is not built")
+    return str(request.param)
 
 
 def summary(diff: SnapshotDiff) -> tuple[object, ...]:
@@ -164,3 +175,23 @@ def test_a_quote_never_closed_is_an_error_naming_its_row() -> None:
     after = (BEFORE + '6,"open,1,true,,\n' + "7,AK,1,true,,\n" * 50).encode()
     with pytest.raises(MalformedResponse, match="row 7"):
         fast(BEFORE, after, list(range(40, len(after), 40)))
+
+
+def test_with_the_c_helpers_plain_pieces_are_not_split_in_python(
+    way: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    split = []
+    real = _lines.split_records
+
+    def spy(text: bytes, *, final: bool) -> tuple[list[bytes], bytes]:
+        split.append(text)
+        return real(text, final=final)
+
+    monkeypatch.setattr(_lines, "split_records", spy)
+    plain = "item_id,name,price\n" + "".join(f"{n},{AK},{n}\n" for n in range(1, 30))
+    after = plain.replace(f"7,{AK},7", f"7,{AK},6")
+    cuts = [plain.index("3,"), plain.index("9,") + 4]
+    assert [e.item_id for e in fast(plain, after.encode(), cuts)] == ["7"]
+    # Split in Python: the first snapshot (parsed whole) and the piece with the header;
+    # the two pieces of plain rows after it only without the C helpers.
+    assert len(split) == (2 if way == "c" else 4)
