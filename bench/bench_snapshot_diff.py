@@ -11,15 +11,17 @@ raises), then:
   (b) parse + diff, as the engine does it: ``SnapshotTracker.update_csv`` on the second
       file, read in the same pieces, by a tracker that learnt the first one (the steady
       state of polling: only the rows whose bytes changed are parsed); events and the
-      per-name summary included;
+      per-name summary included; with the C helpers of ``engine/snapshot/_rows.c`` (an
+      optional build), and (b') without them, the pure-Python way;
   (c) for reference, the whole parse: ``parse_csv_snapshot`` + ``SnapshotTracker.update``
       (every row parsed), timed once;
-  (d) the floor of (b)'s design: inflate, split into rows and hash every row, nothing
-      else (what (b) cannot avoid as long as it tells changed rows by their hashes).
-  (e) the floor of a chunk design: as (d) but cut on a content-defined separator (a
-      newline and the two bytes that start ~1 row in 8, chosen from the first file) and
-      one hash per chunk of ~9 rows; it also prints the share of chunks not in the first
-      file, whose rows such a design would still split and hash.
+  (d) the floor of (b)'s design: inflate, and hash every line where it lies in each
+      inflated piece with the C helper, nothing else;
+  (e) the floor of a chunk design: inflate, cut on a content-defined separator (a newline
+      and the two bytes that start ~1 row in 8, chosen from the first file) and one hash
+      per chunk of ~9 rows; it also prints the share of chunks not in the first file,
+      whose rows such a design would still split and hash;
+  (f) the floor of the pure-Python way (b'): inflate, split into rows and hash every row.
 
 Peak memory is measured in a fresh subprocess per way that follows the two snapshots as
 the engine does (the first learnt, the second diffed; for (c) both parsed snapshots are
@@ -28,46 +30,42 @@ held): its peak RSS (VmHWM), and that minus the RSS after imports.
     python bench/bench_snapshot_diff.py [--rows 1300000] [--repeat 3] [--keep DIR]
 
 Last measured (issue 20 point 4, 2026-11-24, 2 cores shared with seven other engineers'
-jobs, load 5-10, CPython 3.11; wall figures are up to 2-3x the CPU ones under that load,
-so the CPU ratios are the ones to read). After this session's change (two runs): inflate
-0.50-0.61 s CPU; (b) 1.48-1.56 s CPU, 2.55-2.96x CPU and 2.57-3.06x wall in the fastest
-run (best CPU of three 1.34-1.55 s), target NOT MET; (d) the floor of the row-hash design
-1.86-1.96x CPU, (b) 0.21-0.79 s beyond it; (e) the floor of a chunk design 1.54-1.97x CPU.
-(c) 3.11-3.64 s CPU. Peak RSS (b) 266-268 MB, target met ((c) 294 MB). Before it (three
-runs, load 8-10): (b) 1.67-1.83 s CPU, 3.42-3.52x CPU (3.44-4.23x wall); issue 20 had
-measured 2.45x wall on a quieter machine.
+jobs, load 8-13, CPython 3.11; wall figures are 2-3x the CPU ones under that load, so
+read the CPU ratios; every ratio is to the inflate (a) of the same run). With the C
+helpers, three runs: inflate 0.51-0.60 s CPU; (b) 0.92-1.13 s CPU, 1.79x, 2.06x and 1.81x
+CPU (1.78x, 2.10x, 1.84x wall; best CPU of five 1.74x), target MET but with little room
+on a loaded machine (alternating processes, nine runs each: 1.63-2.00x, median ~1.81x);
+(b') without them 2.50-2.71x CPU; (d) 1.18-1.28x CPU, (b) 0.38-0.43 s CPU beyond it;
+(f) 1.99-2.12x CPU. Peak RSS (b) 264-265 MB, target met ((c) 289-299 MB). The same bench
+on this branch's starting point, run between them: (b) 1.49 s CPU, 2.66x CPU (2.60x
+wall), 270 MB; the session before had measured 2.55-2.96x, issue 20 2.45x wall on a
+quieter machine.
 
-Where (b) goes (process_time around each phase of one update; cProfile, tried first,
-showed the Python-level parts several times larger than they are: _common_run 0.73 s wall
-there, 0.15 s CPU for the whole line-up here): before the change, 1.58 s CPU = inflate
-0.50 + ``TrackingParser._parse_block`` 0.88 (``split_records`` 0.19, lining up 0.16, the
-search of the block for a blank line (two newlines in a row) 0.25, hashing every row into the
-``array`` ~0.28) + the rest of ``_consume`` (joining the inflated pieces, cutting at the
-last newline) 0.08 + finishing (rows that moved, parsing the ~26,000 changed rows,
-applying them) 0.11; events and summary 0.04. The blank-line test is now ``all(records)``
-(0.02 s per 241 MB) and the hash array is built from a list (~0.1 s cheaper than from a
-``map``): 1.31 s CPU, ``_parse_block`` 0.60.
+Where (b) goes (process_time around each phase of one update; cProfile, tried first in
+an earlier session, shows the Python-level parts several times larger than they are):
+1.09 s CPU = inflate 0.60 + the pieces 0.30 (hashing every line in C ~0.15, lining the
+hashes up with the previous snapshot's 0.10, the quoted lines checked for a line break
+0.02) + the ~17,000 rows that did not line up 0.20 (moved rows matched 0.02, the changed
+ones parsed 0.05 and applied 0.05, judged) + events and summary 0.06-0.08.
 
-What was tried and why the target stays out of reach this way: the floor (d) alone is
-about 2x, so even a diff that cost nothing beyond splitting and hashing would only just
-meet it. The content-defined chunk idea of an earlier session (split on a newline followed
-by two bytes found at ~1 row in 8, hash ~9-row chunks, fall back to rows inside changed
-chunks) lowers the floor little at full size: (e) measures it, 143,154 chunks of which 16%
-are not in the first snapshot (their ~200,000 rows would still be split and hashed), and
-in isolation on 40 MB of the file split + hash by rows costs 0.36-0.38 s per 241 MB
-against 0.28-0.32 s by chunks (min of 7): the cost is making one bytes object per piece
-and touching every byte, hashing itself adds little, so fewer, larger pieces save
-~0.05-0.2 s and the fallback takes part of it back. At 1.5-2.0x, a chunk design would
-leave 0.05-0.15 s for lining up, applying and events, which take ~0.35 s CPU today. A
-galloping search on ``int.from_bytes`` XOR of memoryview slices (first differing row from
-the lowest set bit) instead of array-slice compares measured no faster (0.086-0.117 s vs
-0.074-0.091 s over 28,000 runs). Reaching 2x needs work per byte below ``bytes.split``: a
-C extension, or a vectorised row hash (numpy over newline positions; not tried: a shift-
-invariant polynomial hash takes several passes over 8-byte words per input byte, likely
-slower than ``split``). A market whose row order changes completely costs about what (c)
-costs, and ~420 MB peak (every row is then matched through a dict of the previous rows'
-hashes); the generated market keeps its order between polls, which is what the speed
-assumes (wire-notes.md does not say either way).
+What was tried, in order. The pure-Python way was 1.58 s CPU: inflate 0.58, splitting
+0.24, hashing ~0.3, the line-up 0.21, joining the inflated pieces into 1 MiB blocks and
+slicing each at its last line break 0.10 (two copies of the 241 MB body, ~0.15 s each on
+this memory-bound machine), the rest 0.17. Splitting each piece where it lies (the line
+it ends in carried to the next piece) removed both copies and a count of line breaks per
+block: ~0.25 s, 2.66x -> ~2.5x, still above what the floor (f) allows: ``bytes.split``
+and ``hash`` per row alone cost ~0.45 s per 241 MB, nearly all of the ~0.55-0.6 s that
+2x leaves beyond inflating. A row hash with numpy (each row's 8-byte words gathered at
+offsets from its start, so that it hashes the same wherever it lies, mixed, summed with
+``cumsum``) measured slower than ``split`` + ``hash`` (0.59-0.65 s against 0.42-0.47 s,
+min of five), so numpy was not added. Content-defined chunks (e) lower the floor little
+(an earlier session: 16% of chunks still change). What did it: the C helper hashes each
+line where it lies (``memchr`` and CPython's own bytes hash, so its hashes equal
+``hash(line)`` of the pure-Python way), no object per row; the changed rows' bytes are
+sliced from the piece only when the line-up asks. A market whose row order changes
+completely costs about what (c) costs, and ~420 MB peak (every row is then matched
+through a dict of the previous rows' hashes); the generated market keeps its order
+between polls, which is what the speed assumes (wire-notes.md does not say either way).
 """
 
 from __future__ import annotations
@@ -84,6 +82,7 @@ import time
 import zlib
 from array import array
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 
 CHUNK = 1 << 16
@@ -281,9 +280,25 @@ def bare_inflate(path: Path) -> tuple[float, float, int]:
     return time.perf_counter() - start, time.process_time() - start_cpu, size
 
 
+def inflate_line_hashes(path: Path) -> tuple[float, float] | None:
+    """The floor of (b): inflate, and hash every line where it lies in each inflated piece
+    with the C helper (``engine/snapshot/_rows.c``), as ``update_csv`` does; nothing else
+    (the lines cut by the ends of pieces are not joined). ``None`` when it is not built."""
+    from engine.snapshot._lines import _C
+
+    if _C is None:
+        return None
+    start, start_cpu = time.perf_counter(), time.process_time()
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    hashes = array("q")
+    for piece in _pieces(path):
+        hashes.frombytes(_C.line_hashes(inflater.decompress(piece))[0])
+    return time.perf_counter() - start, time.process_time() - start_cpu
+
+
 def inflate_split_hash(path: Path) -> tuple[float, float]:
-    """The floor of the row-hash design: inflate, cut into blocks of whole lines as the
-    parser does (1 MiB), split each block into rows and hash every row; nothing else."""
+    """The floor of the pure-Python way: inflate, cut into blocks of whole lines (1 MiB),
+    split each block into rows and hash every row; nothing else."""
     start, start_cpu = time.perf_counter(), time.process_time()
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     pending = b""
@@ -341,6 +356,17 @@ def _timed(run):
 
 def csv_way(tracker, path: Path):
     return _timed(lambda: tracker.update_csv(_pieces(path)))
+
+
+@contextmanager
+def without_c_helpers():
+    from engine.snapshot import _lines
+
+    helpers, _lines._C = _lines._C, None
+    try:
+        yield
+    finally:
+        _lines._C = helpers
 
 
 def whole_way(tracker, path: Path):
@@ -417,12 +443,16 @@ def main() -> int:
         tracker = SnapshotTracker()
         tracker.update_csv(_pieces(prev))  # the steady state: the tracker knows the last market
         separator = chunk_separator(prev)
-        runs, bares, floors, chunked = [], [], [], []
+        runs, python_runs, bares, floors, c_floors, chunked = [], [], [], [], [], []
         for n in range(args.repeat):  # interleaved, so that all see the same load
             if n:
                 tracker.update_csv(_pieces(prev))  # back to the first market, untimed
             bares.append(bare_inflate(nxt))
             runs.append(csv_way(tracker, nxt))
+            tracker.update_csv(_pieces(prev))
+            with without_c_helpers():
+                python_runs.append(csv_way(tracker, nxt))
+            c_floors.append(inflate_line_hashes(nxt))
             floors.append(inflate_split_hash(nxt))
             chunked.append(inflate_split_hash_chunks(nxt, separator))
         bare_s, bare_cpu, unpacked = min(bares)
@@ -444,15 +474,29 @@ def main() -> int:
             f"{args.repeat}: {best_cpu:.2f} s)  update_csv, changed rows parsed only"
         )
         print(f"    {changes!r}; {events} events over {names} names")
+        py_s, py_cpu, py_changes, _, _ = min(python_runs, key=lambda run: run[0])
+        assert list(py_changes) == list(changes), "the C helpers change the diff"
+        print(
+            f"(b') the same without the C helpers (pure Python): {py_s:6.2f} s  (CPU "
+            f"{py_cpu:.2f} s)  {py_s / bare_s:.2f}x wall, {py_cpu / bare_cpu:.2f}x CPU"
+        )
         print(
             f"(c) whole parse + diff: {whole_s:6.2f} s  (CPU {whole_cpu:.2f} s)  "
             f"parse_csv_snapshot + update, for reference: {whole_s / bare_s:.2f}x"
         )
+        if None in c_floors:
+            print("(d) the C helpers are not built: no floor of (b) with them")
+        else:
+            c_s, c_cpu = min(c_floors)  # type: ignore[type-var]
+            print(
+                f"(d) inflate + hash every line in C: {c_s:6.2f} s  (CPU {c_cpu:.2f} s)  "
+                f"the floor of (b)'s design: {c_s / bare_s:.2f}x wall, "
+                f"{c_cpu / bare_cpu:.2f}x CPU; (b) spends {total_cpu - c_cpu:.2f} s CPU beyond it"
+            )
         print(
-            f"(d) inflate + split + hash every row: {floor_s:6.2f} s  (CPU {floor_cpu:.2f} s)  "
-            f"the floor of (b)'s design: {floor_s / bare_s:.2f}x wall, "
-            f"{floor_cpu / bare_cpu:.2f}x CPU; (b) spends "
-            f"{total_s - floor_s:.2f} s beyond it"
+            f"(f) inflate + split + hash every row: {floor_s:6.2f} s  (CPU {floor_cpu:.2f} s)  "
+            f"the floor of the pure-Python way (b'): {floor_s / bare_s:.2f}x wall, "
+            f"{floor_cpu / bare_cpu:.2f}x CPU"
         )
         chunk_s, chunk_cpu, chunk_hashes = min(chunked, key=lambda run: run[0])
         known = set(inflate_split_hash_chunks(prev, separator)[2])

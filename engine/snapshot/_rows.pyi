@@ -1,0 +1,6 @@
+"""Types of the C helpers in _rows.c (an optional build; see _lines.py)."""
+
+from array import array
+
+def line_hashes(text: bytes, /) -> tuple[bytes, bytes, int]: ...
+def common_run(old: array[int], at: int, new: array[int], j: int, /) -> int: ...
