@@ -20,6 +20,7 @@ first, then by name).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import io
@@ -27,6 +28,8 @@ import itertools
 import logging
 import multiprocessing
 import os
+import secrets
+import shutil
 import socket
 import tempfile
 import time
@@ -138,11 +141,15 @@ class SweepStats:
 
     ``reads``: for each worker (``host:pid``), how many times it read the recording (1
     each: a worker reads it once, for its first variant, and keeps it for the rest);
-    ``variants``: how many variants each worker ran; ``startup``: seconds spent starting
-    Ray and its workers (0 for the process pool, whose start is part of the run)."""
+    ``variants``: how many variants each worker ran; ``cpu``: the CPU seconds each
+    worker's process had used by the end of its last variant (imports and the read
+    included: what the sweep cost, whatever else the machine was doing); ``startup``:
+    seconds spent starting Ray and its workers (0 for the process pool, whose start is
+    part of the run)."""
 
     reads: dict[str, int] = field(default_factory=dict)
     variants: dict[str, int] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)
     startup: float = 0.0
 
 
@@ -206,7 +213,7 @@ def _run_variant(job: Job) -> dict[str, Any]:
     logging.getLogger("snipe").setLevel(logging.ERROR)
     loaded = _recording(job[2])
     result = _backtest(job, loaded.records, loaded.end)
-    result[_WORKER] = (f"{socket.gethostname()}:{os.getpid()}", _reads)
+    result[_WORKER] = (f"{socket.gethostname()}:{os.getpid()}", _reads, time.process_time())
     return result
 
 
@@ -264,8 +271,9 @@ def run_sweep(
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             results = list(pool.map(_run_variant, jobs_list))
     for result in results:
-        worker, reads = result.pop(_WORKER)
+        worker, reads, cpu = result.pop(_WORKER)
         stats.reads[worker] = max(reads, stats.reads.get(worker, 0))
+        stats.cpu[worker] = max(cpu, stats.cpu.get(worker, 0.0))
         stats.variants[worker] = stats.variants.get(worker, 0) + 1
     return _ranked(results)
 
@@ -296,6 +304,30 @@ LOCAL_RAY_ENVIRONMENT = (
 )
 """What ``--ray local`` sets in the environment (before Ray is imported, and inherited by
 Ray's own processes) unless the user has set it already."""
+
+
+_TOKEN_SETTINGS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+
+
+def _token_for_this_process() -> None:
+    """Local instances started by this process ask for one token of its own.
+
+    Ray (2.5x and later) protects a local instance with a token, made at its first start
+    in ``~/.ray/auth_token`` and then cached by the driver; under :func:`_quiet_home`
+    that file goes with the temporary home, so a second instance started by the same
+    process (a bench's N = 1 then N = 2, two tests) would find no token and fail. A
+    random token in a private file (mode 0600 in a 0700 directory, removed at exit) for
+    as long as this process lives serves them all. Left alone when the user set any of
+    Ray's token settings; the token itself is never logged or printed."""
+    if any(os.environ.get(name) for name in _TOKEN_SETTINGS):
+        return
+    directory = tempfile.mkdtemp(prefix="snipe-ray-token-")  # 0700
+    atexit.register(shutil.rmtree, directory, True)
+    path = Path(directory, "auth_token")
+    path.touch(mode=0o600)
+    path.write_text(secrets.token_hex(32), encoding="ascii")
+    os.environ["RAY_AUTH_MODE"] = "token"
+    os.environ["RAY_AUTH_TOKEN_PATH"] = str(path)
 
 
 @contextlib.contextmanager
@@ -340,6 +372,7 @@ def _on_ray(
     if address == "local":
         for name, value in LOCAL_RAY_ENVIRONMENT:
             os.environ.setdefault(name, value)
+        _token_for_this_process()
     try:
         ray: Any = importlib.import_module("ray")  # optional: no stubs needed
     except ImportError:

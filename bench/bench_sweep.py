@@ -1,0 +1,131 @@
+"""Sweeps that scale (issue 20, point 5): 16 rule sets over one recording, serially and on
+Ray with N = 1 and N = 2 workers.
+
+The recording is bench_backtest.py's: ``--minutes`` (default 2.5) of a sandbox market of
+``--size`` (default 100,000) listings, a snapshot every 10 market seconds, kept in
+``--keep DIR`` (reused when present). The 16 rule sets are rules.example.yaml with its
+``paused-rule`` (AWP Asiimov FT, price alone: the recording has snapshots, no reference
+prices) enabled, its ``max_price`` in 15, 25, 40, 60 USD and ``budgets.per_day`` in 50,
+100, 150, 300 USD (a grid): variants that buy differently, so their fingerprints differ.
+
+  serial: :func:`engine.backtest.sweep_serially`, here, one variant after another, each
+          reading the recording afresh: the same-run baseline, and the reference;
+  Ray N:  :func:`engine.backtest.run_sweep` on a local Ray instance (127.0.0.1, no
+          dashboard, no usage statistics) of N CPUs and N actors, each reading the
+          recording once and running the variants handed to it as it frees up.
+
+Printed: the load average, the serial wall and CPU time; for each N its wall time, Ray's
+start-up (ray.init until every actor answers) apart, the speedup and the efficiency
+(speedup / N) with and without the start-up, the CPU its workers used (against the serial
+CPU: what running in parallel costs in work, a figure the other engineers' load hardly
+moves), how many times each worker read the recording, and whether the ranked results
+(each variant's fingerprint, totals and warnings, as JSON) equal the serial ones byte for
+byte. ``--pool`` adds the process pool (no Ray) at N = 2.
+
+    python bench/bench_sweep.py [--minutes 2.5] [--size 100000] [--keep DIR] [--workers 1 2]
+
+The machine has 2 cores shared with 7 other engineers' work: wall times carry their load,
+so compare the figures of one run with each other, not across runs.
+
+Last measured: see the README ("Sweeps") and the figures below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_PRICE = ("15.00", "25.00", "40.00", "60.00")
+PER_DAY = ("50.00", "100.00", "150.00", "300.00")
+
+
+def _bytes(results: list[dict[str, Any]]) -> bytes:
+    return json.dumps(results, sort_keys=True).encode()
+
+
+def _sweep_file(directory: Path) -> Path:
+    path = directory / "sweep.yaml"
+    path.write_text(
+        f"rules: {ROOT / 'rules.example.yaml'}\n"
+        "grid:\n"
+        "  paused-rule.enabled: [true]\n"
+        f"  paused-rule.max_price: {json.dumps(list(MAX_PRICE))}\n"
+        f"  budgets.per_day: {json.dumps(list(PER_DAY))}\n"
+    )
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--minutes", type=float, default=2.5)
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--keep", help="directory to keep (and reuse) the recording in")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--pool", action="store_true", help="also the process pool, N = 2")
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_backtest import make_recording
+
+    from engine.backtest import SweepStats, load_sweep, run_sweep, sweep_serially
+
+    scratch = Path(tempfile.mkdtemp(prefix="bench-sweep-"))
+    directory = Path(args.keep or scratch) / f"m{args.minutes:g}-n{args.size}"
+    if not (directory / "recording.json").exists():
+        began = time.perf_counter()
+        make_recording(directory, hours=args.minutes / 60, size=args.size)
+        print(f"recording made in {time.perf_counter() - began:.1f} s: {directory}")
+    size = sum(p.stat().st_size for p in directory.iterdir())
+    print(f"recording: {args.minutes:g} min of a {args.size:,}-listing market, {size / 1e6:.1f} MB")
+    sweep = load_sweep(_sweep_file(scratch))
+    print(f"{len(sweep.variants)} rule sets (variants)")
+
+    began, cpu = time.perf_counter(), time.process_time()
+    serial = sweep_serially(sweep, directory)
+    serial_wall, serial_cpu = time.perf_counter() - began, time.process_time() - cpu
+    reference = _bytes(serial)
+    print(
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+        f"serial: {serial_wall:.1f} s wall ({serial_cpu:.1f} s CPU), "
+        f"{serial_wall / len(serial):.2f} s a variant; "
+        f"{len({r['fingerprint'] for r in serial})} distinct fingerprints"
+    )
+
+    runs: list[tuple[str, int, dict[str, Any]]] = [("ray", n, {}) for n in args.workers]
+    if args.pool:
+        runs.append(("pool", 2, {}))
+    for kind, n, _ in runs:
+        stats = SweepStats()
+        began = time.perf_counter()
+        address = "local" if kind == "ray" else None
+        ranked = run_sweep(sweep, directory, jobs=n, ray_address=address, stats=stats)
+        wall = time.perf_counter() - began
+        work = wall - stats.startup
+        speedup, speedup_work = serial_wall / wall, serial_wall / work
+        reads = sorted(stats.reads.values())
+        print(
+            f"{kind} N={n}: {wall:.1f} s wall"
+            + (f" ({stats.startup:.1f} s of it Ray's start-up)" if kind == "ray" else "")
+            + f"; speedup {speedup:.2f}x, efficiency {speedup / n:.0%}"
+            + (
+                f" (without the start-up: {speedup_work:.2f}x, {speedup_work / n:.0%})"
+                if kind == "ray"
+                else ""
+            )
+            + f"; workers' CPU {sum(stats.cpu.values()):.1f} s"
+            f" ({sum(stats.cpu.values()) / serial_cpu:.2f}x the serial CPU)"
+            + f"; {len(reads)} workers read the recording {reads} times, variants per worker"
+            f" {sorted(stats.variants.values())}; results byte-equal to serial: "
+            f"{'yes' if _bytes(ranked) == reference else 'NO'}"
+        )
+
+
+if __name__ == "__main__":
+    main()
