@@ -316,9 +316,10 @@ def _token_for_this_process() -> None:
     in ``~/.ray/auth_token`` and then cached by the driver; under :func:`_quiet_home`
     that file goes with the temporary home, so a second instance started by the same
     process (a bench's N = 1 then N = 2, two tests) would find no token and fail. A
-    random token in a private file (mode 0600 in a 0700 directory, removed at exit) for
-    as long as this process lives serves them all. Left alone when the user set any of
-    Ray's token settings; the token itself is never logged or printed."""
+    random token in a private file (mode 0600 in a 0700 directory, removed at exit),
+    named by ``RAY_AUTH_TOKEN_PATH`` for as long as this process lives, serves them all.
+    Left alone when the user set any of Ray's token settings; the token itself is never
+    logged or printed."""
     if any(os.environ.get(name) for name in _TOKEN_SETTINGS):
         return
     directory = tempfile.mkdtemp(prefix="snipe-ray-token-")  # 0700
@@ -326,7 +327,8 @@ def _token_for_this_process() -> None:
     path = Path(directory, "auth_token")
     path.touch(mode=0o600)
     path.write_text(secrets.token_hex(32), encoding="ascii")
-    os.environ["RAY_AUTH_MODE"] = "token"
+    # the mode is left to Ray, which turns tokens on for a new local instance and refreshes
+    # its own cached settings (setting the mode here would miss them if Ray was imported)
     os.environ["RAY_AUTH_TOKEN_PATH"] = str(path)
 
 
