@@ -18,9 +18,11 @@ Printed: the load average, the serial wall and CPU time; for each N its wall tim
 start-up (ray.init until every actor answers) apart, the speedup and the efficiency
 (speedup / N) with and without the start-up, the CPU its workers used (against the serial
 CPU: what running in parallel costs in work, a figure the other engineers' load hardly
-moves), how many times each worker read the recording, and whether the ranked results
-(each variant's fingerprint, totals and warnings, as JSON) equal the serial ones byte for
-byte. ``--pool`` adds the process pool (no Ray) at N = 2.
+moves) and the speedup and efficiency the CPU figures project for cores of their own
+(serial CPU / the busiest worker's CPU: what the wall clock would show on an idle
+machine, start-up apart), how many times each worker read the recording, and whether the
+ranked results (each variant's fingerprint, totals and warnings, as JSON) equal the serial
+ones byte for byte. ``--pool`` adds the process pool (no Ray) at N = 2.
 
     python bench/bench_sweep.py [--minutes 2.5] [--size 100000] [--keep DIR] [--workers 1 2]
 
@@ -110,6 +112,7 @@ def main() -> None:
         work = wall - stats.startup
         speedup, speedup_work = serial_wall / wall, serial_wall / work
         reads = sorted(stats.reads.values())
+        projected = serial_cpu / max(stats.cpu.values())
         print(
             f"{kind} N={n}: {wall:.1f} s wall"
             + (f" ({stats.startup:.1f} s of it Ray's start-up)" if kind == "ray" else "")
@@ -120,7 +123,9 @@ def main() -> None:
                 else ""
             )
             + f"; workers' CPU {sum(stats.cpu.values()):.1f} s"
-            f" ({sum(stats.cpu.values()) / serial_cpu:.2f}x the serial CPU)"
+            f" ({sum(stats.cpu.values()) / serial_cpu:.2f}x the serial CPU; on cores of"
+            f" their own, serial CPU / the busiest worker's: {projected:.2f}x,"
+            f" {projected / n:.0%})"
             + f"; {len(reads)} workers read the recording {reads} times, variants per worker"
             f" {sorted(stats.variants.values())}; results byte-equal to serial: "
             f"{'yes' if _bytes(ranked) == reference else 'NO'}"
