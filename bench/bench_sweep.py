@@ -29,7 +29,28 @@ ones byte for byte. ``--pool`` adds the process pool (no Ray) at N = 2.
 The machine has 2 cores shared with 7 other engineers' work: wall times carry their load,
 so compare the figures of one run with each other, not across runs.
 
-Last measured: see the README ("Sweeps") and the figures below.
+Last measured (2026-11-24, 2 cores shared with 7 other engineers, load average 7-11; Ray
+2.60): every run, all 16 results byte-equal to the serial ones at N = 1 and N = 2 (Ray and
+pool), each worker read the recording once (variants per worker 16, then 8 and 8), 5
+distinct fingerprints among the 16.
+
+  run A (load 9.6): serial 185.2 s wall, 60.3 s CPU. Ray N=1: 163.5 s wall, 18.7 s of it
+    start-up: 1.13x, efficiency 113% (without start-up 1.28x, 128%), workers' CPU 0.87x
+    the serial CPU (the recording read once instead of 16 times). Ray N=2: 167.1 s, 26.6 s
+    start-up: 1.11x, efficiency 55% (without start-up 1.32x, 66%), CPU 0.86x. Pool N=2:
+    195.8 s: 0.95x, 47%.
+  run B (load 7.2, and this repository's tests running meanwhile): serial 175.3 s wall,
+    56.5 s CPU. Ray N=1: 286.8 s, 13.5 s start-up: 0.61x, 61% (0.64x without start-up);
+    CPU 0.93x, projected for a core of its own 1.07x. Ray N=2: 196.8 s, 33.5 s start-up:
+    0.89x, 45% (1.07x, 54% without start-up); CPU 1.00x, projected 1.97x, efficiency 99%.
+    Pool N=2: 210.7 s: 0.83x, 42%; projected 1.98x, 99%.
+
+The serial run got about a third of a core (56-60 s CPU in 175-185 s) and the parallel
+runs got no more in total: on this machine the wall clock measures the others' load, not
+the sweep. The CPU figures, which that load hardly moves, say the work splits evenly
+(each of 2 workers used half the serial CPU: 1.97x projected, efficiency 99%) and costs
+no more than serial in total; Ray's start-up (13-34 s here, a few seconds on an idle
+machine) is the fixed cost to weigh against the sweep's length.
 """
 
 from __future__ import annotations
