@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from engine.backtest import SweepStats, _sweep, load_sweep, run_sweep, sweep_serially
+from engine.cli import main
 
 from .support import REDLINE, TRADE_LINK, listing, market, write
 
@@ -92,3 +93,11 @@ def test_a_sweep_on_ray_actors_equals_the_serial_one(recording: Path, sweep_file
     ranked = run_sweep(sweep, recording, jobs=2, ray_address="local", stats=stats)
     _check(ranked, sweep_serially(sweep, recording), stats)
     assert stats.startup > 0
+
+
+def test_fewer_than_one_worker_is_refused_naming_the_option(
+    recording: Path, sweep_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["backtest", "--sweep", str(sweep_file), "--data", str(recording), "--jobs", "0"]
+    assert main(args) == 2
+    assert "--jobs" in capsys.readouterr().err
