@@ -4,6 +4,7 @@ byte (issue 20, point 5)."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +69,14 @@ def test_a_worker_reads_the_recording_once_for_all_its_variants(
 ) -> None:
     sweep = load_sweep(sweep_file)
     jobs = _sweep._jobs(sweep, recording)
-    first = _sweep._run_variant(jobs[0])
-    later = [_sweep._run_variant(job) for job in jobs[1:]]
+    # run here as in a worker; the worker's quieting of the logger undone afterwards
+    logger = logging.getLogger("snipe")
+    level = logger.level
+    try:
+        first = _sweep._run_variant(jobs[0])
+        later = [_sweep._run_variant(job) for job in jobs[1:]]
+    finally:
+        logger.setLevel(level)
     reads = first.pop(_sweep._WORKER)[1]
     assert {r.pop(_sweep._WORKER)[1] for r in later} == {reads}
     # and what it kept replays as a fresh read does
