@@ -44,12 +44,17 @@ distinct fingerprints among the 16.
     CPU 0.93x, projected for a core of its own 1.07x. Ray N=2: 196.8 s, 33.5 s start-up:
     0.89x, 45% (1.07x, 54% without start-up); CPU 1.00x, projected 1.97x, efficiency 99%.
     Pool N=2: 210.7 s: 0.83x, 42%; projected 1.98x, 99%.
+  run C (load 10.3): serial 232.4 s wall, 58.0 s CPU. Ray N=1: 154.9 s, 21.1 s start-up:
+    1.50x, 150% (1.74x without start-up); CPU 0.90x, projected 1.12x. Ray N=2: 161.9 s,
+    21.7 s start-up: 1.44x, efficiency 72% (1.66x, 83% without start-up); CPU 0.93x,
+    projected 2.15x, 107% (over 100%: each worker reads the recording once, the serial
+    run 16 times).
 
 The serial run got about a third of a core (56-60 s CPU in 175-185 s) and the parallel
 runs got no more in total: on this machine the wall clock measures the others' load, not
 the sweep. The CPU figures, which that load hardly moves, say the work splits evenly
-(each of 2 workers used half the serial CPU: 1.97x projected, efficiency 99%) and costs
-no more than serial in total; Ray's start-up (13-34 s here, a few seconds on an idle
+(each of 2 workers used about half the serial CPU: 1.97-2.15x projected, efficiency
+99-107%) and costs no more than serial in total; Ray's start-up (13-34 s here, a few seconds on an idle
 machine) is the fixed cost to weigh against the sweep's length.
 """
 
