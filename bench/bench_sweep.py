@@ -54,8 +54,8 @@ The serial run got about a third of a core (56-60 s CPU in 175-185 s) and the pa
 runs got no more in total: on this machine the wall clock measures the others' load, not
 the sweep. The CPU figures, which that load hardly moves, say the work splits evenly
 (each of 2 workers used about half the serial CPU: 1.97-2.15x projected, efficiency
-99-107%) and costs no more than serial in total; Ray's start-up (13-34 s here, a few seconds on an idle
-machine) is the fixed cost to weigh against the sweep's length.
+99-107%) and costs no more than serial in total; Ray's start-up (13-34 s here, a few
+seconds on an idle machine) is the fixed cost to weigh against the sweep's length.
 """
 
 from __future__ import annotations
