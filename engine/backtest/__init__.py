@@ -37,7 +37,7 @@ from ._market import FillModel, ReplayMarket, ReplayTrade
 from ._record import Recorder, RecorderSettings
 from ._report import Report, build_report, feed_text, later_label, seen_first_text, write_report
 from ._run import BacktestOptions, BacktestRun, run_backtest
-from ._sweep import load_sweep, run_sweep
+from ._sweep import SweepStats, load_sweep, run_sweep, sweep_serially
 from ._tee import LiveRecorder, RecordingTransport, attach_recorder
 from ._transport import ReplayTransport
 
@@ -61,6 +61,7 @@ __all__ = [
     "ReplayTrade",
     "ReplayTransport",
     "Report",
+    "SweepStats",
     "attach_recorder",
     "build_report",
     "check_lookahead",
@@ -81,6 +82,7 @@ __all__ = [
     "run_backtest",
     "run_sweep",
     "seen_first_text",
+    "sweep_serially",
     "write_cut",
     "write_report",
 ]

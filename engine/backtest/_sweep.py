@@ -1,4 +1,5 @@
-"""Sweeps: rule variants backtested in parallel processes on one recording, ranked.
+"""Sweeps: rule variants backtested in parallel (processes or Ray actors) on one recording,
+ranked; each worker reads the recording once.
 
 A sweep file (YAML)::
 
@@ -19,6 +20,7 @@ first, then by name).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import io
@@ -26,10 +28,14 @@ import itertools
 import logging
 import multiprocessing
 import os
+import secrets
+import shutil
+import socket
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +43,12 @@ import anyio
 from ruamel.yaml import YAML
 
 from .._errors import ConfigError
-from ._format import read_records, recording_span
+from ._format import Record, read_records, recording_span
 from ._lookahead import replaying
 from ._report import build_report
 from ._run import BacktestOptions, run_backtest
 
-__all__ = ["Variant", "apply_overrides", "load_sweep", "run_sweep"]
+__all__ = ["SweepStats", "Variant", "apply_overrides", "load_sweep", "run_sweep", "sweep_serially"]
 
 
 @dataclass(frozen=True)
@@ -125,21 +131,68 @@ def apply_overrides(rules_text: str, overrides: tuple[tuple[str, Any], ...]) -> 
     return out.getvalue()
 
 
-def _run_variant(job: tuple[str, str, str, int, float]) -> dict[str, Any]:
-    """One variant in a worker process: its summary (without the purchase list)."""
+Job = tuple[str, str, str, int, float]
+"""One variant's work: ``(name, rules text, recording directory, seed, latency)``."""
+
+
+@dataclass
+class SweepStats:
+    """How a sweep ran, filled in by :func:`run_sweep` when given one.
+
+    ``reads``: for each worker (``host:pid``), how many times it read the recording (1
+    each: a worker reads it once, for its first variant, and keeps it for the rest);
+    ``variants``: how many variants each worker ran; ``cpu``: the CPU seconds each
+    worker's process had used by the end of its last variant (imports and the read
+    included: what the sweep cost, whatever else the machine was doing); ``startup``:
+    seconds spent starting Ray and its workers (0 for the process pool, whose start is
+    part of the run)."""
+
+    reads: dict[str, int] = field(default_factory=dict)
+    variants: dict[str, int] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)
+    startup: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    """A recording read into memory: its records and the time of its last one."""
+
+    path: str
+    records: tuple[Record, ...]
+    end: float
+
+
+_loaded: _Loaded | None = None
+_reads = 0
+"""How many times this process has read a recording (what the workers report)."""
+
+
+def _recording(path: str) -> _Loaded:
+    """The recording at ``path``, read once per process and kept: a worker's later
+    variants replay the same records (the replay never changes them; the test that
+    compares a sweep with :func:`sweep_serially`, which reads afresh, would see it)."""
+    global _loaded, _reads
+    if _loaded is None or _loaded.path != path:
+        _loaded = None  # the old one freed before the new one is read
+        records = tuple(read_records(path))
+        _, end = recording_span(path)
+        _loaded = _Loaded(path, records, end)
+        _reads += 1
+    return _loaded
+
+
+def _backtest(job: Job, records: Iterable[Record], end: float) -> dict[str, Any]:
+    """One variant replayed over ``records``: its summary (without the purchase list)."""
     from .._plugins import make_plugin_host
     from ..rules import load_rules_text
 
     name, text, data, seed, latency = job
-    # a worker says nothing itself: its warnings go back, counted, in its result
-    logging.getLogger("snipe").setLevel(logging.ERROR)
     host = make_plugin_host()
     ruleset = load_rules_text(text, f"<variant {name}>", host=host)
-    _, end = recording_span(data)
     options = BacktestOptions(seed=seed, latency=latency)
 
     async def main() -> dict[str, Any]:
-        run = await run_backtest(ruleset, read_records(data), host=host, end=end, options=options)
+        run = await run_backtest(ruleset, iter(records), host=host, end=end, options=options)
         summary = build_report(run).summary
         return {
             "variant": name,
@@ -153,41 +206,93 @@ def _run_variant(job: tuple[str, str, str, int, float]) -> dict[str, Any]:
         return anyio.run(main)
 
 
-def run_sweep(
-    sweep: Sweep,
-    data: str | os.PathLike[str],
-    *,
-    jobs: int | None = None,
-    ray_address: str | None = None,
-) -> list[dict[str, Any]]:
-    """Backtest every variant (``jobs`` processes at a time) and rank them.
+def _run_variant(job: Job) -> dict[str, Any]:
+    """One variant in a worker (a pool's process or a Ray actor), on the recording this
+    worker has read once; the result says which worker ran it and how often it read."""
+    # a worker says nothing itself: its warnings go back, counted, in its result
+    logging.getLogger("snipe").setLevel(logging.ERROR)
+    loaded = _recording(job[2])
+    result = _backtest(job, loaded.records, loaded.end)
+    result[_WORKER] = (f"{socket.gethostname()}:{os.getpid()}", _reads, time.process_time())
+    return result
 
-    With ``ray_address`` (``"local"`` for a Ray instance started here, else the address of
-    a running cluster) the variants run as Ray tasks instead: the optional extra
-    ``pip install 'snipe[ray]'``; the recording directory must be readable at the same
-    path on every node. A local instance listens on 127.0.0.1 only and sends no usage
-    statistics (:data:`LOCAL_RAY_ENVIRONMENT`; set those variables yourself to differ)."""
+
+_WORKER = "_worker"
+"""The key of a worker's own note in its result, taken out before results are ranked."""
+
+
+def _jobs(sweep: Sweep, data: str | os.PathLike[str]) -> list[Job]:
     try:
         base = sweep.rules_path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read ({exc.strerror})", location=str(sweep.rules_path)) from None
-    jobs_list = [
+    return [
         (v.name, apply_overrides(base, v.overrides), str(data), sweep.seed, sweep.latency)
         for v in sweep.variants
     ]
-    if ray_address is not None:
-        results = _on_ray(jobs_list, ray_address)
-    else:
-        workers = max(1, min(jobs or os.cpu_count() or 1, len(jobs_list)))
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            results = list(pool.map(_run_variant, jobs_list))
+
+
+def _ranked(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     results.sort(
         key=lambda r: (-r["totals"]["realised_margin"], r["totals"]["spend"], r["variant"])
     )
     for rank, result in enumerate(results, start=1):
         result["rank"] = rank
     return results
+
+
+def run_sweep(
+    sweep: Sweep,
+    data: str | os.PathLike[str],
+    *,
+    jobs: int | None = None,
+    ray_address: str | None = None,
+    stats: SweepStats | None = None,
+) -> list[dict[str, Any]]:
+    """Backtest every variant on ``jobs`` workers (all cores by default) and rank them.
+
+    Each worker reads the recording once, for its first variant, and replays the records
+    it keeps in memory for the others (so a worker holds one recording's records).
+
+    With ``ray_address`` (``"local"`` for a Ray instance started here, else the address of
+    a running cluster) the workers are Ray actors instead of processes here, at most
+    ``jobs`` of them (the cluster's CPUs by default): the optional extra
+    ``pip install 'snipe[ray]'``; the recording directory must be readable at the same
+    path on every node. A local instance listens on 127.0.0.1 only, has no dashboard and
+    sends no usage statistics (:data:`LOCAL_RAY_ENVIRONMENT`; set those variables
+    yourself to differ). ``stats``, when given, is filled in (:class:`SweepStats`)."""
+    jobs_list = _jobs(sweep, data)
+    stats = stats if stats is not None else SweepStats()
+    if ray_address is not None:
+        results = _on_ray(jobs_list, ray_address, jobs, stats)
+    else:
+        workers = max(1, min(jobs or os.cpu_count() or 1, len(jobs_list)))
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            results = list(pool.map(_run_variant, jobs_list))
+    for result in results:
+        worker, reads, cpu = result.pop(_WORKER)
+        stats.reads[worker] = max(reads, stats.reads.get(worker, 0))
+        stats.cpu[worker] = max(cpu, stats.cpu.get(worker, 0.0))
+        stats.variants[worker] = stats.variants.get(worker, 0) + 1
+    return _ranked(results)
+
+
+def sweep_serially(sweep: Sweep, data: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The same sweep in this process, one variant after another, each reading the
+    recording afresh: the reference a parallel sweep must equal byte for byte (and the
+    serial time it is measured against). The ``snipe`` logger is quiet meanwhile."""
+    logger = logging.getLogger("snipe")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        results = [
+            _backtest(job, read_records(job[2]), recording_span(job[2])[1])
+            for job in _jobs(sweep, data)
+        ]
+    finally:
+        logger.setLevel(level)
+    return _ranked(results)
 
 
 LOCAL_RAY_ENVIRONMENT = (
@@ -199,6 +304,32 @@ LOCAL_RAY_ENVIRONMENT = (
 )
 """What ``--ray local`` sets in the environment (before Ray is imported, and inherited by
 Ray's own processes) unless the user has set it already."""
+
+
+_TOKEN_SETTINGS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+
+
+def _token_for_this_process() -> None:
+    """Local instances started by this process ask for one token of its own.
+
+    Ray (2.5x and later) protects a local instance with a token, made at its first start
+    in ``~/.ray/auth_token`` and then cached by the driver; under :func:`_quiet_home`
+    that file goes with the temporary home, so a second instance started by the same
+    process (a bench's N = 1 then N = 2, two tests) would find no token and fail. A
+    random token in a private file (mode 0600 in a 0700 directory, removed at exit),
+    named by ``RAY_AUTH_TOKEN_PATH`` for as long as this process lives, serves them all.
+    Left alone when the user set any of Ray's token settings; the token itself is never
+    logged or printed."""
+    if any(os.environ.get(name) for name in _TOKEN_SETTINGS):
+        return
+    directory = tempfile.mkdtemp(prefix="snipe-ray-token-")  # 0700
+    atexit.register(shutil.rmtree, directory, True)
+    path = Path(directory, "auth_token")
+    path.touch(mode=0o600)
+    path.write_text(secrets.token_hex(32), encoding="ascii")
+    # the mode is left to Ray, which turns tokens on for a new local instance and refreshes
+    # its own cached settings (setting the mode here would miss them if Ray was imported)
+    os.environ["RAY_AUTH_TOKEN_PATH"] = str(path)
 
 
 @contextlib.contextmanager
@@ -225,27 +356,59 @@ def _quiet_home() -> Iterator[None]:
                 os.environ["HOME"] = saved
 
 
-def _on_ray(jobs: list[tuple[str, str, str, int, float]], address: str) -> list[dict[str, Any]]:
+class _Worker:
+    """A Ray actor: one process that runs variant after variant on the recording it reads
+    once (:func:`_run_variant`); an actor, not a task each, so that the workers are
+    exactly the ones started here and each keeps its records for the whole sweep."""
+
+    def ready(self) -> None:
+        """Answers once the actor's process is up (what the start-up time ends with)."""
+
+    def run(self, job: Job) -> dict[str, Any]:
+        return _run_variant(job)
+
+
+def _on_ray(
+    jobs: list[Job], address: str, workers: int | None, stats: SweepStats
+) -> list[dict[str, Any]]:
     if address == "local":
         for name, value in LOCAL_RAY_ENVIRONMENT:
             os.environ.setdefault(name, value)
+        _token_for_this_process()
     try:
         ray: Any = importlib.import_module("ray")  # optional: no stubs needed
     except ImportError:
         raise ConfigError(
             "Ray is not installed: pip install 'snipe[ray]'", location="--ray"
         ) from None
+    began = time.perf_counter()
     started = not ray.is_initialized()
     if started:
         if address == "local":
             with _quiet_home():
-                # a private instance on this machine only: bound to 127.0.0.1, no dashboard
-                ray.init(include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+                # a private instance on this machine only: bound to 127.0.0.1, no
+                # dashboard, as many CPUs as workers asked for (else all of them)
+                ray.init(
+                    num_cpus=workers,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    _node_ip_address="127.0.0.1",
+                )
         else:
             ray.init(address=address, log_to_driver=False)
+    pool: list[Any] = []
     try:
-        task = ray.remote(_run_variant)
-        return list(ray.get([task.remote(job) for job in jobs]))
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        count = max(1, min(workers or cpus, len(jobs)))
+        actor = ray.remote(num_cpus=1)(_Worker)
+        pool = [actor.remote() for _ in range(count)]
+        ray.get([worker.ready.remote() for worker in pool])
+        stats.startup = time.perf_counter() - began
+        # each variant to the first worker free (variants differ in cost)
+        actors = importlib.import_module("ray.util").ActorPool(pool)
+        return list(actors.map(lambda worker, job: worker.run.remote(job), jobs))
     finally:
+        for worker in pool:
+            ray.kill(worker)  # its records freed now, not when the driver's handle goes
         if started:
             ray.shutdown()

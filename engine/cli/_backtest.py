@@ -51,11 +51,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--sweep", metavar="SWEEP.yaml", help="run and rank rule variants")
-    parser.add_argument("--jobs", type=int, help="parallel processes for --sweep (all cores)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        help="--sweep workers (processes, or Ray actors with --ray), each reading the"
+        " recording once (default: all cores)",
+    )
     parser.add_argument(
         "--ray",
         metavar="ADDRESS",
-        help="run the --sweep on Ray instead: a cluster address, or `local` (snipe[ray])",
+        help="run the --sweep on Ray actors instead: a cluster address, or `local`"
+        " (a private instance on 127.0.0.1, no dashboard; snipe[ray])",
     )
     parser.set_defaults(handler=run)
 
@@ -231,6 +237,8 @@ def print_warnings(warnings: dict[str, tuple[int, int]], *, of: int = 1) -> None
 def _sweep(args: argparse.Namespace) -> int:
     from ..backtest import load_sweep, run_sweep
 
+    if args.jobs is not None and args.jobs < 1:
+        raise ConfigError(f"{args.jobs}: at least 1 worker", location="--jobs")
     sweep = load_sweep(args.sweep)
     if args.rules:
         sweep = type(sweep)(Path(args.rules).resolve(), sweep.variants, sweep.seed, sweep.latency)
