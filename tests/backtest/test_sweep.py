@@ -84,6 +84,26 @@ def test_a_worker_reads_the_recording_once_for_all_its_variants(
     assert _bytes(ranked) == _bytes(sweep_serially(sweep, recording))
 
 
+def test_a_recording_too_large_to_hold_is_streamed_for_each_variant_with_the_same_results(
+    recording: Path, sweep_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a worker holding a week of a busy market would run out of memory: over the limit,
+    # each variant reads the recording afresh, and nothing is kept between variants
+    monkeypatch.setattr(_sweep, "HOLD_LIMIT", 1)
+    sweep = load_sweep(sweep_file)
+    jobs = _sweep._jobs(sweep, recording)
+    logger = logging.getLogger("snipe")
+    level = logger.level
+    try:
+        results = [_sweep._run_variant(job) for job in jobs]
+    finally:
+        logger.setLevel(level)
+    reads = [r.pop(_sweep._WORKER)[1] for r in results]
+    assert reads == list(range(reads[0], reads[0] + len(jobs)))
+    assert _sweep._loaded is None
+    assert _bytes(_sweep._ranked(results)) == _bytes(sweep_serially(sweep, recording))
+
+
 @pytest.mark.slow
 def test_a_sweep_in_processes_equals_the_serial_one(recording: Path, sweep_file: Path) -> None:
     sweep = load_sweep(sweep_file)
