@@ -391,6 +391,22 @@ def _tradable_predicate(listing: Listing, view: NameView, ctx: EvalContext) -> s
     )
 
 
+class _NameIndex(dict[str, IndexEntry]):
+    """Name -> :data:`IndexEntry`; indexing a name not seen yet works its entry out
+    (``__missing__``), so that :func:`engine.rules.scan` looks every name of a batch up
+    in one pass in C (``map(index.__getitem__, names)``) with no check for misses after.
+    ``get`` does not compute (a plain dict's)."""
+
+    __slots__ = ("_compute",)
+
+    def __init__(self, compute: Callable[[str], IndexEntry]) -> None:
+        super().__init__()
+        self._compute = compute
+
+    def __missing__(self, name: str) -> IndexEntry:
+        return self._compute(name)
+
+
 class RuleSet:
     """A loaded, compiled rules file: account, budgets, rules, and the name index.
 
@@ -451,7 +467,7 @@ class RuleSet:
         self._views: dict[str, NameView] = {}
         # name -> (view, rules watching it, their plan), or () when no rule does: the
         # hot-path index; one plan per distinct set of rules (few), shared by its names
-        self._index: dict[str, IndexEntry] = {}
+        self._index: dict[str, IndexEntry] = _NameIndex(self._index_entry)
         self._plans: dict[tuple[int, ...], Plan] = {}
 
     def view(self, name: str) -> NameView:
@@ -482,7 +498,9 @@ class RuleSet:
 
     def _index_entry(self, name: str) -> IndexEntry:
         self._compute_view(name)
-        return self._index[name]
+        entry = self._index.get(name)  # stored just now (get: no __missing__ again)
+        assert entry is not None
+        return entry
 
     def forget_names(self) -> None:
         """Drop the memoised name views (they are rebuilt on demand)."""
