@@ -252,10 +252,13 @@ class Scan:
         is turned down unless the scan's checks passed it (``passes`` is pure), so this
         costs a name lookup per listing and a set lookup per pair."""
         passed = {(id(rule), id(listing)) for rule, listing, _ in self._passed}
-        view_of = self.ruleset.view
+        index = self.ruleset._index  # a name not seen (or forgotten) is worked out again
         for listing in self._listings:
-            view = view_of(listing.name)
-            for rule in view.rules:
+            entry = index[listing.name]
+            if not entry:
+                continue
+            view = entry[0]
+            for rule in entry[1]:
                 if not passed or (id(rule), id(listing)) not in passed:
                     yield rule, listing, view
 
