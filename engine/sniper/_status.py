@@ -29,10 +29,11 @@ RECENT_PURCHASES = 100
 """How many of the latest purchase attempts :attr:`EngineStatus.purchases` keeps (the
 ledger keeps every purchase; this is what observers show)."""
 
-SKIPS_HELD = 8_192
-"""How many listings' turned-down pairs :class:`EngineStatus` holds before counting their
-reasons (see :meth:`EngineStatus.skipped_scan`): a bound on the memory held, and on the
-time one count takes (a few ms) when nobody asks for the counts in between."""
+SKIPS_HELD = 1_024
+"""How many decisions (or scanned listings) :class:`EngineStatus` holds before counting
+their skip reasons (see :meth:`EngineStatus.skipped_all`): a bound on the memory held and
+on the pause one count makes (a few ms: each reason of a feed event is new text) when
+nobody asks for the counts in between."""
 
 log = logging.getLogger("snipe.engine")
 
@@ -223,23 +224,25 @@ class EngineStatus:
         self._skip_by_rule[rule, kind] += 1
         self._skip_examples[rule, kind] = reason
 
-    def skipped_all(self, decisions: Sequence[Decision]) -> None:
+    def skipped_all(self, decisions: Sequence[Decision], *, buying: bool = False) -> None:
         """Count every reason of every turned-down decision, as :meth:`skipped` one by one
         would (same counts, same insertion order, the last reason of a kind its example),
         when the counts are next read: the reasons of a decision turned down by the rules'
-        checks are worked out on demand (``decisions`` must not change afterwards)."""
-        self._hold(decisions, len(decisions))
+        checks are worked out on demand (``decisions`` must not change afterwards).
+        ``buying``: the batch has purchases to make, so what is held is not counted now
+        even past :data:`SKIPS_HELD` (the next batch without one, or a read, counts it)."""
+        self._hold(decisions, len(decisions), buying)
 
     def skipped_scan(self, checked: Scan) -> None:
         """Count the reasons of every pair ``checked`` turned down (and of its
         decisions), as :meth:`skipped_all` of its ``all_decisions()`` would, without
         building a decision or a reason now."""
-        self._hold(checked, len(checked.listings) + len(checked.decisions))
+        self._hold(checked, len(checked.listings) + len(checked.decisions), False)
 
-    def _hold(self, batch: Scan | Sequence[Decision], size: int) -> None:
+    def _hold(self, batch: Scan | Sequence[Decision], size: int, buying: bool) -> None:
         self._skips_pending.append(batch)
         self._skips_pending_listings += size
-        if self._skips_pending_listings >= SKIPS_HELD:
+        if not buying and self._skips_pending_listings >= SKIPS_HELD:
             self._count_skips()
 
     def _count_skips(self) -> None:

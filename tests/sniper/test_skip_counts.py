@@ -79,15 +79,24 @@ class Eager:
 
 
 def decide(
-    status: EngineStatus, ruleset: RuleSet, batch: list[Listing], ctx: EvalContext
+    status: EngineStatus,
+    ruleset: RuleSet,
+    batch: list[Listing],
+    ctx: EvalContext,
+    hold: str = "decisions",
 ) -> list[Decision]:
-    """What ``Engine.decide`` does with the rules' result and the status."""
+    """What ``Engine.decide`` does with the rules' result and the status (``hold``:
+    ``decisions`` as the engine does, or ``scan``: the scan itself)."""
     checked = scan(ruleset, batch, ctx)
     if not checked.decisions:
-        status.skipped_scan(checked)
-        return checked.all_decisions()
+        decisions = checked.all_decisions()
+        if hold == "scan":
+            status.skipped_scan(checked)
+        else:
+            status.skipped_all(decisions)
+        return decisions
     decisions = evaluate(ruleset, batch, ctx)
-    status.skipped_all(decisions)
+    status.skipped_all(decisions, buying=any(d.accepted for d in decisions))
     return decisions
 
 
@@ -103,8 +112,9 @@ def shown(status: EngineStatus | Eager) -> list[tuple[str, str, int]]:
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
 @pytest.mark.parametrize("seed", [3, 11])
 @pytest.mark.parametrize("tight", [False, True], ids=["roomy", "tight"])
+@pytest.mark.parametrize("hold", ["decisions", "scan"])
 def test_counts_read_later_equal_the_counts_made_at_once(
-    path: Path, seed: int, tight: bool
+    path: Path, seed: int, tight: bool, hold: str
 ) -> None:
     ruleset = load_rules(path)
     listings = market_listings(ruleset, seed)
@@ -115,7 +125,7 @@ def test_counts_read_later_equal_the_counts_made_at_once(
     batches = [listings[i : i + 50] for i in range(0, len(listings), 50)]
     for n, batch in enumerate(batches):
         ctx = EvalContext(now=START + n, game="csgo", reference_prices=prices, budget=budget)
-        decisions = decide(lazy, ruleset, batch, ctx)
+        decisions = decide(lazy, ruleset, batch, ctx, hold)
         assert decisions == evaluate(ruleset, batch, ctx)
         eager.count(decisions)
         if n % 7 == 3:  # read now and then, as a status line does
@@ -211,3 +221,24 @@ def test_a_single_count_keeps_its_place_among_held_batches() -> None:
         ("cheap", "already bought (item 1)"),
     ]
     assert list(status.skip_by_rule.values()) == [2, 1]
+
+
+def test_a_batch_that_buys_never_waits_for_the_held_reasons() -> None:
+    plugin = CountingPlugin()
+    ruleset = rules_for(
+        f"""rules:
+  - name: never
+    match: {{names: ["{NAME}"]}}
+    max_price: "50.00"
+    never: true
+""",
+        ("never", plugin),
+    )
+    status = EngineStatus()
+    listings = [make_listing(name=NAME, item_id=str(n)) for n in range(SKIPS_HELD)]
+    decisions = evaluate(ruleset, listings, make_context())
+    status.skipped_all(decisions, buying=True)  # past the bound, but purchases wait
+    assert plugin.reasons_made == 0
+    status.skipped_all(evaluate(ruleset, listings[:1], make_context()))  # nothing to buy
+    assert plugin.reasons_made == SKIPS_HELD + 1
+    assert sum(status.skip_by_rule.values()) == SKIPS_HELD + 1
