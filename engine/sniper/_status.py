@@ -29,11 +29,12 @@ RECENT_PURCHASES = 100
 """How many of the latest purchase attempts :attr:`EngineStatus.purchases` keeps (the
 ledger keeps every purchase; this is what observers show)."""
 
-SKIPS_HELD = 1_024
+SKIPS_HELD = 256
 """How many decisions (or scanned listings) :class:`EngineStatus` holds before counting
 their skip reasons (see :meth:`EngineStatus.skipped_all`): a bound on the memory held and
-on the pause one count makes (a few ms: each reason of a feed event is new text) when
-nobody asks for the counts in between."""
+on the pause one count makes when nobody asks for the counts in between (1,024 feed
+events paused the loop 22 ms on the loaded machine: each reason of a feed event is new
+text for :func:`reason_kind`)."""
 
 log = logging.getLogger("snipe.engine")
 
