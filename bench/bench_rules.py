@@ -31,7 +31,23 @@ machine's): whole market scan/evaluate 1.19-1.57x (best run: scan 989,831/s, eva
 whole-market time: the bench reuses a shuffled pool of 20,000 listings, so reading a
 listing's name is a cache miss (~0.2-0.7 us against 0.05 us for a listing in cache), a
 floor ``evaluate`` and the if-chain pay too. Scaled to the quiet machine's 1.23M/s for
-evaluate, scan is at about 1.9M/s: the 2M/s target is close but not shown here. Run:
+evaluate, scan is at about 1.9M/s: the 2M/s target is close but not shown here.
+
+Skip reasons (issue 20 point 3, 2026-11-24 late, load 10-14 on 2 cores): the engine no
+longer makes a reason for a turned-down pair while deciding; it holds the scan and works
+the reasons out from the same compiled rules when its skip counts are read (see
+``engine/sniper/_status.py``), and making them is cheaper (generated straight-line check,
+``format_usd`` memoised). Deciding 20,000 watched listings of this bench and reading
+their skip counts (23,738 reasons, identical counts): 0.234-0.301 s CPU with the code
+before, 0.207-0.229 s after, alternated in one shell. The whole-market scan itself is
+unchanged by this (scan 659,987/s, evaluate 487,151/s, 1.35x, name lookups 59% of scan's
+time; the code before, the next run: 664,926/s, 575,802/s, 1.15x; 300k listings): the
+name lookups are the floor, and 2M/s is still not shown on this machine. In the
+engine: a 15-minute backtest of bench_backtest's 100k market (rules.example.yaml, no
+purchase, so its report's fingerprint covers the skip reasons it prints) 16.0 s CPU before,
+13.9 s after, same fingerprint and skip counts; bench_feed_decode 7,227 events per CPU
+second before, 7,403 after (one alternated pair; 6,000-7,400 across runs at this load).
+Run:
 ``.venv/bin/python bench/bench_rules.py [--listings N]``.
 """
 

@@ -54,8 +54,26 @@ def parse_usd(text: str | int | Decimal) -> Money:
     return int(mills)
 
 
+_SHOWN: dict[int, str] = {}
+_SHOWN_HELD = 100_000
+
+
 def format_usd(amount: Money) -> str:
     """USD x 1000 -> ``"$12.50"`` (cents always shown, the third decimal only when used)."""
+    # Memoised: skip reasons show the same prices and caps again and again (two per
+    # reason of a turned-down pair was a quarter of making the reasons). Integers only:
+    # 1.0 == 1 would otherwise share a text.
+    if type(amount) is int:
+        shown = _SHOWN.get(amount)
+        if shown is None:
+            if len(_SHOWN) >= _SHOWN_HELD:
+                _SHOWN.clear()
+            shown = _SHOWN[amount] = _format_usd(amount)
+        return shown
+    return _format_usd(amount)
+
+
+def _format_usd(amount: Money) -> str:
     sign = "-" if amount < 0 else ""
     dollars, mills = divmod(abs(amount), MILLS_PER_USD)
     if mills % 10:

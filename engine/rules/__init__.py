@@ -25,7 +25,16 @@ from ._contract import (
     RuleSpend,
     Test,
 )
-from ._evaluate import Decision, Scan, evaluate, explain, scan, summarize_rejections
+from ._evaluate import (
+    NO_REASON,
+    Decision,
+    Scan,
+    evaluate,
+    explain,
+    rejection_reasons,
+    scan,
+    summarize_rejections,
+)
 from ._load import LoadResult, check_rules_file, check_rules_text, load_rules, load_rules_text
 from ._names import NameParts, doppler_phases, known_phases, split_name
 from ._portfolio import VALUE_SOURCES, PortfolioSettings
@@ -58,6 +67,7 @@ __all__ = [
     "BASIS_POINTS",
     "CORE_RULE_KEYS",
     "NOTIFY_CORE_KEYS",
+    "NO_REASON",
     "USD",
     "VALUE_SOURCES",
     "Account",
@@ -105,6 +115,7 @@ __all__ = [
     "load_rules_text",
     "parse_duration",
     "parse_percent",
+    "rejection_reasons",
     "scan",
     "split_name",
     "summarize_rejections",

@@ -18,7 +18,7 @@ not, bought; :func:`explain` answers "why was nothing bought" for a name.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import partial
 from itertools import compress
 from operator import attrgetter
@@ -29,7 +29,31 @@ from ..models import Listing
 from ._compile import CompiledRule, RuleSet
 from ._contract import EvalContext, NameView, RuleSpend
 
-__all__ = ["Decision", "Scan", "evaluate", "explain", "scan", "summarize_rejections"]
+__all__ = [
+    "NO_REASON",
+    "Decision",
+    "Scan",
+    "evaluate",
+    "explain",
+    "rejection_reasons",
+    "scan",
+    "summarize_rejections",
+]
+
+NO_REASON = "a criterion rejected the listing without a reason"
+"""The reason of a pair the rule's checks turned down while none of its predicates said
+why (a fast test that disagrees with its predicate, or raised)."""
+
+
+def rejection_reasons(
+    rule: CompiledRule, listing: Listing, view: NameView, context: EvalContext
+) -> tuple[str, ...]:
+    """Why ``rule``'s checks turn ``listing`` down: every failing predicate's reason, from
+    the compiled rule's ``check``. The one place a turned-down pair's reasons are made
+    (:attr:`Decision.reasons`, :meth:`Scan.skip_reasons`, the engine's skip counts), so
+    that they cannot disagree; only called for a pair whose ``passes`` is false."""
+    found = rule.check(listing, view, context)
+    return tuple(found) if found else (NO_REASON,)
 
 
 class Decision(tuple[Any, ...]):
@@ -101,9 +125,7 @@ class Decision(tuple[Any, ...]):
             return stored
         if self[2]:  # accepted: self[8] builds the explanation
             return cast(tuple[str, ...], self[8]())
-        rule: CompiledRule = self[8]
-        found = rule.check(self[0], self[9], self[10])
-        return tuple(found) if found else ("a criterion rejected the listing without a reason",)
+        return rejection_reasons(self[8], self[0], self[9], self[10])
 
     @property
     def item_id(self) -> str:
@@ -219,20 +241,55 @@ class Scan:
         self._listings = listings
         self._passed = passed
 
+    @property
+    def listings(self) -> Sequence[Listing]:
+        """The listings scanned."""
+        return self._listings
+
+    def rejected(self) -> Iterator[tuple[CompiledRule, Listing, NameView]]:
+        """The (rule, listing, view) pairs the rules' checks turned down, in the order
+        :func:`evaluate` gives their decisions. Nothing is checked again: a watched pair
+        is turned down unless the scan's checks passed it (``passes`` is pure), so this
+        costs a name lookup per listing and a set lookup per pair."""
+        passed = {(id(rule), id(listing)) for rule, listing, _ in self._passed}
+        index = self.ruleset._index  # a name not seen (or forgotten) is worked out again
+        for listing in self._listings:
+            entry = index[listing.name]
+            if not entry:
+                continue
+            view = entry[0]
+            for rule in entry[1]:
+                if not passed or (id(rule), id(listing)) not in passed:
+                    yield rule, listing, view
+
     def rejected_by_rule(self) -> dict[str, int]:
         """Per rule, how many listings its checks turned down (pairs the rule watched,
         less those that passed its checks); rules with none are left out."""
-        pairs: Counter[str] = Counter()
-        view = self.ruleset.view
-        for listing in self._listings:
-            pairs.update(rule.name for rule in view(listing.name).rules)
-        pairs.subtract(rule.name for rule, _, _ in self._passed)
-        return {name: n for name, n in pairs.items() if n > 0}
+        return dict(Counter(rule.name for rule, _, _ in self.rejected()))
 
     def rejections(self) -> list[Decision]:
         """The decisions of the pairs the rules' checks turned down, in the order
-        :func:`evaluate` gives them (a second pass over the listings: for explaining)."""
-        return _rejected(self.ruleset, self._listings, self.context)
+        :func:`evaluate` gives them (their reasons are worked out when read)."""
+        context = self.context
+        return [
+            _new(
+                Decision,
+                (
+                    listing,
+                    rule.name,
+                    False,
+                    listing.price,
+                    rule.action,
+                    rule.priority,
+                    False,
+                    None,
+                    rule,
+                    view,
+                    context,
+                ),
+            )
+            for rule, listing, view in self.rejected()
+        ]
 
     def all_decisions(self) -> list[Decision]:
         """Every decision, equal to :func:`evaluate`'s on the same arguments."""
@@ -243,7 +300,10 @@ class Scan:
         what a status counts from :func:`evaluate`'s decisions (costs a rule check per
         turned-down pair)."""
         counts: Counter[tuple[str, str]] = Counter()
-        for decision in self.all_decisions():
+        context = self.context
+        for rule, listing, view in self.rejected():
+            counts.update((rule.name, r) for r in rejection_reasons(rule, listing, view, context))
+        for decision in self.decisions:
             if not decision.accepted:
                 counts.update((decision.rule, reason) for reason in decision.reasons)
         return counts
@@ -254,36 +314,17 @@ def scan(ruleset: RuleSet, listings: Sequence[Listing], context: EvalContext) ->
     engine's fast path (see :class:`Scan`). ``listings`` must not change afterwards while
     the scan's rejections may still be asked for."""
     passes: list[tuple[CompiledRule, Listing, NameView]] = []
-    index = ruleset._index
-    compute = ruleset._index_entry
     accept = passes.append
     # Most listings of a market are of names no rule watches: the name lookups and the
     # skipping run in C (map, compress, filter), and the loop body only for watched ones.
-    entries: list[Any] = list(map(index.get, map(_NAME, listings)))
-    if None in entries:  # names not seen yet (kept here even if the index is cleared)
-        entries = [
-            compute(x.name) if entry is None else entry
-            for x, entry in zip(listings, entries, strict=True)
-        ]
+    # A name not seen yet is worked out by the index itself (RuleSet's _NameIndex).
+    entries: list[Any] = list(map(ruleset._index.__getitem__, map(_NAME, listings)))
     watched = zip(compress(listings, entries), filter(None, entries), strict=True)
     # one generated call per watched listing runs all its rules' checks (engine/rules/_plan.py)
     for listing, (view, _, plan) in watched:
         plan(listing, view, context, accept)
     decisions = _allocate(ruleset, passes, context) if passes else []
     return Scan(ruleset, listings, context, decisions, passes)
-
-
-def _rejected(
-    ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext
-) -> list[Decision]:
-    out: list[Decision] = []
-    for listing in listings:
-        view = ruleset.view(listing.name)
-        for rule in view.rules:
-            if not rule.passes(listing, view, context):
-                fields = (listing, rule.name, False, listing.price, rule.action, rule.priority)
-                out.append(_new(Decision, (*fields, False, None, rule, view, context)))
-    return out
 
 
 def _reject(rule: CompiledRule, listing: Listing, reasons: tuple[str, ...]) -> Decision:

@@ -63,12 +63,12 @@ def make_plan(rules: Sequence[PlannedRule]) -> Plan:
     ]
     for i, rule in enumerate(rules):
         namespace[f"rule_{i}"] = rule
-        namespace[f"max_{i}"] = rule.max_price
         if rule.tests is None:  # no generated form known: ask the rule itself
             namespace[f"passes_{i}"] = rule.passes
             terms = [f"passes_{i}(listing, view, ctx)"]
         else:
-            terms = [f"price <= max_{i}"]
+            # the cap as a constant of the code (an int's repr, nothing else, enters it)
+            terms = [f"price <= {int(rule.max_price)!r}"]
             if rule.trade_locked is None:
                 terms.append("tradable")
             for j, test in enumerate(rule.tests):

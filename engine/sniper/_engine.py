@@ -611,6 +611,8 @@ class Engine(SnapshotWatch, OperatorControls):
         checked = scan(self.ruleset, listings, context)
         if not checked.decisions:
             decisions = checked.all_decisions()
+            # their reasons are worked out when the skip counts are read (EngineStatus)
+            self.status.skipped_all(decisions)
         else:
             context = replace(context, budget=await self._budget_now(now))
             decisions = evaluate(self.ruleset, listings, context)
@@ -618,11 +620,12 @@ class Engine(SnapshotWatch, OperatorControls):
                 self.balance = await self.paper.wallet_left()
             decisions = self._within_balance(decisions)
             decisions = await self._not_bought_yet(decisions)
+            candidates = sum(map(_ACCEPTED, decisions))
+            self.status.candidates += candidates
+            self.status.skipped_all(decisions, buying=candidates > 0)
         if log.isEnabledFor(logging.DEBUG):
             for decision in decisions:
                 log.debug("%s", decision)
-        self.status.candidates += sum(map(_ACCEPTED, decisions))
-        self.status.skipped_all(decisions)
         return decisions, context
 
     async def _budget_now(self, now: float) -> BudgetState:

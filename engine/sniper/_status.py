@@ -6,9 +6,11 @@ import enum
 import logging
 import re
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from ..rules import Scan, rejection_reasons
 
 if TYPE_CHECKING:
     from ..models import SetAside
@@ -26,6 +28,13 @@ __all__ = [
 RECENT_PURCHASES = 100
 """How many of the latest purchase attempts :attr:`EngineStatus.purchases` keeps (the
 ledger keeps every purchase; this is what observers show)."""
+
+SKIPS_HELD = 256
+"""How many decisions (or scanned listings) :class:`EngineStatus` holds before counting
+their skip reasons (see :meth:`EngineStatus.skipped_all`): a bound on the memory held and
+on the pause one count makes when nobody asks for the counts in between (1,024 feed
+events paused the loop 22 ms on the loaded machine: each reason of a feed event is new
+text for :func:`reason_kind`)."""
 
 log = logging.getLogger("snipe.engine")
 
@@ -87,13 +96,13 @@ class EngineStatus:
     candidates: int = 0
     consecutive_failures: int = 0
     outcomes: Counter[Outcome] = field(default_factory=Counter)
-    skip_reasons: Counter[str] = field(default_factory=Counter)
-    """How often each kind of reason turned a listing down (keys: :func:`reason_kind`, an
-    internal key never shown: ``skip_examples`` has a full reason of each kind)."""
-    skip_examples: dict[tuple[str, str], str] = field(default_factory=dict)
-    """For each (rule, kind of reason), the latest full reason of that kind."""
-    skip_by_rule: Counter[tuple[str, str]] = field(default_factory=Counter)
-    """How often each (rule, kind of reason) turned a listing down."""
+    _skip_reasons: Counter[str] = field(default_factory=Counter, repr=False)
+    _skip_examples: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+    _skip_by_rule: Counter[tuple[str, str]] = field(default_factory=Counter, repr=False)
+    _skips_pending: list[Scan | Sequence[Decision]] = field(default_factory=list, repr=False)
+    """Batches whose skip reasons are not counted yet, oldest first (see
+    :meth:`skipped_scan`)."""
+    _skips_pending_listings: int = field(default=0, repr=False)
     purchases: deque[PurchaseRecord] = field(default_factory=lambda: deque(maxlen=RECENT_PURCHASES))
     """The latest purchase attempts, oldest first (at most :data:`RECENT_PURCHASES`)."""
     purchases_recorded: int = 0
@@ -177,31 +186,97 @@ class EngineStatus:
         """Each kind of error (its first text) and how often it happened."""
         return {self.error_texts[kind]: n for kind, n in self.error_counts.items()}
 
+    # -- skip reasons: counted when read -------------------------------------------------
+    #
+    # A turned-down (listing, rule) pair costs no text while deciding: a batch is held as
+    # the rules' scan (or its decisions) and its reasons are worked out from the same
+    # compiled rules (engine.rules.rejection_reasons) when the counts are read, or when
+    # SKIPS_HELD listings are held. Same counts, same order, same examples as counting
+    # each batch at once: the batches are counted in the order they were decided.
+
+    @property
+    def skip_reasons(self) -> Counter[str]:
+        """How often each kind of reason turned a listing down (keys: :func:`reason_kind`,
+        an internal key never shown: ``skip_examples`` has a full reason of each kind)."""
+        if self._skips_pending:
+            self._count_skips()
+        return self._skip_reasons
+
+    @property
+    def skip_examples(self) -> dict[tuple[str, str], str]:
+        """For each (rule, kind of reason), the latest full reason of that kind."""
+        if self._skips_pending:
+            self._count_skips()
+        return self._skip_examples
+
+    @property
+    def skip_by_rule(self) -> Counter[tuple[str, str]]:
+        """How often each (rule, kind of reason) turned a listing down."""
+        if self._skips_pending:
+            self._count_skips()
+        return self._skip_by_rule
+
     def skipped(self, rule: str, reason: str) -> None:
         """Count ``reason`` (a full reason) turning down a listing for ``rule``."""
+        if self._skips_pending:
+            self._count_skips()
         kind = reason_kind(reason)
-        self.skip_reasons[kind] += 1
-        self.skip_by_rule[rule, kind] += 1
-        self.skip_examples[rule, kind] = reason
+        self._skip_reasons[kind] += 1
+        self._skip_by_rule[rule, kind] += 1
+        self._skip_examples[rule, kind] = reason
 
-    def skipped_all(self, decisions: Iterable[Decision]) -> None:
+    def skipped_all(self, decisions: Sequence[Decision], *, buying: bool = False) -> None:
         """Count every reason of every turned-down decision, as :meth:`skipped` one by one
-        would (same counts, same insertion order, the last reason of a kind its example):
-        a backtest counts millions, so they are gathered per batch and merged."""
+        would (same counts, same insertion order, the last reason of a kind its example),
+        when the counts are next read: the reasons of a decision turned down by the rules'
+        checks are worked out on demand (``decisions`` must not change afterwards).
+        ``buying``: the batch has purchases to make, so what is held is not counted now
+        even past :data:`SKIPS_HELD` (the next batch without one, or a read, counts it)."""
+        self._hold(decisions, len(decisions), buying)
+
+    def skipped_scan(self, checked: Scan) -> None:
+        """Count the reasons of every pair ``checked`` turned down (and of its
+        decisions), as :meth:`skipped_all` of its ``all_decisions()`` would, without
+        building a decision or a reason now."""
+        self._hold(checked, len(checked.listings) + len(checked.decisions), False)
+
+    def _hold(self, batch: Scan | Sequence[Decision], size: int, buying: bool) -> None:
+        self._skips_pending.append(batch)
+        self._skips_pending_listings += size
+        if not buying and self._skips_pending_listings >= SKIPS_HELD:
+            self._count_skips()
+
+    def _count_skips(self) -> None:
+        pending, self._skips_pending = self._skips_pending, []
+        self._skips_pending_listings = 0
         by_rule: dict[tuple[str, str], int] = {}
         examples: dict[tuple[str, str], str] = {}
-        for decision in decisions:
-            if decision[2]:  # accepted (a Decision is a tuple: no property call per pair)
-                continue
-            rule = decision[1]
-            for reason in decision.reasons:
-                key = (rule, reason_kind(reason))
-                by_rule[key] = by_rule.get(key, 0) + 1
-                examples[key] = reason
+        kinds, kind_of = _KINDS, reason_kind
+        for batch in pending:
+            if isinstance(batch, Scan):
+                context = batch.context
+                for rule, listing, view in batch.rejected():
+                    name = rule.name
+                    for reason in rejection_reasons(rule, listing, view, context):
+                        key = (name, kinds.get(reason) or kind_of(reason))
+                        by_rule[key] = by_rule.get(key, 0) + 1
+                        examples[key] = reason
+                decisions: Iterable[Decision] = batch.decisions
+            else:
+                decisions = batch
+            for decision in decisions:
+                if decision[2]:  # accepted (a Decision is a tuple: no property call per pair)
+                    continue
+                rule_name = decision[1]
+                for reason in decision.reasons:
+                    key = (rule_name, kinds.get(reason) or kind_of(reason))
+                    by_rule[key] = by_rule.get(key, 0) + 1
+                    examples[key] = reason
+        reasons, counted = self._skip_reasons, self._skip_by_rule
         for key, n in by_rule.items():
-            self.skip_reasons[key[1]] += n
-            self.skip_by_rule[key] += n
-        self.skip_examples.update(examples)
+            reasons[key[1]] += n
+            counted[key] += n
+        self._skip_examples.update(examples)
 
 
 def _power_of_ten(n: int) -> bool:
