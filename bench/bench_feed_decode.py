@@ -453,7 +453,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         show("framing + decoding, httpx-ws's own session (a message a receive)", own, base)
         show("framing + decoding, batched reads (the feed client's session)", ours, base)
-        show("the same, compressed (permessage-deflate, inflated by the frame reader)", packed, base)
+        show(
+            "the same, compressed (permessage-deflate, inflated by the frame reader)", packed, base
+        )
         show("the same, compressed, every frame by wsproto (as before)", before, base)
         show("framing + decoding + 50 rules (FeedWatch.consume, dry run)", full, base)
         print(

@@ -282,13 +282,11 @@ class FrameReader:
         try:
             # at most one byte past the room: more than the room means too big, and what
             # zlib has not yet inflated (unconsumed_tail) is never inflated
-            data = decompressor.decompress(payload, room + 1)
-            if final and len(data) <= room and not decompressor.unconsumed_tail:
-                if decompressor.eof:  # ended by a final deflate block: nothing follows
-                    if decompressor.unused_data:
-                        return self._refuse(INVALID_DATA, "data after the end of a message")
-                else:
-                    data += decompressor.decompress(_TAIL, room + 1 - len(data))
+            data: bytes = decompressor.decompress(payload, room + 1)
+            # the message's end, unless it ended with a final deflate block already
+            more = len(data) <= room and not decompressor.unconsumed_tail
+            if final and more and not decompressor.eof:
+                data += decompressor.decompress(_TAIL, room + 1 - len(data))
         except zlib.error:
             return self._refuse(INVALID_DATA, "a message that does not inflate")
         if len(data) > room or decompressor.unconsumed_tail:
@@ -300,9 +298,11 @@ class FrameReader:
             self._decompressor = None  # the next message is a deflate stream of its own
         return data
 
-    def _refuse(self, code: int, reason: str) -> None:
+    def _refuse(self, code: int, reason: str) -> bytes | None:
+        """No data: the connection closes with ``code`` (the context is not used again)."""
         self._fail(code, reason)
         self._decompressor = None
+        return None
 
 
 class BatchingSession(FeedSession):
