@@ -22,8 +22,10 @@ What runs, on one event loop, on asyncio then trio (``--backend`` picks one):
      time, the feed's text frames split without wsproto), consumed the same way: framing
      and decoding alone;
   3. the same over the frames compressed with permessage-deflate (what the client runs
-     when the server accepts its offer, ``account.feed_compression: auto``): ~50 B a frame
-     on the wire, every frame parsed and inflated by wsproto;
+     when the server accepts its offer, ``account.feed_compression: auto``, the default):
+     ~50 B a frame on the wire, split and inflated by the frame reader (one inflate
+     context for the connection); then, for comparison, the same bytes with every frame
+     parsed and inflated by wsproto, as before the reader owned the inflate;
   4. plain frames consumed by :meth:`FeedWatch.consume` of an engine with 50 rules (30
      discount-and-float rules of 3 names each, 8 Doppler-phase rules, 6 sticker-value
      rules on name patterns, which confirm by a search, and 6 trade-hold rules; the mix
@@ -47,29 +49,31 @@ once reads were batched, wsproto's Python frame parser was half of what was left
 the small objects built per event (wsproto's message, the Socket.IO packet), ~3 us each
 on this machine.
 
-Figures (2026-11-24, 60,000 events of 257 B on average, load ~10; the four stall figures
-are for the four ways above, in order):
+Figures (2026-11-24, 60,000 events of 257 B on average, 50 B compressed, load ~10; the
+five stall figures are for the ways above, in order):
 
-- asyncio: baseline 157,458 events per CPU second. Framing + decoding: httpx-ws's own
-  session 5,709 (175.2 us an event, ratio 0.04), the feed client's session 50,563
-  (19.8 us, ratio 0.32): 9x, target 20,000: meets; compressed 16,067 (62.2 us, ratio
-  0.10): MISSES. Full path with 50 rules: 18,246 (54.8 us, ratio 0.12; 16,900-23,600 in
-  other runs of nearly the same code, ratio 0.10-0.13): MISSES, narrowly; before this
-  version ratio 0.04 (8,634/s). Longest loop stall 3.3 / 4.5 / 10.6 / 15.0 ms of CPU:
-  target 50 ms: meets (the full path's was 34-45 ms with the consumer's turns every 20 ms
-  and batches of 128; a compressed read parsed whole in one turn was 110 ms).
-- trio: baseline 202,567. Framing + decoding: 4,154 (240.7 us, 0.02) -> 41,050 (24.4 us,
-  0.20): 10x, meets; compressed 14,156 (70.6 us, 0.07): MISSES. Full path: 14,577
-  (68.6 us, ratio 0.07; 18,001 / 0.09 in the run before; before this version 0.03,
-  5,911/s): MISSES. Longest stall 4.5 / 7.9 / 10.3 / 25.8 ms: meets.
+- asyncio: baseline 179,222 events per CPU second. Framing + decoding: httpx-ws's own
+  session 5,268 (189.8 us an event, ratio 0.03), the feed client's session 53,556
+  (18.7 us, ratio 0.30): 10x, target 20,000: meets; compressed, inflated by the frame
+  reader, 56,198 (17.8 us, ratio 0.31): meets (by wsproto, as before, 19,732: 50.7 us,
+  ratio 0.11, misses; 16,067 / 0.10 in the run before). Full path with 50 rules
+  (plain frames): 17,258 (57.9 us, ratio 0.10; 16,900-23,600 in other runs of nearly
+  the same code, ratio 0.10-0.13): MISSES, narrowly. Longest loop stall 3.9 / 4.5 / 4.9 /
+  9.9 / 14.1 ms of CPU: target 50 ms: meets (the full path's was 34-45 ms with the
+  consumer's turns every 20 ms and batches of 128; a compressed read parsed whole in one
+  turn was 110 ms).
+- trio: baseline 187,757. Framing + decoding: 5,052 (197.9 us, 0.03) -> 40,196 (24.9 us,
+  0.21): 8x, meets; compressed, by the frame reader, 49,387 (20.2 us, 0.26): meets (by
+  wsproto 18,586, 53.8 us, 0.10: misses). Full path: 17,432 (57.4 us, ratio 0.09):
+  MISSES. Longest stall 5.3 / 4.7 / 4.0 / 9.0 / 22.4 ms: meets.
+- A compressed session now costs what a plain one does (the inflate of a ~50 B frame in
+  a shared context, ~1-2 us, against fewer bytes to buffer and fewer reads); it was 3x
+  slower while wsproto's Python parser read every compressed frame.
 - What is left: of the full path, the engine's share (~30-40 us an event: the rules'
   checks and the skip reasons counted for every rejected (listing, rule) pair, on a
   branch of its own), then pydantic's validation (~7 us), the one ``FeedListingEvent``
-  per event and the reading loop. Of a compressed session, wsproto's Python frame parser
-  and inflate (~40 us an event more than plain frames): reading compressed text frames
-  without wsproto means owning the inflate context for every data frame (fragments
-  included), not done here. A pass of the cyclic GC over a large heap is a stall of its
-  own (the bench freezes its setup heap, the sandbox, out of those passes).
+  per event and the reading loop. A pass of the cyclic GC over a large heap is a stall of
+  its own (the bench freezes its setup heap, the sandbox, out of those passes).
 
 Run: ``.venv/bin/python bench/bench_feed_decode.py [--events N] [--backend trio]``
 """

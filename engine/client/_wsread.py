@@ -14,11 +14,27 @@ acknowledged as before.
 
 :class:`FrameReader` splits what is read into frames. wsproto's parser, in Python, was
 half of what was left per event; the feed's every event is one complete, unmasked text
-frame, whose header is two to ten bytes, so those are read here and every other frame
-(control frames, fragments, binary, compressed ones, anything odd or invalid) is handed
-whole to wsproto, which keeps the protocol's state, its permessage-deflate context and its
-errors as before. (With permessage-deflate running, the feed's frames are compressed:
-they all go through wsproto, in batches still.)
+frame, whose header is two to ten bytes, so those are read here. In a plain session every
+other frame (control frames, fragments, binary, anything odd or invalid) is handed whole to
+wsproto, which keeps the protocol's state and its errors as before.
+
+In a compressed session (permessage-deflate agreed, the default) the reader owns the
+inflate of incoming messages, RFC 7692's way: one raw-deflate context for the connection
+(``server_max_window_bits``), or a fresh one a message when the server said
+``server_no_context_takeover``; RSV1 on a message's first frame only, its continuation
+frames until FIN, the 4 bytes ``00 00 ff ff`` put back at its end. Every data frame of such
+a session is read here (fragments joined, a message handed over whole), so wsproto's own
+inflate context for incoming frames is never used and never drifts from this one; wsproto
+reads the control frames (never compressed; a ping between two fragments is answered at
+once) and the frames whose header it refuses anyway; outgoing frames keep wsproto's
+compressor (the two directions have contexts of their own). A message is capped at
+:data:`MAX_MESSAGE` bytes inflated, checked as it inflates (``max_length``, then
+``unconsumed_tail``): a frame of a few KB that would inflate to gigabytes never does, the
+connection closes with 1009; data that does not inflate or is not UTF-8 closes it with
+1007, fragments out of order with 1002 (the close is sent to the server; the feed client
+counts it as a connection end and reconnects with backoff). That took a compressed
+session from a third of a plain one's rate to about the same
+(``bench/bench_feed_decode.py``).
 
 :func:`receiver` gives the reading function for any session: the batched one when the
 installed httpx-ws is the one this was written against, one message a list otherwise.
