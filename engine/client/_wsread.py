@@ -220,6 +220,12 @@ class FrameReader:
                         events.extend(self._by_wsproto(buffer[at:end]))
                     else:
                         events.append(self._fail(INVALID_DATA, "a text message not UTF-8"))
+            elif (
+                first == _TEXT_DEFLATED
+                and inflate is not None
+                and not (second & _MASKED or self._fragmented)
+            ):  # the feed's events in a compressed session
+                events.append(self._deflated_text(buffer[at + head : end]))
             elif inflate is not None and first & _OPCODE < 3 and not second & _MASKED:
                 events.extend(self._data(first, bytes(buffer[at + head : end])))
             else:
@@ -286,7 +292,7 @@ class FrameReader:
         except UnicodeDecodeError:
             return [self._fail(INVALID_DATA, "a text message not UTF-8")]
 
-    def _inflated(self, payload: bytes, final: bool) -> bytes | None:
+    def _inflated(self, payload: bytes | bytearray, final: bool) -> bytes | None:
         """``payload`` inflated (with the message's end when ``final``); ``None`` when the
         connection must close (:attr:`failed` says why)."""
         inflate = self._inflate
@@ -298,21 +304,32 @@ class FrameReader:
         try:
             # at most one byte past the room: more than the room means too big, and what
             # zlib has not yet inflated (unconsumed_tail) is never inflated
-            data: bytes = decompressor.decompress(payload, room + 1)
-            # the message's end, unless it ended with a final deflate block already
-            more = len(data) <= room and not decompressor.unconsumed_tail
-            if final and more and not decompressor.eof:
-                data += decompressor.decompress(_TAIL, room + 1 - len(data))
+            data: bytes = decompressor.decompress(payload + _TAIL if final else payload, room + 1)
         except zlib.error:
             return self._refuse(INVALID_DATA, "a message that does not inflate")
         if len(data) > room or decompressor.unconsumed_tail:
             return self._refuse(TOO_BIG, f"a message that inflates past {self._max} bytes")
-        if decompressor.eof and decompressor.unused_data:
-            return self._refuse(INVALID_DATA, "data after the end of a message")
+        if decompressor.eof:  # ended by a final deflate block: nothing may follow it
+            left = decompressor.unused_data
+            if left and not (final and left == _TAIL):
+                return self._refuse(INVALID_DATA, "data after the end of a message")
         self._size += len(data)
         if final and (not inflate.takeover or decompressor.eof):
             self._decompressor = None  # the next message is a deflate stream of its own
         return data
+
+    def _deflated_text(self, payload: bytearray) -> str | wsproto.events.Event:
+        """A whole compressed text message in one frame (the feed's every event in a
+        compressed session): :meth:`_data`'s work for it, without a fragment's state."""
+        self._size = 0
+        data = self._inflated(payload, True)
+        if data is None:
+            assert self.failed is not None
+            return self.failed
+        try:
+            return data.decode()
+        except UnicodeDecodeError:
+            return self._fail(INVALID_DATA, "a text message not UTF-8")
 
     def _refuse(self, code: int, reason: str) -> bytes | None:
         """No data: the connection closes with ``code`` (the context is not used again)."""
