@@ -52,24 +52,26 @@ on this machine.
 Figures (2026-11-24, 60,000 events of 257 B on average, 50 B compressed, load ~10; the
 five stall figures are for the ways above, in order):
 
-- asyncio: baseline 179,222 events per CPU second. Framing + decoding: httpx-ws's own
-  session 5,268 (189.8 us an event, ratio 0.03), the feed client's session 53,556
-  (18.7 us, ratio 0.30): 10x, target 20,000: meets; compressed, inflated by the frame
-  reader, 56,198 (17.8 us, ratio 0.31): meets (by wsproto, as before, 19,732: 50.7 us,
-  ratio 0.11, misses; 16,067 / 0.10 in the run before). Full path with 50 rules
-  (plain frames): 17,258 (57.9 us, ratio 0.10; 16,900-23,600 in other runs of nearly
-  the same code, ratio 0.10-0.13): MISSES, narrowly. Longest loop stall 3.9 / 4.5 / 4.9 /
-  9.9 / 14.1 ms of CPU: target 50 ms: meets (the full path's was 34-45 ms with the
-  consumer's turns every 20 ms and batches of 128; a compressed read parsed whole in one
-  turn was 110 ms).
-- trio: baseline 187,757. Framing + decoding: 5,052 (197.9 us, 0.03) -> 40,196 (24.9 us,
-  0.21): 8x, meets; compressed, by the frame reader, 49,387 (20.2 us, 0.26): meets (by
-  wsproto 18,586, 53.8 us, 0.10: misses). Full path: 17,432 (57.4 us, ratio 0.09):
-  MISSES. Longest stall 5.3 / 4.7 / 4.0 / 9.0 / 22.4 ms: meets.
-- A compressed session now costs what a plain one does (the inflate of a ~50 B frame in
-  a shared context, ~1-2 us, against fewer bytes to buffer and fewer reads); it was 3x
-  slower while wsproto's Python parser read every compressed frame.
-- What is left: of the full path, the engine's share (~30-40 us an event: the rules'
+- asyncio: baseline 183,557 events per CPU second. Framing + decoding: httpx-ws's own
+  session 7,187 (139.1 us an event, ratio 0.04), the feed client's session 72,288
+  (13.8 us, ratio 0.39): 10x, target 20,000: meets; compressed, inflated by the frame
+  reader, 78,363 (12.8 us, ratio 0.43): meets (by wsproto, as before, 24,780: 40.4 us,
+  ratio 0.13). Full path with 50 rules (plain frames): 21,546 (46.4 us, ratio 0.12;
+  16,900-23,600 in other runs of nearly the same code, ratio 0.10-0.13): meets, narrowly,
+  in this run. Longest loop stall 5.4 / 3.3 / 3.8 / 8.8 / 14.6 ms of CPU: target 50 ms:
+  meets (the full path's was 34-45 ms with the consumer's turns every 20 ms and batches
+  of 128; a compressed read parsed whole in one turn was 110 ms).
+- trio: baseline 193,013. Framing + decoding: 5,718 (174.9 us, 0.03) -> 59,249 (16.9 us,
+  0.31): 10x, meets; compressed, by the frame reader, 37,807 (26.5 us, 0.20): meets (by
+  wsproto 15,834, 63.2 us, 0.08: misses). Full path: 21,605 (46.3 us, ratio 0.11):
+  meets, narrowly. Longest stall 3.9 / 3.2 / 4.3 / 7.7 / 8.9 ms: meets.
+- In three runs, compressed by the frame reader was 0.64-1.24 of plain's rate in the
+  same run (the shared machine's noise: the frame reader alone, measured without a loop,
+  is ~1.6 us a compressed frame against ~0.5 us a plain one, the inflate of a ~50 B
+  frame in the connection's context), and always 2.4-3.2x the rate with wsproto's
+  inflate.
+- What is left: the full path is measured on plain frames (on compressed ones it would
+  gain the small difference above); of it, the engine's share (~30-40 us an event: the rules'
   checks and the skip reasons counted for every rejected (listing, rule) pair, on a
   branch of its own), then pydantic's validation (~7 us), the one ``FeedListingEvent``
   per event and the reading loop. A pass of the cyclic GC over a large heap is a stall of
