@@ -22,8 +22,10 @@ What runs, on one event loop, on asyncio then trio (``--backend`` picks one):
      time, the feed's text frames split without wsproto), consumed the same way: framing
      and decoding alone;
   3. the same over the frames compressed with permessage-deflate (what the client runs
-     when the server accepts its offer, ``account.feed_compression: auto``): ~50 B a frame
-     on the wire, every frame parsed and inflated by wsproto;
+     when the server accepts its offer, ``account.feed_compression: auto``, the default):
+     ~50 B a frame on the wire, split and inflated by the frame reader (one inflate
+     context for the connection); then, for comparison, the same bytes with every frame
+     parsed and inflated by wsproto, as before the reader owned the inflate;
   4. plain frames consumed by :meth:`FeedWatch.consume` of an engine with 50 rules (30
      discount-and-float rules of 3 names each, 8 Doppler-phase rules, 6 sticker-value
      rules on name patterns, which confirm by a search, and 6 trade-hold rules; the mix
@@ -47,29 +49,33 @@ once reads were batched, wsproto's Python frame parser was half of what was left
 the small objects built per event (wsproto's message, the Socket.IO packet), ~3 us each
 on this machine.
 
-Figures (2026-11-24, 60,000 events of 257 B on average, load ~10; the four stall figures
-are for the four ways above, in order):
+Figures (2026-11-24, 60,000 events of 257 B on average, 50 B compressed, load ~10; the
+five stall figures are for the ways above, in order):
 
-- asyncio: baseline 157,458 events per CPU second. Framing + decoding: httpx-ws's own
-  session 5,709 (175.2 us an event, ratio 0.04), the feed client's session 50,563
-  (19.8 us, ratio 0.32): 9x, target 20,000: meets; compressed 16,067 (62.2 us, ratio
-  0.10): MISSES. Full path with 50 rules: 18,246 (54.8 us, ratio 0.12; 16,900-23,600 in
-  other runs of nearly the same code, ratio 0.10-0.13): MISSES, narrowly; before this
-  version ratio 0.04 (8,634/s). Longest loop stall 3.3 / 4.5 / 10.6 / 15.0 ms of CPU:
-  target 50 ms: meets (the full path's was 34-45 ms with the consumer's turns every 20 ms
-  and batches of 128; a compressed read parsed whole in one turn was 110 ms).
-- trio: baseline 202,567. Framing + decoding: 4,154 (240.7 us, 0.02) -> 41,050 (24.4 us,
-  0.20): 10x, meets; compressed 14,156 (70.6 us, 0.07): MISSES. Full path: 14,577
-  (68.6 us, ratio 0.07; 18,001 / 0.09 in the run before; before this version 0.03,
-  5,911/s): MISSES. Longest stall 4.5 / 7.9 / 10.3 / 25.8 ms: meets.
-- What is left: of the full path, the engine's share (~30-40 us an event: the rules'
+- asyncio: baseline 183,557 events per CPU second. Framing + decoding: httpx-ws's own
+  session 7,187 (139.1 us an event, ratio 0.04), the feed client's session 72,288
+  (13.8 us, ratio 0.39): 10x, target 20,000: meets; compressed, inflated by the frame
+  reader, 78,363 (12.8 us, ratio 0.43): meets (by wsproto, as before, 24,780: 40.4 us,
+  ratio 0.13). Full path with 50 rules (plain frames): 21,546 (46.4 us, ratio 0.12;
+  16,900-23,600 in other runs of nearly the same code, ratio 0.10-0.13): meets, narrowly,
+  in this run. Longest loop stall 5.4 / 3.3 / 3.8 / 8.8 / 14.6 ms of CPU: target 50 ms:
+  meets (the full path's was 34-45 ms with the consumer's turns every 20 ms and batches
+  of 128; a compressed read parsed whole in one turn was 110 ms).
+- trio: baseline 193,013. Framing + decoding: 5,718 (174.9 us, 0.03) -> 59,249 (16.9 us,
+  0.31): 10x, meets; compressed, by the frame reader, 37,807 (26.5 us, 0.20): meets (by
+  wsproto 15,834, 63.2 us, 0.08: misses). Full path: 21,605 (46.3 us, ratio 0.11):
+  meets, narrowly. Longest stall 3.9 / 3.2 / 4.3 / 7.7 / 8.9 ms: meets.
+- In three runs, compressed by the frame reader was 0.64-1.24 of plain's rate in the
+  same run (the shared machine's noise: the frame reader alone, measured without a loop,
+  is ~1.6 us a compressed frame against ~0.5 us a plain one, the inflate of a ~50 B
+  frame in the connection's context), and always 2.4-3.2x the rate with wsproto's
+  inflate.
+- What is left: the full path is measured on plain frames (on compressed ones it would
+  gain the small difference above); of it, the engine's share (~30-40 us an event: the rules'
   checks and the skip reasons counted for every rejected (listing, rule) pair, on a
   branch of its own), then pydantic's validation (~7 us), the one ``FeedListingEvent``
-  per event and the reading loop. Of a compressed session, wsproto's Python frame parser
-  and inflate (~40 us an event more than plain frames): reading compressed text frames
-  without wsproto means owning the inflate context for every data frame (fragments
-  included), not done here. A pass of the cyclic GC over a large heap is a stall of its
-  own (the bench freezes its setup heap, the sandbox, out of those passes).
+  per event and the reading loop. A pass of the cyclic GC over a large heap is a stall of
+  its own (the bench freezes its setup heap, the sandbox, out of those passes).
 
 Run: ``.venv/bin/python bench/bench_feed_decode.py [--events N] [--backend trio]``
 """
@@ -279,18 +285,23 @@ async def timed(
     consume: Callable[[MemoryObjectReceiveStream[FeedBatch]], Awaitable[None]],
     feed: FeedClient,
     deflate: str | None = None,
+    by_wsproto: bool = False,
 ) -> Result:
     """The feed client's reading loop (the very method a live connection runs) on
-    ``session`` over the frames' bytes, its batches to ``consume``, a ticker beside."""
+    ``session`` over the frames' bytes, its batches to ``consume``, a ticker beside
+    (``by_wsproto``: a compressed session's frames inflated by wsproto, as before)."""
     send, receive = anyio.create_memory_object_stream[FeedBatch](64)
     ticker = Ticker()
 
     async def read() -> None:
         ws = session(WireStream(wire, read_bytes), keepalive_ping_interval_seconds=None)
         if deflate is not None:  # as FeedSession does when the server accepted it
+            extension = client_deflate(deflate)
             ws.connection = wsproto.connection.Connection(
-                wsproto.ConnectionType.CLIENT, extensions=[client_deflate(deflate)]
+                wsproto.ConnectionType.CLIENT, extensions=[extension]
             )
+            if not by_wsproto:
+                ws.extension = extension  # the frame reader inflates
         async with ws:
             await feed._read(ws, _Sink(send, batched=True))  # type: ignore[arg-type]
         send.close()
@@ -322,9 +333,11 @@ async def decode_only(
     read_bytes: int,
     session: type[AsyncWebSocketSession],
     deflate: str | None = None,
+    by_wsproto: bool = False,
 ) -> Result:
     """Websocket bytes to typed events in batches, taken by a consumer that only counts
-    (``deflate``: the server's answer when the bytes are compressed)."""
+    (``deflate``: the server's answer when the bytes are compressed; ``by_wsproto``: its
+    frames inflated by wsproto, as before)."""
 
     async def count(receive: MemoryObjectReceiveStream[FeedBatch]) -> None:
         async with receive:
@@ -332,7 +345,7 @@ async def decode_only(
                 pass
 
     feed = FeedClient("http://sandbox", games=["csgo"], clock=SystemClock())
-    return await timed(wire, read_bytes, session, count, feed, deflate)
+    return await timed(wire, read_bytes, session, count, feed, deflate, by_wsproto)
 
 
 async def with_rules(wire: bytes, read_bytes: int, sandbox: Sandbox, ruleset_text: str) -> Result:
@@ -436,6 +449,9 @@ def main(argv: list[str] | None = None) -> int:
         packed = anyio.run(
             decode_only, deflated, args.read_bytes, BatchingSession, answer, backend=backend
         )
+        before = anyio.run(
+            decode_only, deflated, args.read_bytes, BatchingSession, answer, True, backend=backend
+        )
         full = anyio.run(with_rules, wire, args.read_bytes, sandbox, text, backend=backend)
         base = (base + baseline(frames)) / 2
         print(
@@ -443,7 +459,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         show("framing + decoding, httpx-ws's own session (a message a receive)", own, base)
         show("framing + decoding, batched reads (the feed client's session)", ours, base)
-        show("the same, compressed (permessage-deflate: every frame by wsproto)", packed, base)
+        show(
+            "the same, compressed (permessage-deflate, inflated by the frame reader)", packed, base
+        )
+        show("the same, compressed, every frame by wsproto (as before)", before, base)
         show("framing + decoding + 50 rules (FeedWatch.consume, dry run)", full, base)
         print(
             f"      candidates {full.decided}, accepted (dry run) {full.accepted}, confirming "

@@ -438,7 +438,7 @@ class FeedClient:
             try:
                 messages = await receive()
             except WebSocketDisconnect as exc:
-                return _Ended("closed", _closed(exc.code))
+                return _Ended("closed", _closed(exc.code, exc.reason))
             now = clock.now()
             self._last_sign = now
             self._last_frame_at = now
@@ -452,7 +452,7 @@ class FeedClient:
                     await sink.put(events)
                     events = []
                     if isinstance(message, wsproto.events.CloseConnection):
-                        return _Ended("closed", _closed(message.code))
+                        return _Ended("closed", _closed(message.code, message.reason))
                     self._frames += 1
                     if isinstance(message, wsproto.events.BytesMessage):
                         self._bytes += len(message.data)
@@ -648,8 +648,10 @@ class _AuthorizationTransport(httpx.AsyncBaseTransport):
         return f"_AuthorizationTransport({self._inner!r}, key={self._key!r})"
 
 
-def _closed(code: int) -> str:
-    return f"the server closed the websocket (code {code})"
+def _closed(code: int, reason: str | None = None) -> str:
+    # the server's close, or one the client decided on what it read (1007 data that does
+    # not inflate, 1009 a message past the cap, 1002 a protocol error): the reason says
+    return f"the websocket closed (code {code}{f': {reason}' if reason else ''})"
 
 
 def _game_of(payload: str | None) -> str | None:

@@ -160,6 +160,8 @@ class FeedSession(AsyncWebSocketSession):
         super().__init__(stream, response=response, **options)
         deflate = negotiated(response)
         self.deflate: bool = deflate is not None
+        self.extension: wsproto.extensions.PerMessageDeflate | None = deflate
+        """The permessage-deflate agreed (its parameters say how the server compresses)."""
         self.wire = WireMeter()
         # Both before the session's reader starts (in ``__aenter__``): nothing was read yet.
         self.stream = _CountingStream(stream, self.wire)

@@ -6,6 +6,7 @@ and ``compression="off"`` offers nothing."""
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -113,6 +114,8 @@ class RawFeed:
     """Accept the offer with wsproto's own negotiation (``answer`` is then unused)."""
     garbage: bytes = b""
     """Bytes written as they are after ``frames`` (a frame of the test's making)."""
+    closes: list[int] = field(default_factory=list)
+    """The codes of the client's close frames."""
 
     async def handle(self, stream: anyio.abc.ByteStream) -> None:
         ws = wsproto.WSConnection(wsproto.ConnectionType.SERVER)
@@ -151,6 +154,7 @@ class RawFeed:
                 return [*sent, self.garbage] if self.garbage else sent
             return []
         if isinstance(event, wsproto.events.CloseConnection):
+            self.closes.append(event.code)
             return None
         return []
 
@@ -182,11 +186,24 @@ async def test_a_server_that_declines_gets_plain_frames(clock: VirtualClock) -> 
     assert [o[0].startswith("permessage-deflate") for o in server.offers] == [True]
 
 
+def bomb(size: int) -> bytes:
+    """A compressed text frame of a few KB that inflates to ``size`` bytes."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    payload = (compressor.compress(b"a" * size) + compressor.flush(zlib.Z_SYNC_FLUSH))[:-4]
+    return bytes([0xC1, 126]) + len(payload).to_bytes(2, "big") + payload
+
+
+@pytest.mark.parametrize(
+    ("broken", "code"),
+    [
+        # FIN + RSV1 (compressed) + text, 5 bytes of payload that are not a deflate stream
+        (bytes([0xC1, 0x05]) + b"\xff\xff\xff\xff\xff", 1007),  # invalid frame payload data
+        (bomb(20_000_000), 1009),  # message too big: ~20 KB that inflate to 20 MB
+    ],
+)
 async def test_a_compressed_frame_that_does_not_inflate_ends_the_connection_not_the_client(
-    clock: VirtualClock,
+    clock: VirtualClock, broken: bytes, code: int
 ) -> None:
-    # FIN + RSV1 (compressed) + text, 5 bytes of payload that are not a deflate stream
-    broken = bytes([0xC1, 0x05]) + b"\xff\xff\xff\xff\xff"
     server = RawFeed(answer=None, frames=FRAMES[:2], deflate=True, garbage=broken)
     fast = Backoff(initial=0.5, cap=1.0)
     async with (
@@ -202,7 +219,9 @@ async def test_a_compressed_frame_that_does_not_inflate_ends_the_connection_not_
         gone = (await events_of(feed, 1))[0]
         assert isinstance(gone, FeedDisconnected)
         assert gone.reason == "closed"
-        assert "1007" in gone.detail  # invalid frame payload data
+        assert f"code {code}" in gone.detail
+        assert feed.health().disconnects == {"closed": 1}
+        await until(lambda: server.closes == [code], "the server told why")
         await until(lambda: clock.next_deadline() is not None, "the backoff")
         clock.advance(1.0)
         again = (await events_of(feed, 1))[0]
