@@ -498,7 +498,9 @@ class Engine(SnapshotWatch, OperatorControls):
         return max(free, self.pacer.background_at(now, flags_at=flags_at))
 
     async def search_once(self) -> list[Decision]:
-        """Search the next batch of names, decide, and buy what is accepted."""
+        """Search the next batch of names, decide, and buy what is accepted. Feed
+        listings waiting for a search of these names to confirm them (``_confirm.py``)
+        are decided with the answer, by item id; those it does not show are skipped."""
         batch = self.schedule.next_batch(self.game_of)
         if not batch:
             return []
@@ -507,9 +509,16 @@ class Engine(SnapshotWatch, OperatorControls):
         # paced from when it was sent: waiting for the answer is not spacing (the rate
         # limiter holds the slot until the answer has arrived, which keeps the limit exact)
         sent_at = self.clock.now()
-        answer = await self.client.search_items_by_name(
-            batch, game=game, include_hold=self.include_hold, lane=lane
-        )
+        # taken now: a feed listing told while the request is on its way may be newer
+        # than the answer, and waits for the next search of its name
+        confirming = self.feedwatch.confirming(batch)
+        try:
+            answer = await self.client.search_items_by_name(
+                batch, game=game, include_hold=self.include_hold, lane=lane
+            )
+        except BaseException:
+            self.feedwatch.confirm.put_back(confirming)  # its names are still flagged
+            raise
         now = self.clock.now()
         self.pacer.sent(sent_at, background=lane is Lane.BACKGROUND)
         self.schedule.searched(batch, at=now)
@@ -520,6 +529,8 @@ class Engine(SnapshotWatch, OperatorControls):
         self.status.listings_seen += len(listings)
         self.references.learn_phases(listings)
         decisions, context = await self.decide(listings, now, game=game)
+        if confirming:
+            self.feedwatch.confirmed(confirming, answer.items, decisions)
         await self._buy(decisions, context)
         return decisions
 

@@ -21,9 +21,18 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["MAX_NAMES_PER_SEARCH", "SEARCH_WINDOW", "SearchPacer", "SearchSchedule"]
+__all__ = [
+    "MAX_LISTINGS_PER_NAME",
+    "MAX_NAMES_PER_SEARCH",
+    "SEARCH_WINDOW",
+    "SearchPacer",
+    "SearchSchedule",
+]
 
 MAX_NAMES_PER_SEARCH = 50
+MAX_LISTINGS_PER_NAME = 50
+"""A v2 search shows at most this many listings of a name, the cheapest (interface.md
+2.1): a dearer one is not in its answer."""
 SEARCH_WINDOW = 60.0
 """Seconds of the service's sliding search window (interface.md section 8)."""
 
