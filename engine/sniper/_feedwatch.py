@@ -364,6 +364,8 @@ class FeedWatch:
         """A listing no rule bought on the event: a candidate for a confirming search if a
         rule that needs one passes what the feed can tell of it (else it can never be a
         deal, and costs no search)."""
+        if listing.item_id in self.bought_items:
+            return  # told again (duplicated, out of order): the feed started its purchase
         view = self.engine.ruleset.view(listing.name)
         wanting = [
             r
