@@ -487,13 +487,14 @@ class Engine(SnapshotWatch, OperatorControls):
         return None
 
     def next_search_at(self) -> float:
-        """When the next search should go out: at once (as the rate limiter allows) for
-        names the snapshot flagged, else when the :class:`SearchPacer` lets a background
+        """When the next search should go out: for flagged names, at once (as the rate
+        limiter allows) unless the priority lane is busy (then evenly spaced: see
+        :class:`SearchPacer`), else when the :class:`SearchPacer` lets a background
         search go; ``math.inf`` while it waits for the next snapshot."""
         free = self.limiter.next_free("search")
-        if self.schedule.hot_count:
-            return free
         now = self.clock.now()
+        if self.schedule.hot_count:
+            return max(free, self.pacer.priority_at(now))
         flags_at = now if self._polling else self._next_snapshot_at
         return max(free, self.pacer.background_at(now, flags_at=flags_at))
 

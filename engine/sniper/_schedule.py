@@ -132,28 +132,61 @@ class SearchPacer:
 
     A background search waits ``period / calls`` after the previous one (the budget spread
     evenly), and waits for the next snapshot rather than leave fewer than ``reserve`` free
-    slots in the window as it will be when that snapshot's flags arrive. A search for
-    flagged names is not paced here: it goes as soon as the rate limiter allows.
+    slots in the window as it will be when that snapshot's flags arrive.
+
+    A search for flagged names (the priority lane) goes as soon as the rate limiter
+    allows while it comes now and then: up to ``burst`` of them back to back after a
+    quiet spell. Beyond that they go one every ``period / calls`` (a bucket of ``burst``
+    tokens refilled at the limit's own rate, :meth:`priority_at`): when the live feed
+    keeps names flagged, a search sent for each one flagged would spend the window's 20
+    searches in a few seconds on a name or two each, and every name flagged after them
+    would wait most of a minute; spaced, each search carries every name flagged since
+    the last, and none waits more than ``period / calls``.
     ``calls=None`` is an unlimited budget (a partner account): nothing waits.
     """
 
     calls: int | None = 20
     period: float = SEARCH_WINDOW
     reserve: int = 1
+    burst: int = 5
     _sent: deque[float] = field(default_factory=deque)
     _last_background: float = -math.inf
+    _tokens: float | None = None
+    """Priority searches that may go at once, as of ``_tokens_at`` (``None``: ``burst``)."""
+    _tokens_at: float = -math.inf
 
     def __post_init__(self) -> None:
         if self.calls is not None and not 0 <= self.reserve < self.calls:
             raise ValueError(f"reserve must be 0 to {self.calls - 1}, got {self.reserve}")
+        if self.burst < 1:
+            raise ValueError(f"burst must be at least 1, got {self.burst}")
 
     def sent(self, at: float, *, background: bool) -> None:
         """A search went out at ``at``."""
         self._sent.append(at)
         if background:
             self._last_background = at
+        elif self.calls is not None:
+            self._tokens = self._tokens_now(at) - 1.0
+            self._tokens_at = at
         while self._sent and self._sent[0] + self.period <= at:
             self._sent.popleft()
+
+    def _tokens_now(self, now: float) -> float:
+        if self._tokens is None or self.calls is None:
+            return float(self.burst)
+        refill = max(0.0, now - self._tokens_at) * self.calls / self.period
+        return min(float(self.burst), self._tokens + refill)
+
+    def priority_at(self, now: float) -> float:
+        """The earliest time a search for flagged names may go out, ``now`` or later
+        (the rate limiter may hold it longer)."""
+        if self.calls is None:
+            return now
+        missing = 1.0 - self._tokens_now(now)
+        if missing <= 1e-9:
+            return now
+        return now + missing * self.period / self.calls
 
     def background_at(self, now: float, *, flags_at: float | None) -> float:
         """The earliest time a background search may go out, ``now`` or later, or

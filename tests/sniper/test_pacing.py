@@ -80,6 +80,42 @@ def test_the_reserve_must_leave_a_slot_for_background(reserve: int) -> None:
         SearchPacer(calls=20, reserve=reserve)
 
 
+def flagged_at(times: Iterable[float]) -> list[tuple[float, bool]]:
+    return [(t, False) for t in times]
+
+
+@pytest.mark.parametrize(
+    ("sent", "now", "expected"),
+    [
+        # now and then: at once
+        ([], 0.0, 0.0),
+        (flagged_at([0.0, 10.0, 20.0]), 20.0, 20.0),
+        # up to 5 back to back after a quiet spell
+        (flagged_at([0.0, 0.1, 0.2, 0.3]), 0.3, 0.3),
+        # then one every 3 s (60 s / 20): the 6th waits until a token is back
+        (flagged_at([0.0, 0.1, 0.2, 0.3, 0.4]), 0.4, 3.0),
+        (flagged_at([0.0, 0.1, 0.2, 0.3, 0.4]), 3.0, 3.0),
+        (flagged_at([0.0, 0.1, 0.2, 0.3, 0.4, 3.0]), 3.0, 6.0),
+        # background searches are paced on their own, they take no token
+        ([(t, True) for t in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)], 0.5, 0.5),
+        # a quiet spell gives the tokens back, never more than 5
+        (flagged_at([0.0, 0.1, 0.2, 0.3, 0.4, 100.0, 100.1, 100.2, 100.3]), 100.3, 100.3),
+        (flagged_at([0.0, 0.1, 0.2, 0.3, 0.4, 100.0, 100.1, 100.2, 100.3, 100.4]), 100.4, 103.0),
+    ],
+)
+def test_searches_for_flagged_names_go_at_once_unless_the_lane_is_busy(
+    sent: list[tuple[float, bool]], now: float, expected: float
+) -> None:
+    assert pacer_with(sent).priority_at(now) == pytest.approx(expected)
+
+
+def test_an_unlimited_budget_never_waits_for_flagged_names_either() -> None:
+    pacer = SearchPacer(calls=None)
+    for t in range(10):
+        pacer.sent(float(t) / 100, background=False)
+    assert pacer.priority_at(0.1) == 0.1
+
+
 # -- the engine ----------------------------------------------------------------------------
 
 
