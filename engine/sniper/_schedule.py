@@ -136,19 +136,21 @@ class SearchPacer:
 
     A search for flagged names (the priority lane) goes as soon as the rate limiter
     allows while it comes now and then: up to ``burst`` of them back to back after a
-    quiet spell. Beyond that they go one every ``period / calls`` (a bucket of ``burst``
-    tokens refilled at the limit's own rate, :meth:`priority_at`): when the live feed
-    keeps names flagged, a search sent for each one flagged would spend the window's 20
-    searches in a few seconds on a name or two each, and every name flagged after them
-    would wait most of a minute; spaced, each search carries every name flagged since
-    the last, and none waits more than ``period / calls``.
+    quiet spell. Beyond that they go evenly spaced, one every ``period / (calls -
+    burst)`` (a bucket of ``burst`` tokens refilled at that rate, :meth:`priority_at`,
+    so that no window ever holds more than ``calls`` of them and the limiter never has
+    to stop them for long): when the live feed keeps names flagged, a search sent for
+    each one flagged would spend the window's 20 searches in a few seconds on a name or
+    two each, and every name flagged after them would wait most of a minute; spaced,
+    each search carries every name flagged since the last, and none waits more than a
+    spacing (3.5 s at 20 a minute).
     ``calls=None`` is an unlimited budget (a partner account): nothing waits.
     """
 
     calls: int | None = 20
     period: float = SEARCH_WINDOW
     reserve: int = 1
-    burst: int = 5
+    burst: int = 3
     _sent: deque[float] = field(default_factory=deque)
     _last_background: float = -math.inf
     _tokens: float | None = None
@@ -158,8 +160,8 @@ class SearchPacer:
     def __post_init__(self) -> None:
         if self.calls is not None and not 0 <= self.reserve < self.calls:
             raise ValueError(f"reserve must be 0 to {self.calls - 1}, got {self.reserve}")
-        if self.burst < 1:
-            raise ValueError(f"burst must be at least 1, got {self.burst}")
+        if self.calls is not None and not 1 <= self.burst < self.calls:
+            raise ValueError(f"burst must be 1 to {self.calls - 1}, got {self.burst}")
 
     def sent(self, at: float, *, background: bool) -> None:
         """A search went out at ``at``."""
@@ -175,8 +177,12 @@ class SearchPacer:
     def _tokens_now(self, now: float) -> float:
         if self._tokens is None or self.calls is None:
             return float(self.burst)
-        refill = max(0.0, now - self._tokens_at) * self.calls / self.period
+        refill = max(0.0, now - self._tokens_at) / self._spacing()
         return min(float(self.burst), self._tokens + refill)
+
+    def _spacing(self) -> float:
+        assert self.calls is not None
+        return self.period / (self.calls - self.burst)
 
     def priority_at(self, now: float) -> float:
         """The earliest time a search for flagged names may go out, ``now`` or later
@@ -186,7 +192,7 @@ class SearchPacer:
         missing = 1.0 - self._tokens_now(now)
         if missing <= 1e-9:
             return now
-        return now + missing * self.period / self.calls
+        return now + missing * self._spacing()
 
     def background_at(self, now: float, *, flags_at: float | None) -> float:
         """The earliest time a background search may go out, ``now`` or later, or

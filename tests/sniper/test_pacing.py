@@ -80,6 +80,9 @@ def test_the_reserve_must_leave_a_slot_for_background(reserve: int) -> None:
         SearchPacer(calls=20, reserve=reserve)
 
 
+SPACING = 60.0 / 17
+
+
 def flagged_at(times: Iterable[float]) -> list[tuple[float, bool]]:
     return [(t, False) for t in times]
 
@@ -90,17 +93,18 @@ def flagged_at(times: Iterable[float]) -> list[tuple[float, bool]]:
         # now and then: at once
         ([], 0.0, 0.0),
         (flagged_at([0.0, 10.0, 20.0]), 20.0, 20.0),
-        # up to 5 back to back after a quiet spell
-        (flagged_at([0.0, 0.1, 0.2, 0.3]), 0.3, 0.3),
-        # then one every 3 s (60 s / 20): the 6th waits until a token is back
-        (flagged_at([0.0, 0.1, 0.2, 0.3, 0.4]), 0.4, 3.0),
-        (flagged_at([0.0, 0.1, 0.2, 0.3, 0.4]), 3.0, 3.0),
-        (flagged_at([0.0, 0.1, 0.2, 0.3, 0.4, 3.0]), 3.0, 6.0),
+        # up to 3 back to back after a quiet spell
+        (flagged_at([0.0, 0.1]), 0.1, 0.1),
+        # then one every 60 / (20 - 3) s: the 4th waits until a token is back; no window
+        # of 60 s ever holds more than 3 + 17 of them
+        (flagged_at([0.0, 0.0, 0.0]), 0.0, SPACING),
+        (flagged_at([0.0, 0.0, 0.0]), SPACING, SPACING),
+        (flagged_at([0.0, 0.0, 0.0, SPACING]), SPACING, 2 * SPACING),
         # background searches are paced on their own, they take no token
         ([(t, True) for t in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)], 0.5, 0.5),
-        # a quiet spell gives the tokens back, never more than 5
-        (flagged_at([0.0, 0.1, 0.2, 0.3, 0.4, 100.0, 100.1, 100.2, 100.3]), 100.3, 100.3),
-        (flagged_at([0.0, 0.1, 0.2, 0.3, 0.4, 100.0, 100.1, 100.2, 100.3, 100.4]), 100.4, 103.0),
+        # a quiet spell gives the tokens back, never more than 3
+        (flagged_at([0.0, 0.0, 0.0, 100.0, 100.0]), 100.0, 100.0),
+        (flagged_at([0.0, 0.0, 0.0, 100.0, 100.0, 100.0]), 100.0, 100.0 + SPACING),
     ],
 )
 def test_searches_for_flagged_names_go_at_once_unless_the_lane_is_busy(
@@ -112,7 +116,7 @@ def test_searches_for_flagged_names_go_at_once_unless_the_lane_is_busy(
 def test_an_unlimited_budget_never_waits_for_flagged_names_either() -> None:
     pacer = SearchPacer(calls=None)
     for t in range(10):
-        pacer.sent(float(t) / 100, background=False)
+        pacer.sent(t / 100, background=False)
     assert pacer.priority_at(0.1) == 0.1
 
 
@@ -264,3 +268,9 @@ async def test_snapshots_are_polled_every_period_unless_a_poll_is_slow(
     async with rig(clock, sandbox, rules_text(item.name, game="csgo")) as r, clock.autojump():
         await r.engine.run(duration=95.0)
     assert sandbox.ground_truth()["requests"]["GET /v1/prices/snapshot 200"] == polls
+
+
+@pytest.mark.parametrize("burst", [0, 20])
+def test_the_burst_must_leave_the_lane_a_pace(burst: int) -> None:
+    with pytest.raises(ValueError, match="burst"):
+        SearchPacer(calls=20, burst=burst)
