@@ -93,6 +93,18 @@ class ConfirmQueue:
     def waiting(self, name: str) -> bool:
         return bool(self._waiting.get(name))
 
+    def promise(self, name: str) -> int:
+        """The most a waiting candidate of ``name`` is below its rules' ceiling (its rank
+        among flagged names); 0 when none waits."""
+        return max(
+            (
+                max(r.max_price for r in c.rules) - c.listing.price
+                for c in self._waiting.get(name, {}).values()
+                if c.rules
+            ),
+            default=0,
+        )
+
     def removed(self, item_id: str) -> Candidate | None:
         """The feed told ``item_id``'s removal: a waiting candidate of it is skipped
         (counted) and returned; it can be told again if it is relisted."""

@@ -431,7 +431,7 @@ class FeedWatch:
         now = self.engine.clock.now()
         for name in taken:
             if self.confirm.waiting(name):
-                self._flag(name, 0, now)
+                self._flag(name, self.confirm.promise(name), now)
 
     def _skipped(self, skipped: list[tuple[Candidate, str]]) -> None:
         """Candidates not bought for ``skipped``'s reasons: counted with the engine's
