@@ -135,64 +135,51 @@ class SearchPacer:
     slots in the window as it will be when that snapshot's flags arrive.
 
     A search for flagged names (the priority lane) goes as soon as the rate limiter
-    allows while it comes now and then: up to ``burst`` of them back to back after a
-    quiet spell. Beyond that they go evenly spaced, one every ``period / (calls -
-    burst)`` (a bucket of ``burst`` tokens refilled at that rate, :meth:`priority_at`,
-    so that no window ever holds more than ``calls`` of them and the limiter never has
-    to stop them for long): when the live feed keeps names flagged, a search sent for
-    each one flagged would spend the window's 20 searches in a few seconds on a name or
-    two each, and every name flagged after them would wait most of a minute; spaced,
-    each search carries every name flagged since the last, and none waits more than a
-    spacing (3.5 s at 20 a minute).
+    allows while the window holds fewer than ``paced_above`` searches (flags now and
+    then: the snapshot's every 10 s). Beyond that, one every ``period / calls`` after
+    the previous one (:meth:`priority_at`): when the live feed keeps names flagged, a
+    search sent for each one flagged would spend the window's 20 searches in a few
+    seconds on a name or two each, and every name flagged after them would wait most
+    of a minute; spaced, each search carries every name flagged since the last and none
+    waits more than 3 s, and the lane still gets the whole limit (20 a minute) when it
+    needs it. (A bucket of tokens refilled over quiet spells was tried: its bursts left
+    a gap each minute, the window full, or cost the lane its throughput.)
     ``calls=None`` is an unlimited budget (a partner account): nothing waits.
     """
 
     calls: int | None = 20
     period: float = SEARCH_WINDOW
     reserve: int = 1
-    burst: int = 3
+    paced_above: int = 10
     _sent: deque[float] = field(default_factory=deque)
     _last_background: float = -math.inf
-    _tokens: float | None = None
-    """Priority searches that may go at once, as of ``_tokens_at`` (``None``: ``burst``)."""
-    _tokens_at: float = -math.inf
+    _last_priority: float = -math.inf
 
     def __post_init__(self) -> None:
         if self.calls is not None and not 0 <= self.reserve < self.calls:
             raise ValueError(f"reserve must be 0 to {self.calls - 1}, got {self.reserve}")
-        if self.calls is not None and not 1 <= self.burst < self.calls:
-            raise ValueError(f"burst must be 1 to {self.calls - 1}, got {self.burst}")
+        if self.calls is not None and not 0 <= self.paced_above <= self.calls:
+            raise ValueError(f"paced_above must be 0 to {self.calls}, got {self.paced_above}")
 
     def sent(self, at: float, *, background: bool) -> None:
         """A search went out at ``at``."""
         self._sent.append(at)
         if background:
             self._last_background = at
-        elif self.calls is not None:
-            self._tokens = self._tokens_now(at) - 1.0
-            self._tokens_at = at
+        else:
+            self._last_priority = at
         while self._sent and self._sent[0] + self.period <= at:
             self._sent.popleft()
-
-    def _tokens_now(self, now: float) -> float:
-        if self._tokens is None or self.calls is None:
-            return float(self.burst)
-        refill = max(0.0, now - self._tokens_at) / self._spacing()
-        return min(float(self.burst), self._tokens + refill)
-
-    def _spacing(self) -> float:
-        assert self.calls is not None
-        return self.period / (self.calls - self.burst)
 
     def priority_at(self, now: float) -> float:
         """The earliest time a search for flagged names may go out, ``now`` or later
         (the rate limiter may hold it longer)."""
         if self.calls is None:
             return now
-        missing = 1.0 - self._tokens_now(now)
-        if missing <= 1e-9:
+        in_window = sum(1 for t in self._sent if t + self.period > now)
+        if in_window < self.paced_above:
             return now
-        return now + missing * self._spacing()
+        return max(now, self._last_priority + self.period / self.calls)
 
     def background_at(self, now: float, *, flags_at: float | None) -> float:
         """The earliest time a background search may go out, ``now`` or later, or

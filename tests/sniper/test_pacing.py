@@ -80,9 +80,6 @@ def test_the_reserve_must_leave_a_slot_for_background(reserve: int) -> None:
         SearchPacer(calls=20, reserve=reserve)
 
 
-SPACING = 60.0 / 17
-
-
 def flagged_at(times: Iterable[float]) -> list[tuple[float, bool]]:
     return [(t, False) for t in times]
 
@@ -93,18 +90,16 @@ def flagged_at(times: Iterable[float]) -> list[tuple[float, bool]]:
         # now and then: at once
         ([], 0.0, 0.0),
         (flagged_at([0.0, 10.0, 20.0]), 20.0, 20.0),
-        # up to 3 back to back after a quiet spell
-        (flagged_at([0.0, 0.1]), 0.1, 0.1),
-        # then one every 60 / (20 - 3) s: the 4th waits until a token is back; no window
-        # of 60 s ever holds more than 3 + 17 of them
-        (flagged_at([0.0, 0.0, 0.0]), 0.0, SPACING),
-        (flagged_at([0.0, 0.0, 0.0]), SPACING, SPACING),
-        (flagged_at([0.0, 0.0, 0.0, SPACING]), SPACING, 2 * SPACING),
-        # background searches are paced on their own, they take no token
-        ([(t, True) for t in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)], 0.5, 0.5),
-        # a quiet spell gives the tokens back, never more than 3
-        (flagged_at([0.0, 0.0, 0.0, 100.0, 100.0]), 100.0, 100.0),
-        (flagged_at([0.0, 0.0, 0.0, 100.0, 100.0, 100.0]), 100.0, 100.0 + SPACING),
+        # at once while the window holds fewer than 10 searches
+        (flagged_at([0.1 * i for i in range(9)]), 0.9, 0.9),
+        # then one every 3 s (60 s / 20) after the previous one
+        (flagged_at([0.1 * i for i in range(10)]), 1.0, 3.9),
+        (flagged_at([0.1 * i for i in range(10)]), 5.0, 5.0),
+        # background searches count in the window, not as the previous one
+        ([(3.0 * i, True) for i in range(12)], 33.0, 33.0),
+        ([(3.0 * i, True) for i in range(12)] + [(33.0, False)], 34.0, 36.0),
+        # the window rolls: searches older than 60 s no longer count
+        (flagged_at([0.1 * i for i in range(10)]), 60.95, 60.95),
     ],
 )
 def test_searches_for_flagged_names_go_at_once_unless_the_lane_is_busy(
@@ -270,7 +265,7 @@ async def test_snapshots_are_polled_every_period_unless_a_poll_is_slow(
     assert sandbox.ground_truth()["requests"]["GET /v1/prices/snapshot 200"] == polls
 
 
-@pytest.mark.parametrize("burst", [0, 20])
-def test_the_burst_must_leave_the_lane_a_pace(burst: int) -> None:
-    with pytest.raises(ValueError, match="burst"):
-        SearchPacer(calls=20, burst=burst)
+@pytest.mark.parametrize("paced_above", [-1, 21])
+def test_the_lane_is_paced_within_the_window(paced_above: int) -> None:
+    with pytest.raises(ValueError, match="paced_above"):
+        SearchPacer(calls=20, paced_above=paced_above)
