@@ -17,7 +17,7 @@ turn), with a burst of 2,800/s for 3 s every 2 minutes, so the feed carries the 
 volume. The real search limit (20 requests per 60 s, 50 names each) applies; the same
 seed gives both ways exactly the same arrivals. On top of them, so that both groups below
 have a sample worth a median and a p95 in minutes of market, a qualifying listing is
-planted every 1.5 s while arrivals are counted, of each rule in turn (:class:`Planter`:
+planted every 1.5 s on average while arrivals are counted, of each rule in turn (:class:`Planter`:
 deals of watched names; stickered listings at about their reference price with $20+ of
 stickers), arriving as the market's own do, never bought by anyone else.
 
@@ -134,7 +134,9 @@ AUDIT_EVERY = 300.0
 TAIL = 180.0  # the run goes on this long after the last counted arrival
 CHURN = {"churn_per_second": 430.0, "burst_every": 120.0, "burst_seconds": 3.0}
 PLANT_EVERY = 1.5
-"""Seconds between two planted listings (see :class:`Planter`), of each rule in turn."""
+"""Mean seconds between two planted listings (see :class:`Planter`), of each rule in
+turn; the gaps are drawn (exponential), so plantings never fall in step with the searches
+(every 3 s when the priority lane is busy), which would show them at once."""
 LIVE_EVENTS_PER_SECOND = 430.0
 WS_FRAMING = 4  # bytes of websocket header on a server frame of 126..65535 bytes
 DAY = 86_400.0
@@ -356,7 +358,7 @@ async def _setup(seed: int, hours: float, settings: EngineSettings) -> Setup:
 class Planter:
     """Qualifying listings on top of the market's own, so that both groups have a sample
     worth a median and a p95 in minutes of market (the default market's arrivals give
-    a few of each in 0.2 h): every :data:`PLANT_EVERY` seconds until the counted
+    a few of each in 0.2 h): every :data:`PLANT_EVERY` seconds on average until the counted
     arrivals end, in turn, a deal of a watched name (55-75% of its reference price,
     which the rule ``deals`` buys on the feed's word) and a listing of a stickered name
     at about its reference price, under $300, with one or two stickers of $20 or more
@@ -380,7 +382,7 @@ class Planter:
         self.kinds = [k for k in sticker_kinds() if k.price >= 20_000]
         self.ids = itertools.count(70_000_000_000)  # apart from the market's and the churn's
         self.until = until
-        self.next_at = sandbox.advance() + PLANT_EVERY
+        self.next_at = sandbox.advance() + self.rng.expovariate(1 / PLANT_EVERY)
         self.turn = 0
 
     def due(self) -> float:
@@ -418,7 +420,7 @@ class Planter:
         )
         self.sandbox.market.add_listing(listing, arrive=True)
         self.turn += 1
-        self.next_at += PLANT_EVERY
+        self.next_at += rng.expovariate(1 / PLANT_EVERY)
 
 
 def _result(label: str, s: Setup, hours: float) -> RunResult:

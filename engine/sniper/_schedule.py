@@ -142,15 +142,18 @@ class SearchPacer:
     seconds on a name or two each, and every name flagged after them would wait most
     of a minute; spaced, each search carries every name flagged since the last and none
     waits more than 3 s, and the lane still gets the whole limit (20 a minute) when it
-    needs it. (A bucket of tokens refilled over quiet spells was tried: its bursts left
-    a gap each minute, the window full, or cost the lane its throughput.)
+    needs it. ``paced_above`` is small: the searches sent at once before the pace
+    count in the window, and the first minute of a saturated lane waits once for them
+    to leave it (a burst of 10 left a gap of 30 s). (A bucket of tokens refilled over
+    quiet spells was tried: its bursts left a gap each minute, or cost the lane 15% of
+    its throughput.)
     ``calls=None`` is an unlimited budget (a partner account): nothing waits.
     """
 
     calls: int | None = 20
     period: float = SEARCH_WINDOW
     reserve: int = 1
-    paced_above: int = 10
+    paced_above: int = 3
     _sent: deque[float] = field(default_factory=deque)
     _last_background: float = -math.inf
     _last_priority: float = -math.inf

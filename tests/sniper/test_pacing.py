@@ -89,17 +89,17 @@ def flagged_at(times: Iterable[float]) -> list[tuple[float, bool]]:
     [
         # now and then: at once
         ([], 0.0, 0.0),
-        (flagged_at([0.0, 10.0, 20.0]), 20.0, 20.0),
-        # at once while the window holds fewer than 10 searches
-        (flagged_at([0.1 * i for i in range(9)]), 0.9, 0.9),
+        (flagged_at([0.0, 10.0, 20.0]), 30.0, 30.0),  # a snapshot's every 10 s
+        # at once while the window holds fewer than 3 searches
+        (flagged_at([0.0, 0.1]), 0.2, 0.2),
         # then one every 3 s (60 s / 20) after the previous one
-        (flagged_at([0.1 * i for i in range(10)]), 1.0, 3.9),
-        (flagged_at([0.1 * i for i in range(10)]), 5.0, 5.0),
+        (flagged_at([0.0, 0.1, 0.2]), 0.3, 3.2),
+        (flagged_at([0.0, 0.1, 0.2]), 5.0, 5.0),
         # background searches count in the window, not as the previous one
         ([(3.0 * i, True) for i in range(12)], 33.0, 33.0),
         ([(3.0 * i, True) for i in range(12)] + [(33.0, False)], 34.0, 36.0),
         # the window rolls: searches older than 60 s no longer count
-        (flagged_at([0.1 * i for i in range(10)]), 60.95, 60.95),
+        (flagged_at([0.0, 0.1, 0.2]), 60.25, 60.25),
     ],
 )
 def test_searches_for_flagged_names_go_at_once_unless_the_lane_is_busy(
