@@ -488,13 +488,20 @@ class Engine(SnapshotWatch, OperatorControls):
 
     def next_search_at(self) -> float:
         """When the next search should go out: for flagged names, at once (as the rate
-        limiter allows) unless the priority lane is busy (then evenly spaced: see
-        :class:`SearchPacer`), else when the :class:`SearchPacer` lets a background
-        search go; ``math.inf`` while it waits for the next snapshot."""
+        limiter allows), but evenly spaced when the priority lane is busy while the live
+        feed is connected (see :class:`SearchPacer`); else when the :class:`SearchPacer`
+        lets a background search go; ``math.inf`` while it waits for the next snapshot."""
         free = self.limiter.next_free("search")
         now = self.clock.now()
         if self.schedule.hot_count:
-            return max(free, self.pacer.priority_at(now))
+            # Only with the feed: its candidates are few names flagged again and again, a
+            # search each would spend the window in seconds. The snapshot's flags can be
+            # hundreds of names, ranked: spaced searches would serve the first ranks again
+            # and again and leave the rest unsearched (bench_detection: a third of the
+            # snapshot way's deals never searched), where a burst clears them all.
+            if self.feedwatch.connected:
+                return max(free, self.pacer.priority_at(now))
+            return free
         flags_at = now if self._polling else self._next_snapshot_at
         return max(free, self.pacer.background_at(now, flags_at=flags_at))
 

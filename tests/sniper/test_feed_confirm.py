@@ -6,6 +6,7 @@ sandbox, events handed to ``Engine.on_feed_event`` as the feed runner hands them
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -249,3 +250,28 @@ async def test_a_listing_told_while_its_search_is_on_the_way_waits_for_the_next(
         [str(first.item_id), str(late[0].item_id)]
     )
     assert skips(engine, GONE) == 0
+
+
+async def test_with_the_feed_a_busy_priority_lane_is_spaced_not_spent_in_a_burst(
+    clock: VirtualClock,
+) -> None:
+    # candidates told one after another: a search each at once would spend the window's
+    # 20 in seconds and leave the next ones waiting most of a minute
+    sandbox = quiet_sandbox(clock)
+    item = sticker_item(sandbox)
+    async with rig(
+        clock, sandbox, rules_text(item.name, rule_extra=STICKERED), settings=SETTINGS
+    ) as r:
+        engine = await ready(r)
+        sent: list[float] = []
+        for i in range(8):
+            listing = stickered(sandbox, item, item.reference // 2 + i)
+            await engine.on_feed_event(told(sandbox, listing))
+            clock.advance(max(0.0, engine.next_due("search") - clock.now()))
+            sent.append(clock.now())
+            await engine.step("search")
+        purchases = await r.ledger.purchases()
+    gaps = [b - a for a, b in pairwise(sent)]
+    assert gaps[-1] == pytest.approx(3.0)  # 60 s / 20, once the lane is busy
+    assert max(gaps) <= 3.0 + 1e-6
+    assert len(purchases) >= 1
