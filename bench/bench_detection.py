@@ -66,28 +66,32 @@ publishes it, in both ways.
     .venv/bin/python bench/bench_detection.py [--hours 0.05] [--seed 7] [--wire-delay 0.05 0.3]
         [--naive]  (also issue 5's baseline: a poller searching the names round-robin)
 
-Last measured (2026-11-24, ``--hours 0.05``: 0.05 h of arrivals + 180 s, 120 planted
-listings, seed 7, wire delay 50-300 ms; 2-core machine at load ~10, 80 s of CPU, 5 min):
+Last measured (2026-11-24, ``--hours 0.05`` (the default): 0.05 h of arrivals + 180 s,
+~120 planted listings, seed 7, wire delay 50-300 ms; 2-core machine under load, 65 s of
+CPU, 2 min 41 s):
 
-- no confirming search (rule ``deals``): feed median 0.181 s, p95 0.289 s (63 of 63
+- no confirming search (rule ``deals``): feed median 0.187 s, p95 0.298 s (58 of 58
   qualifying requested): target (<= 0.25 s / <= 1 s) met; the snapshot way on the same
-  market: median 10.4 s, p95 31.9 s (35 of 63: its search budget goes to the names the
-  churn flags); ratio snapshot/feed 57x (median), 110x (p95).
-- confirmed by a search (rule ``stickered``): feed median 1.76 s, p95 3.34 s (60 of 61);
-  the snapshot way median 7.3 s, p95 36.4 s (41 of 61); ratio 4.2x (median), 10.9x (p95).
-  (Before the confirming path was rebuilt, on the default market without planting,
-  0.2 h: feed median 25.0 s, p95 49.7 s, slower than the snapshot way's 6.9 s: see
-  ``engine/sniper/_confirm.py`` and ``SearchPacer.priority_at``.) The feed's 103
-  confirming searches (of 105) carried 32,191 feed listings of the 40 stickered names
-  that passed what the feed tells (price, trade lock); their answers showed 19,917;
-  4,931 were beyond the 50 cheapest of their name, 171 gone, 2,516 removed first.
-- the engine under the feed: 150,647 events handled (418/s, bursts of 2,800/s), busy
-  9.4% of the time; an event waited for the engine p50 0 ms, p99 82 ms, max 407 ms;
+  market: median 20.2 s, p95 57.3 s (58 of 58; its search budget is saturated by the
+  names the churn flags); ratio snapshot/feed 108x (median), 192x (p95).
+- confirmed by a search (rule ``stickered``): feed median 1.57 s, p95 3.70 s (55 of
+  56); the snapshot way median 23.3 s, p95 55.0 s (55 of 56); ratio 14.8x (median),
+  14.9x (p95). (Before the confirming path was rebuilt, on the default market without
+  planting, 0.2 h: feed median 25.0 s, p95 49.7 s, slower than the snapshot way's
+  6.9 s: every feed event of a watched stickered name flagged it, and the priority lane
+  spent the window's 20 searches in bursts of a name or two each, so a flag waited most
+  of a minute; see ``engine/sniper/_confirm.py`` and ``SearchPacer.priority_at``.) The
+  feed's 118 confirming searches (of 120) carried 31,995 feed listings of the 40
+  stickered names that passed what the feed tells (price, trade lock); their answers
+  showed 20,437; 4,995 were beyond the 50 cheapest of their name, 232 gone, 2,176
+  removed first (the churn's short-lived listings, mostly).
+- the engine under the feed: 150,955 events handled (419/s, bursts of 2,800/s), busy
+  7.9% of the time; an event waited for the engine p50 0 ms, p99 74 ms, max 312 ms;
   the audit found 0 missed listings.
-- bytes per day (this run): sandbox, snapshot way 5.99 GB, feed way 23.32 GB (frames
-  9.53, searches 13.70, snapshots 0.02); extrapolated to the live csgo market 36.5
-  GB/day, target <= 5 GB: MISSED (frames 9.79 GB, 1.80 GB with permessage-deflate;
-  audit snapshots 12.96 GB; searches 13.76 GB).
+- bytes per day (this run): sandbox, snapshot way 5.01 GB, feed way 25.48 GB (frames
+  9.56, searches 15.84: the confirming searches, 40 names every 3 s, snapshots 0.02);
+  extrapolated to the live csgo market 38.7 GB/day, target <= 5 GB: MISSED (frames
+  9.80 GB, 1.80 GB with permessage-deflate; audit snapshots 12.96 GB; searches 15.90 GB).
 """
 
 from __future__ import annotations
