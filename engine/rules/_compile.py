@@ -97,6 +97,11 @@ class CompiledRule:
     needs_search: bool = False
     """A criterion of the rule needs more than a feed event carries (see
     :attr:`Compiled.needs_search`): a feed listing is confirmed by a search first."""
+    feed_passes: Passes | None = field(default=None, repr=False)
+    """What the feed can tell of the rule: the core checks and the criteria that need no
+    search (those that do are unknown on a feed listing). For a rule that
+    :attr:`needs_search`, a feed listing failing it can never be accepted, so it costs
+    no confirming search; ``None`` for the other rules (their ``passes`` decides)."""
     tests: tuple[Test, ...] | None = field(default=None, repr=False)
     """The criteria's fast tests that ``passes`` runs after its core checks, in order
     (``None``: unknown, only ``passes`` is called); :mod:`engine.rules._plan` inlines them."""
@@ -138,6 +143,7 @@ def compile_rule(
         (_max_price_predicate(core.max_price), "max_price", "core")
     ]
     tests: list[Test] = []
+    feed_tests: list[Test] = []
     name_filters: list[NameFilter] = []
     names: set[str] = set()
     patterns: list[str] = []
@@ -184,6 +190,8 @@ def compile_rule(
         if compiled.predicate is not None:
             predicates.append((compiled.predicate, key, criterion.plugin))
             tests.append(compiled.test or _as_test(compiled.predicate))
+            if not compiled.needs_search:
+                feed_tests.append(tests[-1])
         if compiled.name_filter is not None:
             name_filters.append(compiled.name_filter)
         names |= compiled.names
@@ -252,6 +260,9 @@ def compile_rule(
         name_filters=tuple(name_filters),
         check=_chain(tuple(predicates)),
         passes=_all_pass(core.max_price, declared.trade_locked is None, tuple(tests)),
+        feed_passes=_all_pass(core.max_price, declared.trade_locked is None, tuple(feed_tests))
+        if declared.needs_search
+        else None,
         index=index,
         describers=tuple(describers),
         games=declared.games or frozenset(),

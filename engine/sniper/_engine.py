@@ -487,18 +487,28 @@ class Engine(SnapshotWatch, OperatorControls):
         return None
 
     def next_search_at(self) -> float:
-        """When the next search should go out: at once (as the rate limiter allows) for
-        names the snapshot flagged, else when the :class:`SearchPacer` lets a background
-        search go; ``math.inf`` while it waits for the next snapshot."""
+        """When the next search should go out: for flagged names, at once (as the rate
+        limiter allows), but evenly spaced when the priority lane is busy while the live
+        feed is connected (see :class:`SearchPacer`); else when the :class:`SearchPacer`
+        lets a background search go; ``math.inf`` while it waits for the next snapshot."""
         free = self.limiter.next_free("search")
-        if self.schedule.hot_count:
-            return free
         now = self.clock.now()
+        if self.schedule.hot_count:
+            # Only with the feed: its candidates are few names flagged again and again, a
+            # search each would spend the window in seconds. The snapshot's flags can be
+            # hundreds of names, ranked: spaced searches would serve the first ranks again
+            # and again and leave the rest unsearched (bench_detection: a third of the
+            # snapshot way's deals never searched), where a burst clears them all.
+            if self.feedwatch.connected:
+                return max(free, self.pacer.priority_at(now))
+            return free
         flags_at = now if self._polling else self._next_snapshot_at
         return max(free, self.pacer.background_at(now, flags_at=flags_at))
 
     async def search_once(self) -> list[Decision]:
-        """Search the next batch of names, decide, and buy what is accepted."""
+        """Search the next batch of names, decide, and buy what is accepted. Feed
+        listings waiting for a search of these names to confirm them (``_confirm.py``)
+        are decided with the answer, by item id; those it does not show are skipped."""
         batch = self.schedule.next_batch(self.game_of)
         if not batch:
             return []
@@ -507,9 +517,16 @@ class Engine(SnapshotWatch, OperatorControls):
         # paced from when it was sent: waiting for the answer is not spacing (the rate
         # limiter holds the slot until the answer has arrived, which keeps the limit exact)
         sent_at = self.clock.now()
-        answer = await self.client.search_items_by_name(
-            batch, game=game, include_hold=self.include_hold, lane=lane
-        )
+        # taken now: a feed listing told while the request is on its way may be newer
+        # than the answer, and waits for the next search of its name
+        confirming = self.feedwatch.confirming(batch)
+        try:
+            answer = await self.client.search_items_by_name(
+                batch, game=game, include_hold=self.include_hold, lane=lane
+            )
+        except BaseException:
+            self.feedwatch.confirm.put_back(confirming)  # its names are still flagged
+            raise
         now = self.clock.now()
         self.pacer.sent(sent_at, background=lane is Lane.BACKGROUND)
         self.schedule.searched(batch, at=now)
@@ -520,6 +537,8 @@ class Engine(SnapshotWatch, OperatorControls):
         self.status.listings_seen += len(listings)
         self.references.learn_phases(listings)
         decisions, context = await self.decide(listings, now, game=game)
+        if confirming:
+            self.feedwatch.confirmed(confirming, answer.items, decisions)
         await self._buy(decisions, context)
         return decisions
 

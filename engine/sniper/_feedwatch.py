@@ -11,9 +11,12 @@ Live, its runner (:meth:`FeedWatch.run`) consumes a
   held references, budget, what is already bought, balance) and the :class:`Buyer`,
   by item id at the listed price, with nothing awaited before the buy but the ledger.
   A rule that reads what the feed lacks (:attr:`CompiledRule.needs_search`: stickers'
-  wear or value, an undeclared plugin criterion) is not trusted with the event: the name
-  is flagged for one v2 search in the priority lane, whose answer decides. ``removed``
-  is counted only: a removal is not a sale, so it never reaches the reference book.
+  wear or value, an undeclared plugin criterion) is not trusted with the event: a
+  listing that passes what the feed can tell of it (:attr:`CompiledRule.feed_passes`)
+  waits, by item id, for one v2 search of its name in the priority lane, whose answer
+  decides (``_confirm.py``); one that fails it costs no search. ``removed`` is counted
+  only (and drops a waiting candidate): a removal is not a sale, so it never reaches
+  the reference book.
 - **Healing.** The feed has no replay: after every connection (the first included) the
   snapshot step is made due at once, and the feed is trusted only once a snapshot that
   started after the connection has been diffed (the gap healed).
@@ -33,7 +36,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,7 +55,10 @@ from ..client import (
     FeedListingEvent,
     FeedRemovalEvent,
 )
+from ..models import Listing
+from ..rules import CompiledRule, Decision, EvalContext
 from ..snapshot import NameSummary, NewListing, SnapshotDiff
+from ._confirm import REMOVED, SKIP_KINDS, Candidate, ConfirmQueue
 
 if TYPE_CHECKING:
     from ._engine import Engine
@@ -119,6 +126,14 @@ class FeedView:
     set_aside: int
     compressed: bool | None = None
     """The connection runs with permessage-deflate (``None``: no connection yet)."""
+    confirm_waiting: int = 0
+    """Feed listings waiting for their confirming search now."""
+    confirm_told: int = 0
+    """Feed listings a rule needing a search could accept (each waited for one)."""
+    confirm_found: int = 0
+    """...that their confirming search showed (then decided as any search's listing)."""
+    confirm_skipped: tuple[tuple[str, int], ...] = ()
+    """...that it did not, by kind (``gone``, ``removed``, ``beyond_cheapest``)."""
 
 
 class FeedWatch:
@@ -157,6 +172,8 @@ class FeedWatch:
         """When the client found the connection gone (its clock), at the last disconnect."""
         self._confirms: dict[str, bool] = {}
         self._confirms_of: object = None
+        self.confirm = ConfirmQueue()
+        """Feed listings waiting for their confirming search (``_confirm.py``)."""
 
     def _needs_search(self) -> dict[str, bool]:
         """Rule name -> whether its feed listings are confirmed by a search first, for the
@@ -221,6 +238,10 @@ class FeedWatch:
             confirm_searches=self.confirm_searches,
             set_aside=sum(health.set_aside.values()) if health is not None else 0,
             compressed=health.compressed if health is not None else None,
+            confirm_waiting=len(self.confirm),
+            confirm_told=self.confirm.told,
+            confirm_found=self.confirm.found,
+            confirm_skipped=tuple(sorted(self.confirm.skipped.items())),
         )
 
     # -- live ----------------------------------------------------------------------------
@@ -292,6 +313,9 @@ class FeedWatch:
         elif isinstance(event, FeedRemovalEvent):
             self.events += 1  # never a sale: nothing reaches the reference book
             self._last_event_at = self.engine.clock.now()
+            gone = self.confirm.removed(event.removal.item_id)
+            if gone is not None:
+                self._skipped([(gone, REMOVED)])
         elif isinstance(event, FeedConnected):
             self._connected(event)
         elif isinstance(event, FeedDisconnected):
@@ -338,18 +362,94 @@ class FeedWatch:
             self.bought_items.add(listing.item_id)
             await engine._buy(buy, context)
             return
-        ceiling = max((r.max_price for r in rules if confirms.get(r.name, True)), default=-1)
-        if listing.price <= ceiling:
-            # A rule reads what the feed lacks: one search of the name decides.
+        self._maybe_confirm(listing, rules, context, now)
+
+    def _maybe_confirm(
+        self, listing: Listing, rules: tuple[CompiledRule, ...], context: EvalContext, now: float
+    ) -> None:
+        """A listing no rule bought on the event: a candidate for a confirming search if a
+        rule that needs one passes what the feed can tell of it (else it can never be a
+        deal, and costs no search)."""
+        if listing.item_id in self.bought_items:
+            return  # told again (duplicated, out of order): the feed started its purchase
+        view = self.engine.ruleset.view(listing.name)
+        wanting = [
+            r
+            for r in rules
+            if r.needs_search
+            and listing.price <= r.max_price
+            and (r.feed_passes is None or r.feed_passes(listing, view, context))
+        ]
+        if not wanting:
+            return
+        engine = self.engine
+        name = engine._searched_name(listing.name)
+        # every candidate of a name waits for the same search: a burst of events of one
+        # name costs one search (flagging a flagged name only raises its rank)
+        self.confirm.add(name, Candidate(listing, now, tuple(wanting)))
+        self._flag(name, max(r.max_price for r in wanting) - listing.price, now)
+
+    def _flag(self, name: str, promise: int, now: float) -> None:
+        """Put ``name`` in the priority lane (the search step's next batches)."""
+        schedule = self.engine.schedule
+        if name not in schedule.watched:  # a copy of every watched name: only when new
+            schedule.watch(schedule.watched | {name})
+        hot = schedule.hot_count
+        schedule.flag(name, promise=promise, at=now)
+        if schedule.hot_count != hot:  # already flagged: the search is due already
+            self.engine.wake()
+
+    # -- confirming searches ---------------------------------------------------------------
+
+    def confirming(self, batch: tuple[str, ...]) -> dict[str, list[Candidate]]:
+        """A search of ``batch`` is about to be sent: the candidates it confirms."""
+        taken = self.confirm.take(batch)
+        if taken:
             self.confirm_searches += 1
-            name = engine._searched_name(listing.name)
-            schedule = engine.schedule
-            if name not in schedule.watched:  # a copy of every watched name: only when new
-                schedule.watch(schedule.watched | {name})
-            hot = schedule.hot_count
-            schedule.flag(name, promise=ceiling - listing.price, at=now)
-            if schedule.hot_count != hot:  # already flagged: the search is due already
-                engine.wake()
+        return taken
+
+    def confirmed(
+        self,
+        taken: dict[str, list[Candidate]],
+        answer: Mapping[str, Sequence[Listing]],
+        decisions: list[Decision],
+    ) -> None:
+        """The answer to a search that carried ``taken``: the candidates it shows were
+        decided with the rest of its listings (``decisions``); those it does not show are
+        skipped, counted and logged. Names with candidates told while it was on its way
+        are flagged again."""
+        settled = self.confirm.settle(taken, answer)
+        accepted = {d.item_id for d in decisions if d.accepted}
+        for candidate in settled.found:
+            if candidate.listing.item_id in accepted:
+                self.bought_items.add(candidate.listing.item_id)  # the feed saw it first
+        self._skipped(settled.skipped)
+        if settled.skipped:
+            log.info(
+                "confirming search: %d of %d feed listing(s) shown and decided; skipped %s",
+                len(settled.found),
+                len(settled.found) + len(settled.skipped),
+                ", ".join(
+                    f"{n} {k}"
+                    for k, n in Counter(SKIP_KINDS[w] for _, w in settled.skipped).items()
+                ),
+            )
+        now = self.engine.clock.now()
+        for name in taken:
+            if self.confirm.waiting(name):
+                self._flag(name, self.confirm.promise(name), now)
+
+    def _skipped(self, skipped: list[tuple[Candidate, str]]) -> None:
+        """Candidates not bought for ``skipped``'s reasons: counted with the engine's
+        other skips (per rule and reason), never bought on the feed's word."""
+        decisions = [
+            Decision(c.listing, r.name, False, (why,), c.listing.price, r.action, r.priority, False)
+            for c, why in skipped
+            for r in c.rules
+        ]
+        for decision in decisions:
+            log.debug("%s", decision)
+        self.engine.status.skipped_all(decisions)
 
     # -- the snapshot as safety net ------------------------------------------------------
 

@@ -21,9 +21,18 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["MAX_NAMES_PER_SEARCH", "SEARCH_WINDOW", "SearchPacer", "SearchSchedule"]
+__all__ = [
+    "MAX_LISTINGS_PER_NAME",
+    "MAX_NAMES_PER_SEARCH",
+    "SEARCH_WINDOW",
+    "SearchPacer",
+    "SearchSchedule",
+]
 
 MAX_NAMES_PER_SEARCH = 50
+MAX_LISTINGS_PER_NAME = 50
+"""A v2 search shows at most this many listings of a name, the cheapest (interface.md
+2.1): a dearer one is not in its answer."""
 SEARCH_WINDOW = 60.0
 """Seconds of the service's sliding search window (interface.md section 8)."""
 
@@ -123,28 +132,57 @@ class SearchPacer:
 
     A background search waits ``period / calls`` after the previous one (the budget spread
     evenly), and waits for the next snapshot rather than leave fewer than ``reserve`` free
-    slots in the window as it will be when that snapshot's flags arrive. A search for
-    flagged names is not paced here: it goes as soon as the rate limiter allows.
+    slots in the window as it will be when that snapshot's flags arrive.
+
+    A search for flagged names (the priority lane) goes as soon as the rate limiter
+    allows while the window holds fewer than ``paced_above`` searches (flags now and
+    then: the snapshot's every 10 s). Beyond that, one every ``period / calls`` after
+    the previous one (:meth:`priority_at`): when the live feed keeps names flagged, a
+    search sent for each one flagged would spend the window's 20 searches in a few
+    seconds on a name or two each, and every name flagged after them would wait most
+    of a minute; spaced, each search carries every name flagged since the last and none
+    waits more than 3 s, and the lane still gets the whole limit (20 a minute) when it
+    needs it. ``paced_above`` is small: the searches sent at once before the pace
+    count in the window, and the first minute of a saturated lane waits once for them
+    to leave it (a burst of 10 left a gap of 30 s). (A bucket of tokens refilled over
+    quiet spells was tried: its bursts left a gap each minute, or cost the lane 15% of
+    its throughput.)
     ``calls=None`` is an unlimited budget (a partner account): nothing waits.
     """
 
     calls: int | None = 20
     period: float = SEARCH_WINDOW
     reserve: int = 1
+    paced_above: int = 3
     _sent: deque[float] = field(default_factory=deque)
     _last_background: float = -math.inf
+    _last_priority: float = -math.inf
 
     def __post_init__(self) -> None:
         if self.calls is not None and not 0 <= self.reserve < self.calls:
             raise ValueError(f"reserve must be 0 to {self.calls - 1}, got {self.reserve}")
+        if self.calls is not None and not 0 <= self.paced_above <= self.calls:
+            raise ValueError(f"paced_above must be 0 to {self.calls}, got {self.paced_above}")
 
     def sent(self, at: float, *, background: bool) -> None:
         """A search went out at ``at``."""
         self._sent.append(at)
         if background:
             self._last_background = at
+        else:
+            self._last_priority = at
         while self._sent and self._sent[0] + self.period <= at:
             self._sent.popleft()
+
+    def priority_at(self, now: float) -> float:
+        """The earliest time a search for flagged names may go out, ``now`` or later
+        (the rate limiter may hold it longer)."""
+        if self.calls is None:
+            return now
+        in_window = sum(1 for t in self._sent if t + self.period > now)
+        if in_window < self.paced_above:
+            return now
+        return max(now, self._last_priority + self.period / self.calls)
 
     def background_at(self, now: float, *, flags_at: float | None) -> float:
         """The earliest time a background search may go out, ``now`` or later, or

@@ -80,6 +80,41 @@ def test_the_reserve_must_leave_a_slot_for_background(reserve: int) -> None:
         SearchPacer(calls=20, reserve=reserve)
 
 
+def flagged_at(times: Iterable[float]) -> list[tuple[float, bool]]:
+    return [(t, False) for t in times]
+
+
+@pytest.mark.parametrize(
+    ("sent", "now", "expected"),
+    [
+        # now and then: at once
+        ([], 0.0, 0.0),
+        (flagged_at([0.0, 10.0, 20.0]), 30.0, 30.0),  # a snapshot's every 10 s
+        # at once while the window holds fewer than 3 searches
+        (flagged_at([0.0, 0.1]), 0.2, 0.2),
+        # then one every 3 s (60 s / 20) after the previous one
+        (flagged_at([0.0, 0.1, 0.2]), 0.3, 3.2),
+        (flagged_at([0.0, 0.1, 0.2]), 5.0, 5.0),
+        # background searches count in the window, not as the previous one
+        ([(3.0 * i, True) for i in range(12)], 33.0, 33.0),
+        ([(3.0 * i, True) for i in range(12)] + [(33.0, False)], 34.0, 36.0),
+        # the window rolls: searches older than 60 s no longer count
+        (flagged_at([0.0, 0.1, 0.2]), 60.25, 60.25),
+    ],
+)
+def test_searches_for_flagged_names_go_at_once_unless_the_lane_is_busy(
+    sent: list[tuple[float, bool]], now: float, expected: float
+) -> None:
+    assert pacer_with(sent).priority_at(now) == pytest.approx(expected)
+
+
+def test_an_unlimited_budget_never_waits_for_flagged_names_either() -> None:
+    pacer = SearchPacer(calls=None)
+    for t in range(10):
+        pacer.sent(t / 100, background=False)
+    assert pacer.priority_at(0.1) == 0.1
+
+
 # -- the engine ----------------------------------------------------------------------------
 
 
@@ -228,3 +263,9 @@ async def test_snapshots_are_polled_every_period_unless_a_poll_is_slow(
     async with rig(clock, sandbox, rules_text(item.name, game="csgo")) as r, clock.autojump():
         await r.engine.run(duration=95.0)
     assert sandbox.ground_truth()["requests"]["GET /v1/prices/snapshot 200"] == polls
+
+
+@pytest.mark.parametrize("paced_above", [-1, 21])
+def test_the_lane_is_paced_within_the_window(paced_above: int) -> None:
+    with pytest.raises(ValueError, match="paced_above"):
+        SearchPacer(calls=20, paced_above=paced_above)

@@ -1,0 +1,171 @@
+"""Feed listings waiting for the search that confirms them (issue 17, point 2).
+
+A rule that reads what the feed lacks (:attr:`CompiledRule.needs_search`: stickers'
+wear or value, an undeclared plugin criterion) is not trusted with a feed event. A feed
+listing that passes everything the feed can tell of such a rule
+(:attr:`CompiledRule.feed_passes`: the core checks and the criteria that need no search)
+becomes a :class:`Candidate`, kept here by the name it is searched under; its name is
+flagged for the priority lane, so every candidate of a name, however many events told
+them, waits for one search. The search takes the candidates of its batch when it is
+sent (:meth:`ConfirmQueue.take`: one told while it is on its way waits for the next);
+its answer decides each by item id through the engine's one decision path, and a
+candidate the answer does not show is a counted skip with its reason
+(:meth:`ConfirmQueue.settle`), never a purchase on the feed's word alone: the feed
+carries no stickers' wear or price, so nothing it says can stand in for them.
+
+Pure: no I/O, no clock; the engine and :class:`~engine.sniper._feedwatch.FeedWatch`
+drive it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..models import Listing
+from ..rules import CompiledRule
+from ._schedule import MAX_LISTINGS_PER_NAME
+
+__all__ = ["BEYOND", "GONE", "REMOVED", "SKIP_KINDS", "Candidate", "ConfirmQueue", "Settled"]
+
+GONE = "not in its confirming search: sold or withdrawn since the feed told it"
+REMOVED = "removed before its confirming search (the feed told it: sold or withdrawn)"
+BEYOND = (
+    f"not among the {MAX_LISTINGS_PER_NAME} cheapest listings of its name a search shows: "
+    "its details cannot be confirmed"
+)
+SKIP_KINDS = {GONE: "gone", REMOVED: "removed", BEYOND: "beyond_cheapest"}
+"""Skip reason -> its short kind (counters, metrics)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A feed listing that a rule needing a search could accept: ``rules`` are those
+    rules (their feed-visible checks pass), ``told_at`` when the event was handled."""
+
+    listing: Listing
+    told_at: float
+    rules: tuple[CompiledRule, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """What a confirming answer said of the candidates it was sent for: those it shows
+    (``found``: decided with the rest of the answer) and those it does not, each with
+    its reason (``skipped``)."""
+
+    found: list[Candidate]
+    skipped: list[tuple[Candidate, str]]
+
+
+class ConfirmQueue:
+    """Candidates by searched name, in the order they were told. See the module
+    docstring."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, dict[str, Candidate]] = {}
+        self._name_of: dict[str, str] = {}
+        self.told = 0
+        """Candidates added (a re-told item counts again)."""
+        self.found = 0
+        self.skipped: Counter[str] = Counter()
+        """Skip kind (:data:`SKIP_KINDS`) -> candidates skipped so."""
+
+    def __len__(self) -> int:
+        return len(self._name_of)
+
+    def add(self, name: str, candidate: Candidate) -> bool:
+        """Keep ``candidate`` for the next search of ``name``; true when ``name`` had no
+        candidate waiting (its flag is new). A re-told item replaces its older self."""
+        item_id = candidate.listing.item_id
+        previous = self._name_of.get(item_id)
+        if previous is not None and previous != name:
+            self._drop(item_id)
+        waiting = self._waiting.setdefault(name, {})
+        new_name = not waiting
+        waiting.pop(item_id, None)  # re-told: to the end, with its latest price
+        waiting[item_id] = candidate
+        self._name_of[item_id] = name
+        self.told += 1
+        return new_name
+
+    def waiting(self, name: str) -> bool:
+        return bool(self._waiting.get(name))
+
+    def promise(self, name: str) -> int:
+        """The most a waiting candidate of ``name`` is below its rules' ceiling (its rank
+        among flagged names); 0 when none waits."""
+        return max(
+            (
+                max(r.max_price for r in c.rules) - c.listing.price
+                for c in self._waiting.get(name, {}).values()
+                if c.rules
+            ),
+            default=0,
+        )
+
+    def removed(self, item_id: str) -> Candidate | None:
+        """The feed told ``item_id``'s removal: a waiting candidate of it is skipped
+        (counted) and returned; it can be told again if it is relisted."""
+        candidate = self._drop(item_id)
+        if candidate is not None:
+            self.skipped[SKIP_KINDS[REMOVED]] += 1
+        return candidate
+
+    def take(self, names: Iterable[str]) -> dict[str, list[Candidate]]:
+        """The candidates of ``names`` (a search batch about to be sent), no longer
+        waiting: one told from now on waits for the next search of its name."""
+        taken: dict[str, list[Candidate]] = {}
+        for name in names:
+            waiting = self._waiting.pop(name, None)
+            if waiting:
+                taken[name] = list(waiting.values())
+                for item_id in waiting:
+                    del self._name_of[item_id]
+        return taken
+
+    def put_back(self, taken: Mapping[str, Sequence[Candidate]]) -> None:
+        """The search ``taken`` was for got no answer: its candidates wait again (ahead
+        of any told since, unless told again)."""
+        for name, candidates in taken.items():
+            waiting = self._waiting.setdefault(name, {})
+            older = {c.listing.item_id: c for c in candidates if c.listing.item_id not in waiting}
+            self._waiting[name] = {**older, **waiting}
+            for item_id in older:
+                self._name_of[item_id] = name
+
+    def settle(
+        self, taken: Mapping[str, Sequence[Candidate]], answer: Mapping[str, Sequence[Listing]]
+    ) -> Settled:
+        """What the answer ``answer`` (listings by searched name) says of the candidates
+        ``taken`` for it: each is found by its item id anywhere in the answer, or
+        skipped: beyond the :data:`MAX_LISTINGS_PER_NAME` cheapest of its name when the
+        answer shows that many and none dearer, else gone (sold or withdrawn)."""
+        shown = {x.item_id for found in answer.values() for x in found}
+        found: list[Candidate] = []
+        skipped: list[tuple[Candidate, str]] = []
+        for name, candidates in taken.items():
+            listings = answer.get(name, ())
+            full = len(listings) >= MAX_LISTINGS_PER_NAME
+            dearest = max((x.price for x in listings), default=0)
+            for candidate in candidates:
+                if candidate.listing.item_id in shown:
+                    found.append(candidate)
+                elif full and candidate.listing.price >= dearest:
+                    skipped.append((candidate, BEYOND))
+                else:
+                    skipped.append((candidate, GONE))
+        self.found += len(found)
+        self.skipped.update(SKIP_KINDS[why] for _, why in skipped)
+        return Settled(found, skipped)
+
+    def _drop(self, item_id: str) -> Candidate | None:
+        name = self._name_of.pop(item_id, None)
+        if name is None:
+            return None
+        waiting = self._waiting[name]
+        candidate = waiting.pop(item_id)
+        if not waiting:
+            del self._waiting[name]
+        return candidate
