@@ -465,7 +465,10 @@ class Engine(SnapshotWatch, OperatorControls):
         """One search turn: a catalogue page every ``catalogue_every`` turns (or when no
         name is watched yet), else the next batch of names. The decisions, or ``None``
         when the turn failed."""
-        catalogue = self._catalogue_due() or not self.schedule.watched
+        # a trusted feed tells every new listing: the catalogue's pages would only repeat it
+        catalogue = not self.feedwatch.trusted and (
+            self._catalogue_due() or not self.schedule.watched
+        )
         try:
             if catalogue:
                 decisions = await self.catalogue_once()
@@ -493,6 +496,11 @@ class Engine(SnapshotWatch, OperatorControls):
         free = self.limiter.next_free("search")
         if self.schedule.hot_count:
             return free
+        if self.feedwatch.trusted:
+            # The feed tells every new listing and price change as it happens: a background
+            # search of the stalest names would only repeat it (and cost the bandwidth of
+            # its answer). Searches that confirm an event or a suspect are flagged: above.
+            return math.inf
         now = self.clock.now()
         flags_at = now if self._polling else self._next_snapshot_at
         return max(free, self.pacer.background_at(now, flags_at=flags_at))
@@ -515,6 +523,7 @@ class Engine(SnapshotWatch, OperatorControls):
         self.schedule.searched(batch, at=now)
         self.status.searches += 1
         listings: list[Listing] = [x for found in answer.items.values() for x in found]
+        self.feedwatch.searched(answer.items, game)
         if self.paper is not None:  # before this answer's own decisions: it judges older ones
             await self.paper.saw_search(answer.items, sent_at, game)
         self.status.listings_seen += len(listings)
