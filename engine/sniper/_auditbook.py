@@ -111,14 +111,20 @@ class AuditBook:
         self._told.setdefault(name, []).append(_Told(at, item_id, price, kind))
 
     def judge(
-        self, rows: Mapping[str, NameCount], started: float, ended: float
+        self,
+        rows: Mapping[str, NameCount],
+        started: float,
+        ended: float,
+        *,
+        learn_only: bool = False,
     ) -> list[Suspect] | None:
         """Compare the answer ``rows`` (watched names only; a name absent has no listing)
         whose request went at ``started`` and whose answer ended at ``ended`` with what the
         engine knows, then make it the base. The suspects, or ``None`` without a base (the
-        first answer is only learnt)."""
+        first answer is only learnt) or with ``learn_only`` (a full audit just judged the
+        same time)."""
         suspects: list[Suspect] | None = None
-        if self._base is not None:
+        if self._base is not None and not learn_only:
             suspects = []
             for name in sorted(set(rows) | set(self._base) | set(self._told)):
                 suspect = self._judge_name(name, rows.get(name), started, ended)

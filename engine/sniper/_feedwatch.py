@@ -197,8 +197,9 @@ class FeedWatch:
         """The cheap audit's view of the watched names (see :mod:`._auditbook`)."""
         self._full_at: float | None = None
         """When the last successful snapshot poll with this connection healed began."""
-        self._suspects: dict[str, Suspect] = {}
-        """Searched name -> why the cheap audit suspects it, until its search answers."""
+        self._suspects: dict[str, tuple[Suspect, str | None]] = {}
+        """Searched name -> why the cheap audit suspects it and the game whose answer
+        showed it, until its search answers."""
         self._missed_round = 0
         self.missed_full = 0
         self.missed_cheap = 0
@@ -240,11 +241,15 @@ class FeedWatch:
 
     def cheap_audit_due(self, now: float) -> bool:
         """Whether the snapshot step at ``now`` is a cheap audit rather than a snapshot
-        poll: the feed trusted since a full poll, and the next full audit not due."""
+        poll: the feed trusted, and the next full audit not due. The first poll after a
+        heal is always full: the heal's snapshot may have been built before the
+        connection, so it is no base for the full audit to come (see
+        :data:`SNAPSHOT_REBUILT_EVERY`); the next one is."""
         return (
             self.enabled
             and self.cheap_tier
             and self.trusted
+            and self._audit_generation == self.generation
             and self._full_at is not None
             and now < self._full_at + self.settings.full_audit_every
         )
@@ -512,26 +517,31 @@ class FeedWatch:
 
     # -- the cheap audit -----------------------------------------------------------------
 
-    async def cheap_audit(self, games: Iterable[str | None]) -> list[Suspect] | None:
+    async def cheap_audit(
+        self, games: Iterable[str | None], *, base_only: bool = False
+    ) -> list[Suspect] | None:
         """One ``GET /v1/prices`` per game in ``games``: compare each watched name's
         ``count`` and ``min`` with the engine's view (:class:`AuditBook`), flag the
         suspects for a search, and make the answer the next base. The suspects, or
-        ``None`` when the answer only became the base."""
+        ``None`` when the answer only became the base (the first, or ``base_only``: right
+        after a snapshot poll, which judged the same time already)."""
         engine = self.engine
         clock = engine.clock
         started = clock.now()
         view = engine.ruleset.view
         rows: dict[str, NameCount] = {}
+        game_of: dict[str, str | None] = {}
         for game in games:
             async with engine.client.prices(game=cast("Game | None", game)) as stream:
                 try:
                     async for item in stream:
                         if view(item.name).rules:
                             rows[item.name] = NameCount(item.count or 0, item.min)
+                            game_of[item.name] = game
                 finally:
                     self.audit_bytes += stream.bytes_downloaded
         ended = clock.now()
-        judged = self.book.judge(rows, started, ended)
+        judged = self.book.judge(rows, started, ended, learn_only=base_only)
         if judged is None:
             return None
         self.audits_cheap += 1
@@ -540,7 +550,7 @@ class FeedWatch:
         schedule = engine.schedule
         for suspect in judged:
             name = engine._searched_name(suspect.name)
-            self._suspects[name] = suspect
+            self._suspects[name] = (suspect, game_of.get(suspect.name))
             self.suspects += 1
             ceiling = engine._ceiling(suspect.name) or 0
             if name not in schedule.watched:
@@ -557,19 +567,22 @@ class FeedWatch:
         return judged
 
     def searched(self, items: Mapping[str, Iterable[Listing]], game: str | None) -> None:
-        """A search of ``game`` answered (``items``: name -> its listings): for a name the cheap
-        audit suspected, count the listings the feed should have told and did not (never
-        told, and not in the last snapshot or dearer there); too many and the feed is
-        distrusted. The listings themselves go through the engine's decisions as any
+        """A search of ``game`` answered (``items``: name -> its listings): for a name the
+        cheap audit suspected, count the listings the feed should have told and did not
+        (never told, and not in the last snapshot or dearer there); too many and the feed
+        is distrusted. The listings themselves go through the engine's decisions as any
         search's do."""
         if not self._suspects:
             return
         engine = self.engine
         now = engine.clock.now()
         proven = 0
-        covered = engine._snapshot_covers(game)  # else "not in the snapshot" proves nothing
         for name, listings in items.items():
-            if self._suspects.pop(name, None) is None or not covered:
+            suspected = self._suspects.pop(name, None)
+            if suspected is None:
+                continue
+            # else "not in the last snapshot" proves nothing
+            if not engine._snapshot_covers(game or suspected[1]):
                 continue
             for listing in listings:
                 if listing.item_id in self._seen:

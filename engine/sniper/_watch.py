@@ -130,7 +130,7 @@ class SnapshotWatch:
         """The cheap audit's base, taken right after a full snapshot poll. A failure only
         delays it: the next cheap audit's answer becomes the base instead of a verdict."""
         try:
-            await self.feedwatch.cheap_audit(self.snapshot_games())
+            await self.feedwatch.cheap_audit(self.snapshot_games(), base_only=True)
         except (APIError, OSError) as exc:
             log.warning("feed audit: GET /v1/prices failed, no base yet: %s", exc)
 

@@ -1,4 +1,5 @@
-"""The feed's settings (``account.feed``, ``feed_url``, ``audit_every``), the session that
+"""The feed's settings (``account.feed``, ``feed_url``, ``audit_every``,
+``full_audit_every``), the session that
 builds its client, and where its state is shown (status file, ``snipe status``,
 ``/healthz``): table-driven where pure."""
 
@@ -36,25 +37,36 @@ rules:
 
 
 @pytest.mark.parametrize(
-    ("account", "feed", "url", "audit"),
+    ("account", "feed", "url", "audit", "full"),
     [
-        ("", "auto", "https://api.market.example", 300),
-        ("  feed: off\n", "off", "https://api.market.example", 300),
+        ("", "auto", "https://api.market.example", 300, 3600),
+        ("  feed: off\n", "off", "https://api.market.example", 300, 3600),
         (
             '  feed: on\n  feed_url: "wss://market.example/"\n  audit_every: 2m\n',
             "on",
             "wss://market.example",
             120,
+            3600,
         ),
+        (
+            "  audit_every: 10m\n  full_audit_every: 2h\n",
+            "auto",
+            "https://api.market.example",
+            600,
+            7200,
+        ),
+        # equal: every audit is a full snapshot (the cheap tier off)
+        ("  full_audit_every: 5m\n", "auto", "https://api.market.example", 300, 300),
     ],
 )
 def test_the_feed_settings_and_their_defaults(
-    account: str, feed: str, url: str, audit: int
+    account: str, feed: str, url: str, audit: int, full: int
 ) -> None:
     ruleset = load_rules_text(_rules(account), host=make_plugin_host(load_entry_points=False))
     assert ruleset.account.feed == feed
     assert ruleset.account.feed_address() == url
     assert ruleset.account.audit_every == audit
+    assert ruleset.account.full_audit_every == full
 
 
 @pytest.mark.parametrize(
@@ -64,6 +76,10 @@ def test_the_feed_settings_and_their_defaults(
         ('  feed_url: "ftp://market.example"\n', "account.feed_url"),
         ('  feed_url: "https://market.example/?key=secret"\n', "account.feed_url"),
         ("  audit_every: 1s\n", "account.audit_every"),
+        ("  full_audit_every: 2m\n", "account.full_audit_every"),  # below audit_every (5m)
+        ("  audit_every: 30m\n  full_audit_every: 20m\n", "account.full_audit_every"),
+        ("  full_audit_every: 30d\n", "account.full_audit_every"),
+        ("  full_audit_every: soon\n", "account.full_audit_every"),
     ],
 )
 def test_bad_feed_settings_are_refused_naming_the_field(account: str, field: str) -> None:
