@@ -85,8 +85,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gzip
 import heapq
 import itertools
+import json
 import math
 import random
 import sys
@@ -120,6 +122,14 @@ WATCHED = 1_000
 STICKERED = 40
 SNAPSHOT_EVERY = 10.0
 AUDIT_EVERY = 300.0
+FULL_AUDIT_EVERY = 3600.0  # account.full_audit_every's default
+LIVE_CSGO_PRICE_ROWS = 30_000
+"""ASSUMPTION: rows of GET /v1/prices?game=csgo on the live market (distinct names with
+listings, a Doppler phase a row of its own). Not measured: the snapshot's ~1.3 million
+listings over every game (wire-notes.md) hold some tens of thousands of names."""
+RECONNECTS_PER_DAY = 4.0
+"""ASSUMPTION: feed reconnections a day (one every 6 hours); each is healed by a full
+snapshot, and the poll after it is full too (the base of the full audit to come)."""
 TAIL = 180.0  # the run goes on this long after the last counted arrival
 CHURN = {"churn_per_second": 430.0, "burst_every": 120.0, "burst_seconds": 3.0}
 LIVE_EVENTS_PER_SECOND = 430.0
@@ -183,6 +193,9 @@ class Meter(httpx.AsyncBaseTransport):
         self.began = (0.0, 0.0, 0.0)  # market time, CPU, server CPU of the handling under way
         self.source = ""
         self.sources: dict[str, str] = {}
+        self.price_rows = 0  # rows of every GET /v1/prices answer (the cheap audit)
+        self.price_gzip = 0
+        self.price_encodings: Counter[str] = Counter()
 
     def now(self) -> float:
         """Market time now: the handling's start plus the engine's CPU since."""
@@ -203,6 +216,11 @@ class Meter(httpx.AsyncBaseTransport):
         await response.aread()
         self.server_cpu += time.process_time() - began
         kind = "snapshot" if "snapshot" in path else "search" if "search" in path else "other"
+        if path == "/v1/prices" and request.url.params.get("game") == "csgo":
+            kind = "prices"  # the cheap audit's (the references step asks for every game)
+            self.price_rows += len(json.loads(response.content).get("items") or ())
+            self.price_encodings[response.headers.get("content-encoding", "identity")] += 1
+            self.price_gzip += len(gzip.compress(response.content, 6))
         self.calls[kind] += 1
         head = len(str(request.url)) + sum(len(k) + len(v) + 4 for k, v in request.headers.raw)
         self.bytes[kind] += head + len(body) + response.num_bytes_downloaded
@@ -265,6 +283,14 @@ class RunResult:
     busy: float = 0.0
     by_search: int = 0
     audit_missed: int = 0
+    price_calls: int = 0
+    price_bytes: int = 0
+    price_rows: int = 0
+    price_gzip: int = 0  # the same answers' bodies gzip'd here (level 6), for a gzip'ing service
+    price_encodings: Counter[str] = field(default_factory=Counter)
+    audits_cheap: int = 0
+    audits_full: int = 0
+    suspects: int = 0
 
     def figures(self, rule: str) -> tuple[float, float]:
         lat = sorted(self.latencies.get(rule, []))
@@ -490,7 +516,9 @@ class Wire:
 
 
 async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunResult:
-    feed_settings = FeedSettings(mode="on", audit_every=AUDIT_EVERY)
+    feed_settings = FeedSettings(
+        mode="on", audit_every=AUDIT_EVERY, full_audit_every=FULL_AUDIT_EVERY
+    )
     settings = EngineSettings(use_snapshot=True, snapshot_every=SNAPSHOT_EVERY, feed=feed_settings)
     s = await _setup(seed, hours, settings)
     engine, clock, meter, market = s.engine, s.clock, s.meter, s.sandbox.market
@@ -563,7 +591,15 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
     result.by_search = sum(
         1 for item_id in s.arrivals.rule if meter.sources.get(item_id) == "search"
     )
-    result.audit_missed = engine.feedwatch.missed
+    watch = engine.feedwatch
+    result.audit_missed = watch.missed
+    result.audits_cheap, result.audits_full = watch.audits_cheap, watch.audits_full
+    result.suspects = watch.suspects
+    result.price_calls = meter.calls["prices"]
+    result.price_bytes = meter.bytes["prices"]
+    result.price_rows = meter.price_rows
+    result.price_gzip = meter.price_gzip
+    result.price_encodings = meter.price_encodings
     for item_id, arrived in arrive.items():
         asked = meter.requested.get(item_id)
         if asked is not None and meter.sources.get(item_id) == "feed":
@@ -634,36 +670,53 @@ def _report_bytes(snap: RunResult, feed: RunResult) -> None:
         f"feed way {_gb(feed.per_day())} "
         f"({', '.join(f'{k} {_gb(v / days)}' for k, v in sorted(feed.bytes.items()))})"
     )
+    rows = max(1, feed.price_rows)
+    row, row_gzip = feed.price_bytes / rows, feed.price_gzip / rows
+    encodings = ", ".join(f"{k} x{n}" for k, n in sorted(feed.price_encodings.items())) or "none"
+    print(
+        f"audit tiers on the sandbox: {feed.price_calls} GET /v1/prices?game=csgo answers "
+        f"({feed.audits_cheap} cheap audits, the others bases after a snapshot poll), "
+        f"{feed.price_rows / max(1, feed.price_calls):.0f} rows each, {row:.0f} B a row as "
+        f"sent (request included; content-encoding {encodings}: the sandbox does not gzip "
+        f"it although httpx asks for gzip; {row_gzip:.0f} B a row gzip'd here), "
+        f"{feed.suspects} suspect name(s) searched; {feed.snapshots} snapshot polls "
+        f"({feed.audits_full} full audits; the heal's and the one after it)"
+    )
     csgo = GAME_SNAPSHOT_BYTES["csgo"]
-    polls = feed.snapshots / days
-    live_feed = LIVE_EVENTS_PER_SECOND * feed.frame_bytes * DAY
-    live_snapshots = DAY / AUDIT_EVERY * csgo
-    live_other = (feed.bytes["search"] + feed.bytes["other"]) / days
-    total = live_feed + live_snapshots + live_other
-    verdict = "meets" if total <= TARGET_BYTES else "MISSES"
-    print(
-        f"extrapolated to the live market (csgo): feed {_gb(live_feed)} "
-        f"({LIVE_EVENTS_PER_SECOND:g} events/s x {feed.frame_bytes:.0f} B), audit snapshots "
-        f"{_gb(live_snapshots)} ({DAY / AUDIT_EVERY:.0f} x {csgo / 1e6:.0f} MB; the sandbox "
-        f"run polled {polls:.0f}/day), searches and the rest {_gb(live_other)}: "
-        f"{_gb(total)}/day; target <= {_gb(TARGET_BYTES)}: {verdict}; "
-        f"ratio to the snapshot way every 10 s ({_gb(SNAPSHOT_WAY_LIVE)}): "
-        f"{SNAPSHOT_WAY_LIVE / total:.0f}x less"
-    )
+    frames = LIVE_EVENTS_PER_SECOND * feed.frame_bytes * DAY
     deflated = LIVE_EVENTS_PER_SECOND * feed.deflated_bytes * DAY
+    full_polls = DAY / FULL_AUDIT_EVERY + 2 * RECONNECTS_PER_DAY
+    live_full = full_polls * csgo
+    # one per audit slot (a cheap audit, or the base after a full one), and the base
+    # after each of a reconnection's two full polls
+    answers = DAY / AUDIT_EVERY + 2 * RECONNECTS_PER_DAY
+    live_prices = answers * LIVE_CSGO_PRICE_ROWS * row
+    live_prices_gzip = answers * LIVE_CSGO_PRICE_ROWS * row_gzip
+    live_search = feed.bytes["search"] / days
+    live_other = feed.bytes["other"] / days
     print(
-        f"  with permessage-deflate the feed would be {_gb(deflated)} ({feed.deflated_bytes:.0f}"
-        f" B a frame, estimated with zlib over the same frames)"
+        f"extrapolated to the live market (csgo), per day: frames {_gb(frames)} as sent "
+        f"({LIVE_EVENTS_PER_SECOND:g} events/s x {feed.frame_bytes:.0f} B, measured) or "
+        f"{_gb(deflated)} with permessage-deflate ({feed.deflated_bytes:.0f} B a frame, zlib "
+        f"over the same frames); full snapshots {_gb(live_full)} ({full_polls:.0f} x "
+        f"{csgo / 1e6:.0f} MB: one audit every {FULL_AUDIT_EVERY / 60:.0f} min, 2 a "
+        f"reconnection x {RECONNECTS_PER_DAY:g} reconnections assumed); cheap audits "
+        f"{_gb(live_prices)} ({answers:.0f} x {LIVE_CSGO_PRICE_ROWS:,} rows assumed x "
+        f"{row:.0f} B; {_gb(live_prices_gzip)} if the service gzips them); searches "
+        f"{_gb(live_search)} (as measured: confirming and suspects' searches, none in the "
+        f"background while the feed is trusted); the rest {_gb(live_other)}"
     )
-    for label, frames in (("as sent", live_feed), ("deflated", deflated)):
-        budget = TARGET_BYTES - frames - live_other
-        if budget > 0:
-            print(
-                f"  feed {label}: the target allows an audit every "
-                f"{DAY * csgo / budget / 60:.0f} min or more"
-            )
-        else:
-            print(f"  feed {label}: the feed and the searches alone are above the target")
+    for label, feed_bytes in (("as sent", frames), ("deflated", deflated)):
+        total = feed_bytes + live_full + live_prices + live_search + live_other
+        verdict = "meets" if total <= TARGET_BYTES else "MISSES"
+        print(
+            f"  total, frames {label}: {_gb(total)}/day; target <= {_gb(TARGET_BYTES)}: "
+            f"{verdict}; of it the searches {_gb(live_search)}, the audits "
+            f"{_gb(live_full + live_prices)} (a full-snapshot audit every "
+            f"{AUDIT_EVERY / 60:.0f} min instead: {_gb(DAY / AUDIT_EVERY * csgo)}); ratio to the "
+            f"snapshot way every 10 s ({_gb(SNAPSHOT_WAY_LIVE)}): {SNAPSHOT_WAY_LIVE / total:.0f}x"
+            " less"
+        )
 
 
 async def amain(args: argparse.Namespace) -> None:
