@@ -143,6 +143,12 @@ FEED = {
     [
         (FEED, "feed        trusted | 431.2 events/s | last event 0s ago | 2 reconnect(s)"),
         (FEED, "3 gap(s) healed | 1 missed by the audit | 3.1 GB/day"),
+        (
+            {**FEED, "missed": 3, "missed_full": 1, "missed_cheap": 2, "audits_full": 4}
+            | {"audits_cheap": 40, "suspects": 5},
+            "3 missed by the audit (full 1, cheap 2; 4 full and 40 cheap audits, 5 suspect(s) "
+            "searched) | 3.1 GB/day",
+        ),
         ({"state": "down"}, "feed        down | no rate yet | no event yet"),
         ({"state": "down", "events_per_second": "x"}, "down | no rate yet"),
     ],
