@@ -10,14 +10,18 @@ knows of it (the base's ``min`` and every price the feed told since), or when it
 tolerance.
 
 The answer is a picture of some instant the engine does not know exactly (the request's
-way there and back, and the service may cache it): an event close to either answer may
-or may not be in it. Such events make the tolerance, they are never a verdict:
+way there and back, and the service may cache it), and the feed's events arrive a moment
+after the changes they tell: an event close to either answer may or may not be in it.
+Such events make the tolerance, they are never a verdict:
 
-- prices told from ``skew`` seconds before the base's request on count as known, so a
-  listing the base answer missed but the feed told is no suspect;
-- every listing with an event from ``skew`` seconds before a request to the end of its
-  answer may be counted or not: each adds one to the count's tolerance, on top of
-  ``count_slack``.
+- an answer is judged a little after it arrived (``until``: the caller waits for the
+  events of changes it already shows), and every price told from ``skew`` seconds before
+  the base's request until then counts as known, so a listing the base answer missed but
+  the feed told is no suspect;
+- every listing with an event from ``skew`` seconds before the base's request to
+  ``skew`` seconds after the base was judged, or from ``skew`` seconds before this
+  answer's request on, may be counted or not: each adds one to the count's tolerance,
+  on top of ``count_slack``.
 
 A suspect is only a reason to search the name (the search says what is listed now); what
 that search proves missing is counted by :class:`~engine.sniper._feedwatch.FeedWatch`.
@@ -82,7 +86,7 @@ class AuditBook:
         self.count_slack = count_slack
         self._base: dict[str, NameCount] | None = None
         self._base_started = -math.inf
-        self._base_ended = -math.inf
+        self._base_until = -math.inf
         self._told: dict[str, list[_Told]] = {}
         self._name_of: dict[str, str] = {}
         """Item id -> name, for a removal that does not name its listing."""
@@ -114,30 +118,28 @@ class AuditBook:
         self,
         rows: Mapping[str, NameCount],
         started: float,
-        ended: float,
+        until: float,
         *,
         learn_only: bool = False,
     ) -> list[Suspect] | None:
         """Compare the answer ``rows`` (watched names only; a name absent has no listing)
-        whose request went at ``started`` and whose answer ended at ``ended`` with what the
-        engine knows, then make it the base. The suspects, or ``None`` without a base (the
-        first answer is only learnt) or with ``learn_only`` (a full audit just judged the
-        same time)."""
+        whose request went at ``started`` with what the engine knows at ``until`` (the end
+        of the answer or later: the events told until then are in), then make it the
+        base. The suspects, or ``None`` without a base (the first answer is only learnt)
+        or with ``learn_only`` (a full audit just judged the same time)."""
         suspects: list[Suspect] | None = None
         if self._base is not None and not learn_only:
             suspects = []
             for name in sorted(set(rows) | set(self._base) | set(self._told)):
-                suspect = self._judge_name(name, rows.get(name), started, ended)
+                suspect = self._judge_name(name, rows.get(name), started)
                 if suspect is not None:
                     suspects.append(suspect)
         self._base = dict(rows)
-        self._base_started, self._base_ended = started, ended
+        self._base_started, self._base_until = started, until
         self._prune(started - self.skew)
         return suspects
 
-    def _judge_name(
-        self, name: str, row: NameCount | None, started: float, ended: float
-    ) -> Suspect | None:
+    def _judge_name(self, name: str, row: NameCount | None, started: float) -> Suspect | None:
         assert self._base is not None
         base = self._base.get(name)
         count, low = (row.count, row.low) if row is not None else (0, None)
@@ -153,7 +155,7 @@ class AuditBook:
                 known_low = told.price if known_low is None else min(known_low, told.price)
             first_new.setdefault(told.item_id, told.kind == "new")
             listed[told.item_id] = told.kind != "removed"
-            if told.at <= self._base_ended or started - self.skew <= told.at <= ended:
+            if told.at <= self._base_until + self.skew or told.at >= started - self.skew:
                 unsure.add(told.item_id)
         # a listing first told as new was not in the base; one first told otherwise was
         expected = (base.count if base is not None else 0) + sum(

@@ -449,8 +449,10 @@ class Engine(SnapshotWatch, OperatorControls):
 
     async def _step_snapshot(self, now: float) -> None:
         try:
+            polls = self.status.snapshots
             await self.poll_snapshot()
-            if self.paper is not None:
+            # a cheap audit of the feed polls no snapshot: nothing new to judge paper by
+            if self.paper is not None and self.status.snapshots != polls:
                 await self.paper.saw_snapshot(self.current_prices, self._snapshot_covers, now)
         except APIError as exc:
             self.status.error(f"snapshot: {exc}")

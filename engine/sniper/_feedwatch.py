@@ -112,6 +112,9 @@ class FeedSettings:
     """Seconds either side of a ``/v1/prices`` request whose feed events may or may not be
     in its answer (the tolerance of the cheap tier)."""
     count_slack: int = 1
+    audit_grace: float = 5.0
+    """Seconds between a ``/v1/prices`` answer and its judgement: the events of changes
+    it shows may still be on their way (the feed's own delay, the engine's queue)."""
     """Listings a name's ``count`` may differ by before it is a suspect, on top of one per
     listing told within ``audit_skew`` of either answer."""
     missed_limit: int = 3
@@ -157,8 +160,21 @@ class FeedView:
     """Bytes of ``GET /v1/prices`` the cheap audit downloaded (as sent)."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A cheap audit's answer waiting for its judgement."""
+
+    rows: dict[str, NameCount]
+    game_of: dict[str, str | None]
+    started: float
+    ended: float
+
+
 class FeedWatch:
-    """The feed's side of an engine (see the module docstring)."""
+    """The feed's side of an engine (see the module docstring).
+
+    The cheap audit (``GET /v1/prices``) takes two snapshot steps: the request, then
+    ``audit_grace`` seconds later its judgement (no request)."""
 
     def __init__(self, engine: Engine, settings: FeedSettings) -> None:
         self.engine = engine
@@ -197,6 +213,9 @@ class FeedWatch:
         """The cheap audit's view of the watched names (see :mod:`._auditbook`)."""
         self._full_at: float | None = None
         """When the last successful snapshot poll with this connection healed began."""
+        self._pending: _Pending | None = None
+        """A cheap audit's answer waiting ``audit_grace`` for its judgement."""
+        self._slot_started = -math.inf
         self._suspects: dict[str, tuple[Suspect, str | None]] = {}
         """Searched name -> why the cheap audit suspects it and the game whose answer
         showed it, until its search answers."""
@@ -240,6 +259,11 @@ class FeedWatch:
         return self.settings.full_audit_every > self.settings.audit_every
 
     def cheap_audit_due(self, now: float) -> bool:
+        if self._pending is not None and not self.trusted:
+            self._pending = None  # down or distrusted since: the snapshot takes over
+        return self._pending is not None or self._cheap_slot(now)
+
+    def _cheap_slot(self, now: float) -> bool:
         """Whether the snapshot step at ``now`` is a cheap audit rather than a snapshot
         poll: the feed trusted, and the next full audit not due. The first poll after a
         heal is always full: the heal's snapshot may have been built before the
@@ -397,6 +421,7 @@ class FeedWatch:
         self.connected = True
         self.generation = event.generation
         self.book.reset()  # no replay: what the engine knew is rebuilt after the heal
+        self._pending = None
         self._full_at = None
         self._heal_after = now
         if self._first_connected_at is None:
@@ -517,16 +542,17 @@ class FeedWatch:
 
     # -- the cheap audit -----------------------------------------------------------------
 
-    async def cheap_audit(
-        self, games: Iterable[str | None], *, base_only: bool = False
-    ) -> list[Suspect] | None:
-        """One ``GET /v1/prices`` per game in ``games``: compare each watched name's
-        ``count`` and ``min`` with the engine's view (:class:`AuditBook`), flag the
-        suspects for a search, and make the answer the next base. The suspects, or
-        ``None`` when the answer only became the base (the first, or ``base_only``: right
-        after a snapshot poll, which judged the same time already)."""
+    async def cheap_audit(self, games: Iterable[str | None], *, base_only: bool = False) -> None:
+        """The cheap audit's step. With an answer waiting for its judgement: judge it
+        (:meth:`_judge`). Else one ``GET /v1/prices`` per game in ``games``, kept for its
+        judgement ``audit_grace`` seconds later (events of changes it shows may still be
+        on their way), or made the base at once when there is none yet, or with
+        ``base_only`` (right after a snapshot poll, which judged that time already)."""
         engine = self.engine
         clock = engine.clock
+        if self._pending is not None and not base_only:
+            self._judge(clock.now())
+            return
         started = clock.now()
         view = engine.ruleset.view
         rows: dict[str, NameCount] = {}
@@ -541,22 +567,41 @@ class FeedWatch:
                 finally:
                     self.audit_bytes += stream.bytes_downloaded
         ended = clock.now()
-        judged = self.book.judge(rows, started, ended, learn_only=base_only)
-        if judged is None:
-            return None
+        self._slot_started = started
+        if base_only or not self.book.has_base:
+            self.book.judge(rows, started, ended, learn_only=True)
+            self._pending = None
+        else:
+            self._pending = _Pending(rows, game_of, started, ended)
+
+    def next_audit_at(self, every: float) -> float:
+        """After a cheap audit's step: when the next step is due (the judgement of the
+        answer just fetched, or the next audit slot)."""
+        if self._pending is not None:
+            return self._pending.ended + self.settings.audit_grace
+        return self._slot_started + self.snapshot_period(every)
+
+    def _judge(self, now: float) -> list[Suspect]:
+        """Judge the answer waiting (:class:`AuditBook`) with the events told until
+        ``now``, and flag the suspects for a search in the priority lane."""
+        pending = self._pending
+        assert pending is not None
+        self._pending = None
+        engine = self.engine
+        judged = self.book.judge(pending.rows, pending.started, now) or []
         self.audits_cheap += 1
         self._missed_round = 0
-        self._forget(ended)
+        self._forget(now)
         schedule = engine.schedule
         for suspect in judged:
             name = engine._searched_name(suspect.name)
-            self._suspects[name] = (suspect, game_of.get(suspect.name))
+            self._suspects[name] = (suspect, pending.game_of.get(suspect.name))
             self.suspects += 1
             ceiling = engine._ceiling(suspect.name) or 0
             if name not in schedule.watched:
                 schedule.watch(schedule.watched | {name})
             promise = ceiling - suspect.low if suspect.low is not None else 0
-            schedule.flag(name, promise=max(0, promise), at=ended)
+            schedule.flag(name, promise=max(0, promise), at=now)
         if judged:
             log.warning(
                 "feed audit (GET /v1/prices): %d suspect name(s), searched: %s",

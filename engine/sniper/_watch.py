@@ -91,7 +91,7 @@ class SnapshotWatch:
             # a trusted feed between two full audits: GET /v1/prices, not the snapshot
             try:
                 await self.feedwatch.cheap_audit(self.snapshot_games())
-                next_at = started + self.feedwatch.snapshot_period(every)
+                next_at = self.feedwatch.next_audit_at(every)
             finally:
                 self._next_snapshot_at = max(next_at, self.clock.now())
                 self.wake()

@@ -58,6 +58,20 @@ async def audit(r: Rig) -> None:
     await r.engine.step("snapshot")
 
 
+async def cheap_audit(r: Rig, feed: PerfectFeed | None = None) -> None:
+    """A cheap audit: its request at the next audit slot, then its judgement a few seconds
+    later (the perfect feed, if any, tells what happened meanwhile)."""
+    snapshots, fetched = r.engine.status.snapshots, r.engine.feedwatch.audit_bytes
+    await audit(r)
+    assert r.engine.feedwatch.audit_bytes > fetched
+    if feed is not None:
+        await feed.tell(r.engine)
+    fetched = r.engine.feedwatch.audit_bytes
+    await audit(r)
+    assert r.engine.feedwatch.audit_bytes == fetched  # judged: no request
+    assert r.engine.status.snapshots == snapshots  # GET /v1/prices, not the snapshot
+
+
 async def settle(r: Rig) -> None:
     """Connect, heal, and take the full poll after the heal (the first after a heal is
     always full: the base of the full audit to come); the cheap audits follow."""
@@ -81,8 +95,8 @@ async def test_a_deal_the_feed_never_told_is_found_by_the_cheap_audit_and_bought
         assert engine.next_due("search") == math.inf  # trusted: no background search
         clock.advance(60.0)
         deal = plant(sandbox, item, price=item.reference // 2)  # the feed never tells it
-        await audit(r)
-        assert engine.status.snapshots == snapshots  # GET /v1/prices, not the snapshot
+        await cheap_audit(r)
+        assert engine.status.snapshots == snapshots
         assert (watch.audits_cheap, watch.suspects) == (1, 1)
         assert purchases_of(sandbox) == []  # the audit buys nothing itself: a search does
         clock.advance(max(0.0, engine.next_due("search") - clock.now()))
@@ -90,7 +104,7 @@ async def test_a_deal_the_feed_never_told_is_found_by_the_cheap_audit_and_bought
         assert searches(sandbox) == searched + 1
         # the next audits: nothing suspect any more, nothing bought again
         for _ in range(2):
-            await audit(r)
+            await cheap_audit(r)
             assert engine.next_due("search") == math.inf
         view = await engine.view()
         purchases = await r.ledger.purchases()
@@ -130,7 +144,10 @@ async def test_no_name_is_suspect_when_the_feed_told_everything(clock: VirtualCl
             assert await feed.tell(engine) >= 3
             clock.advance(100.0)
             await feed.tell(engine)  # the market's own changes meanwhile
-            await audit(r)
+            # listed just before the request, its event only after the answer (the feed's
+            # delay): the judgement waits for it
+            plant(sandbox, item, price=item.reference * (90 - round_) // 100)
+            await cheap_audit(r, feed)
         view = await engine.view()
     assert view.feed is not None
     assert (view.feed.audits_cheap, view.feed.suspects, view.feed.missed) == (3, 0, 0)
@@ -148,18 +165,21 @@ async def test_the_full_audit_still_runs_at_its_period(clock: VirtualClock) -> N
         await heal(r)
         healed_at = clock.now()
         full: list[float] = []
-        for _ in range(24):  # two hours of audits, every 5 minutes
-            snapshots = engine.status.snapshots
+        fetched: list[float] = []
+        for _ in range(2 + 2 * 22):  # two hours: 2 full audits and 22 cheap ones (2 steps)
+            snapshots, audit_bytes = engine.status.snapshots, engine.feedwatch.audit_bytes
             at = engine.next_due("snapshot")
             clock.advance(max(0.0, at - clock.now()) / 2)
             await feed.tell(engine)
             await audit(r)
             if engine.status.snapshots > snapshots:
                 full.append(clock.now() - healed_at)
-            assert engine.next_due("snapshot") == clock.now() + 300.0
+            if engine.feedwatch.audit_bytes > audit_bytes:
+                fetched.append(clock.now() - healed_at)
         view = await engine.view()
-    # the poll after the heal (its base), then every hour from it
+    # the poll after the heal (its base), then every hour from it; one request every 5 min
     assert full == [300.0, 3900.0]
+    assert fetched == [300.0 * k for k in range(1, 25)]
     assert view.feed is not None
     assert (view.feed.audits_full, view.feed.audits_cheap) == (1, 22)
     assert (view.feed.missed, view.feed.suspects, view.feed.state) == (0, 0, "trusted")
@@ -182,7 +202,7 @@ async def test_too_many_listings_proven_missed_fall_back_to_snapshot_polling(
         # three listings the feed never tells, none a deal: the count gives them away
         for p in (95, 96, 97):
             plant(sandbox, item, price=item.reference * p // 100)
-        await audit(r)
+        await cheap_audit(r)
         assert engine.feedwatch.suspects == 1
         clock.advance(max(0.0, engine.next_due("search") - clock.now()))
         await engine.step("search")
