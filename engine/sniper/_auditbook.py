@@ -79,7 +79,7 @@ class AuditBook:
     """What the feed told per watched name since the last ``/v1/prices`` answer, and that
     answer (see the module docstring)."""
 
-    def __init__(self, *, skew: float = 30.0, count_slack: int = 1) -> None:
+    def __init__(self, *, skew: float = 30.0, count_slack: int = 0) -> None:
         if skew < 0 or count_slack < 0:
             raise ValueError("skew and count_slack must not be negative")
         self.skew = skew

@@ -111,7 +111,7 @@ class FeedSettings:
     audit_skew: float = 30.0
     """Seconds either side of a ``/v1/prices`` request whose feed events may or may not be
     in its answer (the tolerance of the cheap tier)."""
-    count_slack: int = 1
+    count_slack: int = 0
     audit_grace: float = 5.0
     """Seconds between a ``/v1/prices`` answer and its judgement: the events of changes
     it shows may still be on their way (the feed's own delay, the engine's queue)."""

@@ -95,6 +95,7 @@ async def test_a_deal_the_feed_never_told_is_found_by_the_cheap_audit_and_bought
         assert engine.next_due("search") == math.inf  # trusted: no background search
         clock.advance(60.0)
         deal = plant(sandbox, item, price=item.reference // 2)  # the feed never tells it
+        feed = PerfectFeed(sandbox)  # ... but tells all that follows
         await cheap_audit(r)
         assert engine.status.snapshots == snapshots
         assert (watch.audits_cheap, watch.suspects) == (1, 1)
@@ -104,7 +105,8 @@ async def test_a_deal_the_feed_never_told_is_found_by_the_cheap_audit_and_bought
         assert searches(sandbox) == searched + 1
         # the next audits: nothing suspect any more, nothing bought again
         for _ in range(2):
-            await cheap_audit(r)
+            await feed.tell(engine)  # the purchase took the listing off: "removed"
+            await cheap_audit(r, feed)
             assert engine.next_due("search") == math.inf
         view = await engine.view()
         purchases = await r.ledger.purchases()
