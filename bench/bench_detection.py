@@ -6,8 +6,8 @@ watched names, feed traffic at the live rate: ~430 events/s with bursts of 2,800
 Target with the feed, for listings whose rule needs no confirming search: median <=
 0.25 s, p95 <= 1 s; those whose rule needs one are reported apart; the ratio to the
 snapshot way is printed. The same run measures the bytes on the wire of each way and
-extrapolates them to a day of the live market (target with the feed, audit snapshot every
-5 minutes: <= 5 GB/day for csgo).
+extrapolates them to a day of the live market (target with the feed, audited every 5
+minutes: <= 5 GB/day for csgo).
 
 The market: the in-process sandbox on a :class:`~engine.VirtualClock` (market time), its
 default arrival process (~3,000 listings; deals ~6% of arrivals, taken by other buyers
@@ -23,7 +23,9 @@ seed gives both ways exactly the same arrivals.
   when ``engine.next_search_at()`` says). Its latency is market time alone: seconds,
   against which the engine's CPU time is noise.
 - **feed**: the engine as ``snipe run`` sets it up with the feed on (``account.feed: on``,
-  audit snapshot every 300 s, healed at the start). Every change of a csgo listing (the
+  healed at the start, audited every 300 s in two tiers: ``GET /v1/prices`` against what
+  the feed told, and the full snapshot every 3600 s and after a heal; no background
+  search while the feed is trusted). Every change of a csgo listing (the
   client subscribes to csgo) is written as the sandbox's feed writes it
   (``change_frame``) and *delivered* after a wire delay drawn uniformly from
   ``--wire-delay`` (default 50-300 ms: the service's push and the network, an assumption
@@ -47,9 +49,13 @@ never asked for (taken by another buyer first, or unseen at the end) is missed.
 Bytes: every request and answer through the sandbox's transport (raw bytes, gzip as
 served) and every feed frame (UTF-8, +4 bytes of websocket framing), per market day; and
 extrapolated with the live market's sizes: the csgo snapshot ~45 MB of gzip (the figure
-``snipe check`` uses, ``engine.sniper._bandwidth``), ~430 feed events a second of the
-measured mean frame size (every game's events counted as csgo's: an upper bound), the
-searches as measured.
+``snipe check`` uses, ``engine.sniper._bandwidth``) for each full audit (every hour) and
+two a reconnection (the heal and the poll after it; 4 reconnections a day assumed), one
+``GET /v1/prices?game=csgo`` an audit slot at the bytes a row measured on the sandbox
+times an assumed 30,000 csgo rows (the sandbox serves it without gzip although httpx asks
+for gzip; the gzip'd figure is printed beside), ~430 feed events a second of the measured
+mean frame size (every game's events counted as csgo's: an upper bound) as sent and with
+permessage-deflate (zlib over the same frames), the searches as measured.
 
 The snapshot is built at each 10 s boundary and downloadable 1 s later, as the service
 publishes it, in both ways.

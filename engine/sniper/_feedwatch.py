@@ -28,9 +28,11 @@ Live, its runner (:meth:`FeedWatch.run`) consumes a
   - the **cheap audit** in between: one ``GET /v1/prices`` per watched game (kilobytes
     where the snapshot is tens of megabytes; outside the search budget), each watched
     name's ``count`` and ``min`` compared with the engine's own view (the previous answer
-    moved by the feed's events, :class:`~engine.sniper._auditbook.AuditBook`). A name
-    whose ``min`` is below anything the engine knows, or whose count is off by more than
-    the timing tolerance, is a *suspect*, flagged for one search in the priority lane. The
+    moved by the feed's events, :class:`~engine.sniper._auditbook.AuditBook`), judged
+    ``audit_grace`` seconds after the answer (a step of its own, no request: the events
+    of changes it shows may still be on their way). A name whose ``min`` is below
+    anything the engine knows, or whose count is off by more than the timing explains,
+    is a *suspect*, flagged for one search in the priority lane. The
     search tells what is listed now and goes through the one decision path (a deal is
     bought there, never by the audit); its listings the feed never told and the last
     snapshot did not hold (or held dearer) are counted as missed (tier ``cheap``).
