@@ -21,7 +21,10 @@ Such events make the tolerance, they are never a verdict:
 - every listing with an event from ``skew`` seconds before the base's request to
   ``skew`` seconds after the base was judged, or from ``skew`` seconds before this
   answer's request on, may be counted or not: each adds one to the count's tolerance,
-  on top of ``count_slack``.
+  on top of ``count_slack``;
+- so does every listing with two events less than :data:`REORDER` seconds apart: the
+  feed may deliver them out of order (an ``update`` before its ``new``, after its
+  ``removed``), and the order decides whether it counts.
 
 A suspect is only a reason to search the name (the search says what is listed now); what
 that search proves missing is counted by :class:`~engine.sniper._feedwatch.FeedWatch`.
@@ -37,6 +40,9 @@ from typing import Literal
 __all__ = ["AuditBook", "NameCount", "Suspect"]
 
 Kind = Literal["new", "update", "removed"]
+
+REORDER = 2.0
+"""Seconds within which two events of one listing may arrive in either order."""
 
 _NAMES_KEPT = 200_000
 """Item ids whose name is kept for a removal that leaves it out, before the oldest go."""
@@ -146,6 +152,7 @@ class AuditBook:
         known_low = base.low if base is not None else None
         first_new: dict[str, bool] = {}
         listed: dict[str, bool] = {}
+        last_at: dict[str, float] = {}
         unsure: set[str] = set()
         since = self._base_started - self.skew
         for told in self._told.get(name, ()):
@@ -155,6 +162,9 @@ class AuditBook:
                 known_low = told.price if known_low is None else min(known_low, told.price)
             first_new.setdefault(told.item_id, told.kind == "new")
             listed[told.item_id] = told.kind != "removed"
+            if told.at - last_at.get(told.item_id, -math.inf) < REORDER:
+                unsure.add(told.item_id)
+            last_at[told.item_id] = told.at
             if told.at <= self._base_until + self.skew or told.at >= started - self.skew:
                 unsure.add(told.item_id)
         # a listing first told as new was not in the base; one first told otherwise was

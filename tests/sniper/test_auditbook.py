@@ -80,6 +80,20 @@ def judge(told: Sequence[Told], rows: dict[str, NameCount]) -> list[tuple[str, s
             {A: NameCount(6, 10_000), B: BASE[B]},
             [],
         ),
+        # out of order, as the wire may deliver them: an update before its new, an
+        # update after its removal
+        (
+            [(A, "1", 12_000, "update", 100.0), (A, "1", 12_000, "new", 100.2)]
+            + [(A, "2", None, "removed", 150.0), (A, "2", 9_800, "update", 150.1)],
+            {A: NameCount(5, 9_800), B: BASE[B]},
+            [],
+        ),
+        # ... but events apart in time are taken in their order: removals never told
+        (
+            [(A, "1", 12_000, "update", 100.0), (A, "1", 12_000, "update", 200.0)],
+            {A: NameCount(3, 10_000), B: BASE[B]},
+            [(A, "count")],
+        ),
         # relisted after its removal (a removal is not a sale): one listing
         (
             [(A, "3", None, "removed", 100.0), (A, "3", 11_000, "new", 150.0)],
