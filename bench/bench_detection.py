@@ -681,7 +681,8 @@ def _report_bytes(snap: RunResult, feed: RunResult) -> None:
     encodings = ", ".join(f"{k} x{n}" for k, n in sorted(feed.price_encodings.items())) or "none"
     print(
         f"audit tiers on the sandbox: {feed.price_calls} GET /v1/prices?game=csgo answers "
-        f"({feed.audits_cheap} cheap audits, the others bases after a snapshot poll), "
+        f"({feed.audits_cheap} judged as cheap audits; the others bases after a snapshot "
+        f"poll, or fetched too late in the run to be judged), "
         f"{feed.price_rows / max(1, feed.price_calls):.0f} rows each, {row:.0f} B a row as "
         f"sent (request included; content-encoding {encodings}: the sandbox does not gzip "
         f"it although httpx asks for gzip; {row_gzip:.0f} B a row gzip'd here), "
@@ -715,9 +716,12 @@ def _report_bytes(snap: RunResult, feed: RunResult) -> None:
     for label, feed_bytes in (("as sent", frames), ("deflated", deflated)):
         total = feed_bytes + live_full + live_prices + live_search + live_other
         verdict = "meets" if total <= TARGET_BYTES else "MISSES"
+        rest = total - live_search
         print(
             f"  total, frames {label}: {_gb(total)}/day; target <= {_gb(TARGET_BYTES)}: "
-            f"{verdict}; of it the searches {_gb(live_search)}, the audits "
+            f"{verdict}; without the searches {_gb(rest)} ({_gb(rest - live_prices + "
+            f"live_prices_gzip)} with /v1/prices gzip'd); of it the searches "
+            f"{_gb(live_search)}, the audits "
             f"{_gb(live_full + live_prices)} (a full-snapshot audit every "
             f"{AUDIT_EVERY / 60:.0f} min instead: {_gb(DAY / AUDIT_EVERY * csgo)}); ratio to the "
             f"snapshot way every 10 s ({_gb(SNAPSHOT_WAY_LIVE)}): {SNAPSHOT_WAY_LIVE / total:.0f}x"
