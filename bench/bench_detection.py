@@ -717,10 +717,11 @@ def _report_bytes(snap: RunResult, feed: RunResult) -> None:
         total = feed_bytes + live_full + live_prices + live_search + live_other
         verdict = "meets" if total <= TARGET_BYTES else "MISSES"
         rest = total - live_search
+        rest_gzip = rest - live_prices + live_prices_gzip
         print(
             f"  total, frames {label}: {_gb(total)}/day; target <= {_gb(TARGET_BYTES)}: "
-            f"{verdict}; without the searches {_gb(rest)} ({_gb(rest - live_prices + "
-            f"live_prices_gzip)} with /v1/prices gzip'd); of it the searches "
+            f"{verdict}; without the searches {_gb(rest)} ({_gb(rest_gzip)} with "
+            f"/v1/prices gzip'd); of it the searches "
             f"{_gb(live_search)}, the audits "
             f"{_gb(live_full + live_prices)} (a full-snapshot audit every "
             f"{AUDIT_EVERY / 60:.0f} min instead: {_gb(DAY / AUDIT_EVERY * csgo)}); ratio to the "
