@@ -82,9 +82,20 @@ Last measured (2026-11-24, ``--hours 0.2``: 0.2 h of arrivals + 180 s, seed 7, w
   20.26 GB (frames 9.66, confirming and background searches 10.56, snapshots 0.02).
   Extrapolated to the live csgo market: frames 9.82 GB (430 events/s x 264 B), audit
   snapshots 12.96 GB (288 x 45 MB), searches 10.58 GB (as measured): 33.4 GB/day, target
-  <= 5 GB: MISSED; 12x less than the snapshot way's 388.8 GB. The audit alone (45 MB every
-  5 min) is 2.6x the target, and the frames as sent 2x; with permessage-deflate (49 B a
-  frame, estimated with zlib) the frames would be 1.80 GB.
+  <= 5 GB: MISSED. The audit alone (45 MB every 5 min) was 2.6x the target.
+
+Since the audit has two tiers (run of 2026-11-24 23:38, same seed and options; the engine's
+latency figures of that run: feed median 0.192 s, p95 0.290 s on a machine at load ~8):
+4 ``GET /v1/prices?game=csgo`` answers on the sandbox, 723 rows each, 197 B a row as sent
+(the sandbox does not gzip it: ``content-encoding`` identity although httpx asks for gzip;
+24 B a row gzip'd here), no suspect, 0 missed. Extrapolated: frames 9.82 GB as sent, 1.80
+GB deflated; full snapshots 1.44 GB (32 x 45 MB: 24 hourly audits, 2 x 4 reconnections
+assumed); cheap audits 1.75 GB (296 x 30,000 rows assumed x 197 B; 0.21 GB gzip'd);
+searches 10.93 GB (the stickered rule's confirming searches fill the 20/min budget; none
+in the background while the feed is trusted). Total 23.97 GB/day as sent, 15.95 GB
+deflated: target MISSED because of the searches; without them 13.04 GB as sent and 5.01
+GB deflated (3.47 GB with ``/v1/prices`` gzip'd). The audits: 3.19 GB/day against 12.96
+GB for a full snapshot every 5 minutes.
 """
 
 from __future__ import annotations
