@@ -78,7 +78,8 @@ Last measured (2026-11-24, ``--hours 0.2``: 0.2 h of arrivals + 180 s, seed 7, w
 - the engine under the feed: 380,662 events handled (423/s, bursts of 2,800/s), busy
   7.3% of the time; an event waited for the engine p50 0 ms, p99 175 ms, max 379 ms
   (behind a snapshot diff or a search's decisions); the audit found 0 missed listings.
-- bytes per day, sandbox: snapshot way 4.93 GB (searches 4.57, snapshots 0.34); feed way
+- bytes per day (before the audit had two tiers), sandbox: snapshot way 4.93 GB (searches
+  4.57, snapshots 0.34); feed way
   20.26 GB (frames 9.66, confirming and background searches 10.56, snapshots 0.02).
   Extrapolated to the live csgo market: frames 9.82 GB (430 events/s x 264 B), audit
   snapshots 12.96 GB (288 x 45 MB), searches 10.58 GB (as measured): 33.4 GB/day, target
