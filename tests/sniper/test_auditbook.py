@@ -83,8 +83,12 @@ def judge(told: Sequence[Told], rows: dict[str, NameCount]) -> list[tuple[str, s
         # out of order, as the wire may deliver them: an update before its new, an
         # update after its removal
         (
-            [(A, "1", 12_000, "update", 100.0), (A, "1", 12_000, "new", 100.2)]
-            + [(A, "2", None, "removed", 150.0), (A, "2", 9_800, "update", 150.1)],
+            [
+                (A, "1", 12_000, "update", 100.0),
+                (A, "1", 12_000, "new", 100.2),
+                (A, "2", None, "removed", 150.0),
+                (A, "2", 9_800, "update", 150.1),
+            ],
             {A: NameCount(5, 9_800), B: BASE[B]},
             [],
         ),
