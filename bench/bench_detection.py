@@ -6,8 +6,8 @@ watched names, feed traffic at the live rate: ~430 events/s with bursts of 2,800
 Target with the feed, for listings whose rule needs no confirming search: median <=
 0.25 s, p95 <= 1 s; those whose rule needs one are reported apart; the ratio to the
 snapshot way is printed. The same run measures the bytes on the wire of each way and
-extrapolates them to a day of the live market (target with the feed, audit snapshot every
-5 minutes: <= 5 GB/day for csgo).
+extrapolates them to a day of the live market (target with the feed, audited every 5
+minutes: <= 5 GB/day for csgo).
 
 The market: the in-process sandbox on a :class:`~engine.VirtualClock` (market time), its
 default arrival process (~3,000 listings; deals ~6% of arrivals, taken by other buyers
@@ -27,7 +27,9 @@ stickers), arriving as the market's own do, never bought by anyone else.
   when ``engine.next_search_at()`` says). Its latency is market time alone: seconds,
   against which the engine's CPU time is noise.
 - **feed**: the engine as ``snipe run`` sets it up with the feed on (``account.feed: on``,
-  audit snapshot every 300 s, healed at the start). Every change of a csgo listing (the
+  healed at the start, audited every 300 s in two tiers: ``GET /v1/prices`` against what
+  the feed told, and the full snapshot every 3600 s and after a heal; no background
+  search while the feed is trusted). Every change of a csgo listing (the
   client subscribes to csgo) is written as the sandbox's feed writes it
   (``change_frame``) and *delivered* after a wire delay drawn uniformly from
   ``--wire-delay`` (default 50-300 ms: the service's push and the network, an assumption
@@ -62,7 +64,12 @@ frame's size is measured on a socket (:func:`measure_frames`): the run's first 2
 frames, in order, sent by a Starlette websocket on hypercorn (the sandbox's stack) on
 127.0.0.1 to snipe's feed client, whose network stream counts the bytes it reads; once
 with permessage-deflate negotiated (``account.feed_compression: auto``, the default: the
-figure used) and once plain (``off``: the same-run baseline).
+figure used) and once plain (``off``: the same-run baseline). The audit's two tiers are
+extrapolated too: the csgo snapshot for each full audit (every hour) and two a
+reconnection (the heal and the poll after it; 4 reconnections a day assumed), one
+``GET /v1/prices?game=csgo`` an audit slot at the bytes a row measured on the sandbox
+times an assumed 30,000 csgo rows (the sandbox serves it without gzip although httpx asks
+for gzip; the gzip'd figure is printed beside).
 
 The snapshot is built at each 10 s boundary and downloadable 1 s later, as the service
 publishes it, in both ways.
@@ -103,14 +110,29 @@ CPU, 2 min 41 s):
   inflating and decoding): 306 us a frame against 259 us plain. With them the run's total
   is 28.9 GB/day: the audit snapshots (13.0 GB) and the searches (14.2 GB in that short,
   CPU-timed run) are what is left above the target.
+
+Since the audit has two tiers (run of 2026-11-24 23:38, same seed and options; the engine's
+latency figures of that run: feed median 0.192 s, p95 0.290 s on a machine at load ~8):
+4 ``GET /v1/prices?game=csgo`` answers on the sandbox, 723 rows each, 197 B a row as sent
+(the sandbox does not gzip it: ``content-encoding`` identity although httpx asks for gzip;
+24 B a row gzip'd here), no suspect, 0 missed. Extrapolated: frames 9.82 GB as sent, 1.80
+GB deflated; full snapshots 1.44 GB (32 x 45 MB: 24 hourly audits, 2 x 4 reconnections
+assumed); cheap audits 1.75 GB (296 x 30,000 rows assumed x 197 B; 0.21 GB gzip'd);
+searches 10.93 GB (the stickered rule's confirming searches fill the 20/min budget; none
+in the background while the feed is trusted). Total 23.97 GB/day as sent, 15.95 GB
+deflated: target MISSED because of the searches; without them 13.04 GB as sent and 5.01
+GB deflated (3.47 GB with ``/v1/prices`` gzip'd). The audits: 3.19 GB/day against 12.96
+GB for a full snapshot every 5 minutes.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gzip
 import heapq
 import itertools
+import json
 import math
 import random
 import socket
@@ -147,6 +169,14 @@ WATCHED = 1_000
 STICKERED = 40
 SNAPSHOT_EVERY = 10.0
 AUDIT_EVERY = 300.0
+FULL_AUDIT_EVERY = 3600.0  # account.full_audit_every's default
+LIVE_CSGO_PRICE_ROWS = 30_000
+"""ASSUMPTION: rows of GET /v1/prices?game=csgo on the live market (distinct names with
+listings, a Doppler phase a row of its own). Not measured: the snapshot's ~1.3 million
+listings over every game (wire-notes.md) hold some tens of thousands of names."""
+RECONNECTS_PER_DAY = 4.0
+"""ASSUMPTION: feed reconnections a day (one every 6 hours); each is healed by a full
+snapshot, and the poll after it is full too (the base of the full audit to come)."""
 TAIL = 180.0  # the run goes on this long after the last counted arrival
 CHURN = {"churn_per_second": 430.0, "burst_every": 120.0, "burst_seconds": 3.0}
 PLANT_EVERY = 1.5
@@ -214,6 +244,9 @@ class Meter(httpx.AsyncBaseTransport):
         self.began = (0.0, 0.0, 0.0)  # market time, CPU, server CPU of the handling under way
         self.source = ""
         self.sources: dict[str, str] = {}
+        self.price_rows = 0  # rows of every GET /v1/prices answer (the cheap audit)
+        self.price_gzip = 0
+        self.price_encodings: Counter[str] = Counter()
 
     def now(self) -> float:
         """Market time now: the handling's start plus the engine's CPU since."""
@@ -234,6 +267,11 @@ class Meter(httpx.AsyncBaseTransport):
         await response.aread()
         self.server_cpu += time.process_time() - began
         kind = "snapshot" if "snapshot" in path else "search" if "search" in path else "other"
+        if path == "/v1/prices" and request.url.params.get("game") == "csgo":
+            kind = "prices"  # the cheap audit's (the references step asks for every game)
+            self.price_rows += len(json.loads(response.content).get("items") or ())
+            self.price_encodings[response.headers.get("content-encoding", "identity")] += 1
+            self.price_gzip += len(gzip.compress(response.content, 6))
         self.calls[kind] += 1
         head = len(str(request.url)) + sum(len(k) + len(v) + 4 for k, v in request.headers.raw)
         self.bytes[kind] += head + len(body) + response.num_bytes_downloaded
@@ -300,6 +338,14 @@ class RunResult:
     audit_missed: int = 0
     confirm: Counter[str] = field(default_factory=Counter)
     """The feed's confirming searches and what became of the listings that waited."""
+    price_calls: int = 0
+    price_bytes: int = 0
+    price_rows: int = 0
+    price_gzip: int = 0  # the same answers' bodies gzip'd here (level 6), for a gzip'ing service
+    price_encodings: Counter[str] = field(default_factory=Counter)
+    audits_cheap: int = 0
+    audits_full: int = 0
+    suspects: int = 0
 
     def figures(self, rule: str) -> tuple[float, float]:
         lat = sorted(self.latencies.get(rule, []))
@@ -653,7 +699,9 @@ async def measure_frames(frames: list[str]) -> dict[str, tuple[float, float]]:
 
 
 async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunResult:
-    feed_settings = FeedSettings(mode="on", audit_every=AUDIT_EVERY)
+    feed_settings = FeedSettings(
+        mode="on", audit_every=AUDIT_EVERY, full_audit_every=FULL_AUDIT_EVERY
+    )
     settings = EngineSettings(use_snapshot=True, snapshot_every=SNAPSHOT_EVERY, feed=feed_settings)
     s = await _setup(seed, hours, settings)
     engine, clock, meter, market = s.engine, s.clock, s.meter, s.sandbox.market
@@ -733,7 +781,15 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
     result.by_search = sum(
         1 for item_id in s.arrivals.rule if meter.sources.get(item_id) == "search"
     )
-    result.audit_missed = engine.feedwatch.missed
+    watch = engine.feedwatch
+    result.audit_missed = watch.missed
+    result.audits_cheap, result.audits_full = watch.audits_cheap, watch.audits_full
+    result.suspects = watch.suspects
+    result.price_calls = meter.calls["prices"]
+    result.price_bytes = meter.bytes["prices"]
+    result.price_rows = meter.price_rows
+    result.price_gzip = meter.price_gzip
+    result.price_encodings = meter.price_encodings
     queue = engine.feedwatch.confirm
     result.confirm.update(queue.skipped)
     result.confirm.update(
@@ -828,40 +884,66 @@ def _report_bytes(snap: RunResult, feed: RunResult) -> None:
         f"feed way {_gb(feed.per_day())} "
         f"({', '.join(f'{k} {_gb(v / days)}' for k, v in sorted(feed.bytes.items()))})"
     )
-    csgo = GAME_SNAPSHOT_BYTES["csgo"]
-    polls = feed.snapshots / days
-    live_plain = LIVE_EVENTS_PER_SECOND * feed.frame_bytes * DAY
-    live_feed = LIVE_EVENTS_PER_SECOND * feed.deflated_bytes * DAY
-    live_snapshots = DAY / AUDIT_EVERY * csgo
-    live_other = (feed.bytes["search"] + feed.bytes["other"]) / days
-    total = live_feed + live_snapshots + live_other
-    verdict = "meets" if total <= TARGET_BYTES else "MISSES"
+    rows = max(1, feed.price_rows)
+    row, row_gzip = feed.price_bytes / rows, feed.price_gzip / rows
+    encodings = ", ".join(f"{k} x{n}" for k, n in sorted(feed.price_encodings.items())) or "none"
     print(
-        f"extrapolated to the live market (csgo): feed {_gb(live_feed)} "
-        f"({LIVE_EVENTS_PER_SECOND:g} events/s x {feed.deflated_bytes:.1f} B deflated), "
-        f"audit snapshots {_gb(live_snapshots)} ({DAY / AUDIT_EVERY:.0f} x {csgo / 1e6:.0f} "
-        f"MB; the sandbox run polled {polls:.0f}/day), searches and the rest {_gb(live_other)}: "
-        f"{_gb(total)}/day; target <= {_gb(TARGET_BYTES)}: {verdict}; "
-        f"ratio to the snapshot way every 10 s ({_gb(SNAPSHOT_WAY_LIVE)}): "
-        f"{SNAPSHOT_WAY_LIVE / total:.0f}x less"
+        f"audit tiers on the sandbox: {feed.price_calls} GET /v1/prices?game=csgo answers "
+        f"({feed.audits_cheap} judged as cheap audits; the others bases after a snapshot "
+        f"poll, or fetched too late in the run to be judged), "
+        f"{feed.price_rows / max(1, feed.price_calls):.0f} rows each, {row:.0f} B a row as "
+        f"sent (request included; content-encoding {encodings}: the sandbox does not gzip "
+        f"it although httpx asks for gzip; {row_gzip:.0f} B a row gzip'd here), "
+        f"{feed.suspects} suspect name(s) searched; {feed.snapshots} snapshot polls "
+        f"({feed.audits_full} full audits; the heal's and the one after it)"
     )
+    csgo = GAME_SNAPSHOT_BYTES["csgo"]
+    frames = LIVE_EVENTS_PER_SECOND * feed.frame_bytes * DAY
+    deflated = LIVE_EVENTS_PER_SECOND * feed.deflated_bytes * DAY
+    full_polls = DAY / FULL_AUDIT_EVERY + 2 * RECONNECTS_PER_DAY
+    live_full = full_polls * csgo
+    # one per audit slot (a cheap audit, or the base after a full one), and the base
+    # after each of a reconnection's two full polls
+    answers = DAY / AUDIT_EVERY + 2 * RECONNECTS_PER_DAY
+    live_prices = answers * LIVE_CSGO_PRICE_ROWS * row
+    live_prices_gzip = answers * LIVE_CSGO_PRICE_ROWS * row_gzip
+    live_search = feed.bytes["search"] / days
+    live_other = feed.bytes["other"] / days
+    print(
+        f"extrapolated to the live market (csgo), per day: frames {_gb(frames)} as sent "
+        f"({LIVE_EVENTS_PER_SECOND:g} events/s x {feed.frame_bytes:.0f} B, measured) or "
+        f"{_gb(deflated)} with permessage-deflate ({feed.deflated_bytes:.0f} B a frame, "
+        f"measured on a socket); full snapshots {_gb(live_full)} ({full_polls:.0f} x "
+        f"{csgo / 1e6:.0f} MB: one audit every {FULL_AUDIT_EVERY / 60:.0f} min, 2 a "
+        f"reconnection x {RECONNECTS_PER_DAY:g} reconnections assumed); cheap audits "
+        f"{_gb(live_prices)} ({answers:.0f} x {LIVE_CSGO_PRICE_ROWS:,} rows assumed x "
+        f"{row:.0f} B; {_gb(live_prices_gzip)} if the service gzips them); searches "
+        f"{_gb(live_search)} (as measured: confirming and suspects' searches, none in the "
+        f"background while the feed is trusted); the rest {_gb(live_other)}"
+    )
+    for label, feed_bytes in (("as sent", frames), ("deflated", deflated)):
+        total = feed_bytes + live_full + live_prices + live_search + live_other
+        verdict = "meets" if total <= TARGET_BYTES else "MISSES"
+        rest = total - live_search
+        rest_gzip = rest - live_prices + live_prices_gzip
+        print(
+            f"  total, frames {label}: {_gb(total)}/day; target <= {_gb(TARGET_BYTES)}: "
+            f"{verdict}; without the searches {_gb(rest)} ({_gb(rest_gzip)} with "
+            f"/v1/prices gzip'd); of it the searches "
+            f"{_gb(live_search)}, the audits "
+            f"{_gb(live_full + live_prices)} (a full-snapshot audit every "
+            f"{AUDIT_EVERY / 60:.0f} min instead: {_gb(DAY / AUDIT_EVERY * csgo)}); ratio to the "
+            f"snapshot way every 10 s ({_gb(SNAPSHOT_WAY_LIVE)}): {SNAPSHOT_WAY_LIVE / total:.0f}x"
+            " less"
+        )
     print(
         f"  feed frames measured on a socket ({feed.sampled_frames:,} of this run's frames, "
         f"snipe's client against hypercorn): {feed.deflated_bytes:.1f} B a frame with "
-        f"permessage-deflate, {feed.frame_bytes:.1f} B plain ({_gb(live_plain)}/day): "
+        f"permessage-deflate, {feed.frame_bytes:.1f} B plain ({_gb(frames)}/day): "
         f"{feed.frame_bytes / feed.deflated_bytes:.1f}x less; CPU of both ends (server, "
         f"client's decoding) {feed.frame_cpu[1] * 1e6:.0f} us a frame against "
         f"{feed.frame_cpu[0] * 1e6:.0f} us plain"
     )
-    for label, frames in (("plain", live_plain), ("deflated", live_feed)):
-        budget = TARGET_BYTES - frames - live_other
-        if budget > 0:
-            print(
-                f"  feed {label}: the target allows an audit every "
-                f"{DAY * csgo / budget / 60:.0f} min or more"
-            )
-        else:
-            print(f"  feed {label}: the feed and the searches alone are above the target")
 
 
 async def amain(args: argparse.Namespace) -> None:

@@ -269,7 +269,9 @@ def run(args: argparse.Namespace) -> int:
         kill_file=args.kill_file,
         snapshot_every=float(ruleset.account.snapshot_every),
         feed=FeedSettings(
-            mode=ruleset.account.feed, audit_every=float(ruleset.account.audit_every)
+            mode=ruleset.account.feed,
+            audit_every=float(ruleset.account.audit_every),
+            full_audit_every=float(ruleset.account.full_audit_every),
         ),
     )
     print(banner(ruleset, args), file=sys.stderr, flush=True)

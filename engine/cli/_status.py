@@ -233,11 +233,23 @@ def _feed_line(feed: dict[str, Any]) -> str:
         f"last event {_ago(since)} ago" if since is not None else "no event yet",
         f"{feed.get('reconnects', 0)} reconnect(s)",
         f"{feed.get('gaps_healed', 0)} gap(s) healed",
-        f"{feed.get('missed', 0)} missed by the audit",
+        f"{feed.get('missed', 0)} missed by the audit" + _missed_tiers(feed),
     ]
     if per_day is not None:
         parts.append(f"{format_bytes(int(per_day))}/day")
     return " | ".join(parts)
+
+
+def _missed_tiers(feed: dict[str, Any]) -> str:
+    """`` (full 1, cheap 2; 40 cheap audits, 3 suspects)``: which audit tier found them
+    (absent from a status file written before the tiers)."""
+    if "audits_cheap" not in feed:
+        return ""
+    return (
+        f" (full {feed.get('missed_full', 0)}, cheap {feed.get('missed_cheap', 0)}; "
+        f"{feed.get('audits_full', 0)} full and {feed.get('audits_cheap', 0)} cheap "
+        f"audits, {feed.get('suspects', 0)} suspect(s) searched)"
+    )
 
 
 def _set_aside_lines(kinds: list[dict[str, Any]]) -> list[str]:

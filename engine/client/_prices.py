@@ -197,6 +197,11 @@ class PriceListStream:
     def set_aside(self) -> list[str]:
         return self._decoder.set_aside
 
+    @property
+    def bytes_downloaded(self) -> int:
+        """Bytes of the answer received so far, as sent (gzip when the service sends it)."""
+        return self._stream.bytes_downloaded
+
     def __aiter__(self) -> AsyncIterator[PriceItem]:
         return self._items()
 

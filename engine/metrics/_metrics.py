@@ -278,11 +278,35 @@ def _feed_families(feed: FeedView) -> Iterable[Metric]:
         (
             "snipe_feed_missed",
             feed.missed,
-            "New listings of watched names the snapshot audit found that the feed never told.",
+            "Listings of watched names the feed never told, found by either audit tier "
+            "(snipe_feed_missed_by_audit_total splits them).",
         ),
         ("snipe_feed_bytes", feed.bytes_received, "Listing feed payload bytes received."),
+        (
+            "snipe_feed_audit_suspects",
+            feed.suspects,
+            "Watched names the cheap audit (GET /v1/prices) flagged for a search.",
+        ),
+        (
+            "snipe_feed_audit_bytes",
+            feed.audit_bytes,
+            "Bytes of GET /v1/prices the cheap audit read.",
+        ),
     ):
         yield CounterMetricFamily(name, text, value=value)
+    yield _counted(
+        "snipe_feed_audits",
+        "Audits of the trusted feed, by tier: full (a snapshot poll) or cheap (GET /v1/prices).",
+        ["tier"],
+        {("full",): feed.audits_full, ("cheap",): feed.audits_cheap},
+    )
+    yield _counted(
+        "snipe_feed_missed_by_audit",
+        "Of snipe_feed_missed_total, by the audit tier that found them: full (the snapshot "
+        "diff) or cheap (the search of a name GET /v1/prices made suspect).",
+        ["tier"],
+        {("full",): feed.missed_full, ("cheap",): feed.missed_cheap},
+    )
     if feed.seconds_since_event is not None:
         yield GaugeMetricFamily(
             "snipe_feed_seconds_since_event",

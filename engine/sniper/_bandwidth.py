@@ -13,10 +13,13 @@ rows); fetched every 10 s that is about 560 GB a day. Two settings bound it:
   detection latency a poll period costs is on average half the period (plus up to the
   service's 10 s refresh), at worst the whole period plus 10 s.
 - **the live feed** (``account.feed``, ``auto`` by default): while it is healthy the
-  snapshot only audits it every ``account.audit_every`` (300 s), and the feed's frames
-  come instead: ~430 events a second over every game (wire-notes.md), of the games
-  subscribed. The estimate then gives both: with the feed, and without it (``feed: off``,
-  or the feed down: the snapshot every period).
+  feed's frames come instead of the snapshots: ~430 events a second over every game
+  (wire-notes.md), of the games subscribed; and its audits, in two tiers: every
+  ``account.audit_every`` (300 s) one ``GET /v1/prices`` per game (the cheap audit: a
+  row per name, :data:`PRICE_ROW_BYTES` each), and the snapshot only every
+  ``account.full_audit_every`` (3600 s; equal to ``audit_every``, every audit is a
+  snapshot). The estimate then gives both: with the feed, and without it (``feed:
+  off``, or the feed down: the snapshot every period).
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from ..rules import RuleSet
 __all__ = [
     "FEED_EVENTS_PER_SECOND",
     "FEED_FRAME_BYTES",
+    "GAME_PRICE_ROWS",
     "GAME_SNAPSHOT_BYTES",
+    "PRICE_ROW_BYTES",
     "REDISCOVER_EVERY",
     "BandwidthEstimate",
     "daily_estimate",
@@ -61,6 +66,20 @@ is about 300 bytes; the sandbox's writer averages ~265 with the websocket header
 (bench/bench_detection.py measures it). Split by game like the snapshot (its share of
 :data:`GAME_SNAPSHOT_BYTES`), an estimate too."""
 
+GAME_PRICE_ROWS: dict[str, int] = {
+    "csgo": 30_000,
+    "dota2": 15_000,
+    "rust": 5_000,
+    "tf2": 8_000,
+}
+"""Rows of ``GET /v1/prices?game=...`` (names with listings, a Doppler phase a row of its
+own). ASSUMPTION: not measured on the live market; tens of thousands of names for csgo."""
+
+PRICE_ROW_BYTES = 200
+"""Bytes of one ``GET /v1/prices`` row as sent, without gzip (the sandbox's rows measure
+~196 B, ``img`` address included: bench/bench_detection.py). A service that gzips the
+answer sends several times less."""
+
 _DAY = 86_400.0
 
 
@@ -88,7 +107,12 @@ class BandwidthEstimate:
     """With the feed (``account.feed`` not ``off``): its frames, ``None`` without it."""
     audit_every: float = 300.0
     audit_bytes_per_day: int = 0
-    """With the feed: the snapshots that audit it, every ``audit_every``."""
+    """With the feed: its audits (the full and the cheap tier together)."""
+    full_audit_every: float = 3600.0
+    full_audit_bytes_per_day: int = 0
+    """Of ``audit_bytes_per_day``: the snapshots of the full audit."""
+    cheap_audit_bytes_per_day: int = 0
+    """Of ``audit_bytes_per_day``: the ``GET /v1/prices`` answers of the cheap audit."""
 
     @property
     def with_feed_per_day(self) -> int | None:
@@ -115,12 +139,23 @@ class BandwidthEstimate:
         with_feed = self.with_feed_per_day
         if with_feed is None or self.feed_bytes_per_day is None:
             return text
+        if self.cheap_audit_bytes_per_day:
+            rows = sum(GAME_PRICE_ROWS[g] for g in self.games)
+            audits = (
+                f"a full snapshot audit every {self.full_audit_every:g} s "
+                f"~{_size(self.full_audit_bytes_per_day)}, a cheap audit (GET /v1/prices, "
+                f"~{rows:,} names x ~{PRICE_ROW_BYTES} B without gzip, assumed) every "
+                f"{self.audit_every:g} s ~{_size(self.cheap_audit_bytes_per_day)}"
+            )
+        else:
+            audits = (
+                f"an audit snapshot every {self.audit_every:g} s ~{_size(self.audit_bytes_per_day)}"
+            )
         return (
             f"~{_size(with_feed)}/day with the live feed (its frames ~"
             f"{_size(self.feed_bytes_per_day)}: ~{FEED_EVENTS_PER_SECOND:g} events/s over "
             f"every game, ~{FEED_FRAME_BYTES} B each, split by game as the snapshot, assumed; "
-            f"an audit snapshot every {self.audit_every:g} s ~{_size(self.audit_bytes_per_day)}"
-            f"); without it (feed off or down): " + text
+            f"{audits}); without it (feed off or down): " + text
         )
 
 
@@ -135,20 +170,29 @@ def daily_estimate(ruleset: RuleSet, period: float | None = None) -> BandwidthEs
     polls = _DAY / every
     per_poll = sum(GAME_SNAPSHOT_BYTES[g] for g in fetched)
     account = ruleset.account
-    feed = audit = None
+    audit_every = max(every, float(account.audit_every))
+    full_every = max(audit_every, float(account.full_audit_every))
+    feed = None
+    full = cheap = 0
     if account.feed != "off":
         share = per_poll / sum(GAME_SNAPSHOT_BYTES.values())
         feed = round(FEED_EVENTS_PER_SECOND * share * FEED_FRAME_BYTES * _DAY)
-        audit_every = max(every, float(account.audit_every))
-        audit = round(_DAY / audit_every * per_poll)
+        full = round(_DAY / full_every * per_poll)
+        if full_every > audit_every:
+            # one answer an audit slot: a cheap audit, or the base after a full one
+            rows = sum(GAME_PRICE_ROWS[g] for g in fetched)
+            cheap = round(_DAY / audit_every * rows * PRICE_ROW_BYTES)
     return BandwidthEstimate(
         games=fetched,
         period=every,
         bytes_per_day=round(polls * per_poll),
         all_games=games is None,
         feed_bytes_per_day=feed,
-        audit_every=max(every, float(account.audit_every)),
-        audit_bytes_per_day=audit or 0,
+        audit_every=audit_every,
+        audit_bytes_per_day=full + cheap,
+        full_audit_every=full_every,
+        full_audit_bytes_per_day=full,
+        cheap_audit_bytes_per_day=cheap,
     )
 
 

@@ -449,8 +449,10 @@ class Engine(SnapshotWatch, OperatorControls):
 
     async def _step_snapshot(self, now: float) -> None:
         try:
+            polls = self.status.snapshots
             await self.poll_snapshot()
-            if self.paper is not None:
+            # a cheap audit of the feed polls no snapshot: nothing new to judge paper by
+            if self.paper is not None and self.status.snapshots != polls:
                 await self.paper.saw_snapshot(self.current_prices, self._snapshot_covers, now)
         except APIError as exc:
             self.status.error(f"snapshot: {exc}")
@@ -465,7 +467,10 @@ class Engine(SnapshotWatch, OperatorControls):
         """One search turn: a catalogue page every ``catalogue_every`` turns (or when no
         name is watched yet), else the next batch of names. The decisions, or ``None``
         when the turn failed."""
-        catalogue = self._catalogue_due() or not self.schedule.watched
+        # a trusted feed tells every new listing: the catalogue's pages would only repeat it
+        catalogue = not self.feedwatch.trusted and (
+            self._catalogue_due() or not self.schedule.watched
+        )
         try:
             if catalogue:
                 decisions = await self.catalogue_once()
@@ -502,6 +507,11 @@ class Engine(SnapshotWatch, OperatorControls):
             if self.feedwatch.connected:
                 return max(free, self.pacer.priority_at(now))
             return free
+        if self.feedwatch.trusted:
+            # The feed tells every new listing and price change as it happens: a background
+            # search of the stalest names would only repeat it (and cost the bandwidth of
+            # its answer). Searches that confirm an event or a suspect are flagged: above.
+            return math.inf
         flags_at = now if self._polling else self._next_snapshot_at
         return max(free, self.pacer.background_at(now, flags_at=flags_at))
 
@@ -532,6 +542,7 @@ class Engine(SnapshotWatch, OperatorControls):
         self.schedule.searched(batch, at=now)
         self.status.searches += 1
         listings: list[Listing] = [x for found in answer.items.values() for x in found]
+        self.feedwatch.searched(answer.items, game)
         if self.paper is not None:  # before this answer's own decisions: it judges older ones
             await self.paper.saw_search(answer.items, sent_at, game)
         self.status.listings_seen += len(listings)

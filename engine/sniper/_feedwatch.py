@@ -20,13 +20,31 @@ Live, its runner (:meth:`FeedWatch.run`) consumes a
 - **Healing.** The feed has no replay: after every connection (the first included) the
   snapshot step is made due at once, and the feed is trusted only once a snapshot that
   started after the connection has been diffed (the gap healed).
-- **Auditing.** While trusted, the snapshot is polled every ``audit_every`` seconds
-  instead of ``snapshot_every``; its diff's new listings of watched names that the feed
-  never told (by item id, remembered for ``remember_for`` seconds) are counted as missed
-  (``snipe_feed_missed_total``), and only their names are flagged for a search. More
-  than ``missed_limit`` in one audit and the feed is distrusted: snapshot polling at the
-  normal period until an audit finds it whole again. A disconnect (a stall included)
-  makes a snapshot due at once and the normal period apply until the next heal.
+- **Auditing, in two tiers.** While trusted, the snapshot step runs every
+  ``audit_every`` seconds (300) instead of ``snapshot_every``, and is one of:
+
+  - the **full audit**, a snapshot poll, every ``full_audit_every`` seconds (3600, and
+    every poll while the feed is not trusted): its diff's new listings of watched names
+    that the feed never told (by item id) are counted as missed
+    (``snipe_feed_missed_total``, tier ``full``), and only their names are flagged for a
+    search;
+  - the **cheap audit** in between: one ``GET /v1/prices`` per watched game (kilobytes
+    where the snapshot is tens of megabytes; outside the search budget), each watched
+    name's ``count`` and ``min`` compared with the engine's own view (the previous answer
+    moved by the feed's events, :class:`~engine.sniper._auditbook.AuditBook`), judged
+    ``audit_grace`` seconds after the answer (a step of its own, no request: the events
+    of changes it shows may still be on their way). A name whose ``min`` is below
+    anything the engine knows, or whose count is off by more than the timing explains,
+    is a *suspect*, flagged for one search in the priority lane. The
+    search tells what is listed now and goes through the one decision path (a deal is
+    bought there, never by the audit); its listings the feed never told and the last
+    snapshot did not hold (or held dearer) are counted as missed (tier ``cheap``).
+
+  More than ``missed_limit`` missed in one audit and the feed is distrusted: snapshot
+  polling at the normal period until a full audit finds it whole again. A disconnect (a
+  stall included) makes a snapshot due at once and the normal period apply until the
+  next heal. Item ids the feed told are remembered for ``remember_for`` seconds, and at
+  least since the last full snapshot, so a search can tell a listing never told.
 
 A feed event never settles money: it can only start a purchase the buyer writes to the
 ledger first, like a search's answer.
@@ -39,7 +57,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import anyio
 import anyio.lowlevel
@@ -54,10 +72,12 @@ from ..client import (
     FeedEvent,
     FeedListingEvent,
     FeedRemovalEvent,
+    Game,
 )
 from ..models import Listing
 from ..rules import CompiledRule, Decision, EvalContext
 from ..snapshot import NameSummary, NewListing, SnapshotDiff
+from ._auditbook import AuditBook, NameCount, Suspect
 from ._confirm import REMOVED, SKIP_KINDS, Candidate, ConfirmQueue
 
 if TYPE_CHECKING:
@@ -93,9 +113,25 @@ class FeedSettings:
 
     mode: str = "auto"
     audit_every: float = 300.0
-    """Seconds between snapshot polls while the feed is trusted."""
+    """Seconds between audits while the feed is trusted: the cheap tier (``GET
+    /v1/prices`` against the engine's own view, see :mod:`._auditbook`) unless a full
+    snapshot audit is due."""
+    full_audit_every: float = 3600.0
+    """Seconds between full snapshot audits while the feed is trusted (the first audit
+    slot after this long since the last full snapshot poll). Not above ``audit_every``:
+    every audit is a full snapshot (the cheap tier is off)."""
+    audit_skew: float = 30.0
+    """Seconds either side of a ``/v1/prices`` request whose feed events may or may not be
+    in its answer (the tolerance of the cheap tier)."""
+    count_slack: int = 0
+    audit_grace: float = 5.0
+    """Seconds between a ``/v1/prices`` answer and its judgement: the events of changes
+    it shows may still be on their way (the feed's own delay, the engine's queue)."""
+    """Listings a name's ``count`` may differ by before it is a suspect, on top of one per
+    listing told within ``audit_skew`` of either answer."""
     missed_limit: int = 3
-    """Missed listings one audit may find before the feed is distrusted."""
+    """Missed listings one audit may find (a full one in its diff; a cheap one in the
+    searches of its suspects) before the feed is distrusted."""
     remember_for: float = 900.0
     """Seconds an item id the feed told is remembered for the audit (the tolerance
     window: longer than ``audit_every``, so a listing told just before one audit is
@@ -134,10 +170,33 @@ class FeedView:
     """...that their confirming search showed (then decided as any search's listing)."""
     confirm_skipped: tuple[tuple[str, int], ...] = ()
     """...that it did not, by kind (``gone``, ``removed``, ``beyond_cheapest``)."""
+    missed_full: int = 0
+    """Of ``missed``: found by the full (snapshot) audit."""
+    missed_cheap: int = 0
+    """Of ``missed``: proven by the searches of the cheap audit's suspects."""
+    audits_full: int = 0
+    audits_cheap: int = 0
+    suspects: int = 0
+    """Names the cheap audit flagged for a search."""
+    audit_bytes: int = 0
+    """Bytes of ``GET /v1/prices`` the cheap audit downloaded (as sent)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A cheap audit's answer waiting for its judgement."""
+
+    rows: dict[str, NameCount]
+    game_of: dict[str, str | None]
+    started: float
+    ended: float
 
 
 class FeedWatch:
-    """The feed's side of an engine (see the module docstring)."""
+    """The feed's side of an engine (see the module docstring).
+
+    The cheap audit (``GET /v1/prices``) takes two snapshot steps: the request, then
+    ``audit_grace`` seconds later its judgement (no request)."""
 
     def __init__(self, engine: Engine, settings: FeedSettings) -> None:
         self.engine = engine
@@ -174,6 +233,23 @@ class FeedWatch:
         self._confirms_of: object = None
         self.confirm = ConfirmQueue()
         """Feed listings waiting for their confirming search (``_confirm.py``)."""
+        self.book = AuditBook(skew=settings.audit_skew, count_slack=settings.count_slack)
+        """The cheap audit's view of the watched names (see :mod:`._auditbook`)."""
+        self._full_at: float | None = None
+        """When the last successful snapshot poll with this connection healed began."""
+        self._pending: _Pending | None = None
+        """A cheap audit's answer waiting ``audit_grace`` for its judgement."""
+        self._slot_started = -math.inf
+        self._suspects: dict[str, tuple[Suspect, str | None]] = {}
+        """Searched name -> why the cheap audit suspects it and the game whose answer
+        showed it, until its search answers."""
+        self._missed_round = 0
+        self.missed_full = 0
+        self.missed_cheap = 0
+        self.audits_full = 0
+        self.audits_cheap = 0
+        self.suspects = 0
+        self.audit_bytes = 0
 
     def _needs_search(self) -> dict[str, bool]:
         """Rule name -> whether its feed listings are confirmed by a search first, for the
@@ -199,6 +275,37 @@ class FeedWatch:
     def heal_pending(self) -> bool:
         """Connected, and no snapshot has healed this connection's gap yet."""
         return self.enabled and self.connected and self._healed_generation != self.generation
+
+    @property
+    def cheap_tier(self) -> bool:
+        """Whether the audits between two full ones are cheap (``full_audit_every`` above
+        ``audit_every``)."""
+        return self.settings.full_audit_every > self.settings.audit_every
+
+    def cheap_audit_due(self, now: float) -> bool:
+        if self._pending is not None and not self.trusted:
+            self._pending = None  # down or distrusted since: the snapshot takes over
+        return self._pending is not None or self._cheap_slot(now)
+
+    def _cheap_slot(self, now: float) -> bool:
+        """Whether the snapshot step at ``now`` is a cheap audit rather than a snapshot
+        poll: the feed trusted, and the next full audit not due. The first poll after a
+        heal is always full: the heal's snapshot may have been built before the
+        connection, so it is no base for the full audit to come (see
+        :data:`SNAPSHOT_REBUILT_EVERY`); the next one is."""
+        return (
+            self.enabled
+            and self.cheap_tier
+            and self.trusted
+            and self._audit_generation == self.generation
+            and self._full_at is not None
+            and now < self._full_at + self.settings.full_audit_every
+        )
+
+    def wants_base(self) -> bool:
+        """After a snapshot poll: whether the cheap audit's base is to be taken now (the
+        feed trusted on this connection after a full poll, so the two pictures agree)."""
+        return self.enabled and self.cheap_tier and self.trusted and self._full_at is not None
 
     def snapshot_period(self, every: float) -> float:
         """Seconds to the next snapshot poll: ``audit_every`` while trusted, else ``every``."""
@@ -242,6 +349,12 @@ class FeedWatch:
             confirm_told=self.confirm.told,
             confirm_found=self.confirm.found,
             confirm_skipped=tuple(sorted(self.confirm.skipped.items())),
+            missed_full=self.missed_full,
+            missed_cheap=self.missed_cheap,
+            audits_full=self.audits_full,
+            audits_cheap=self.audits_cheap,
+            suspects=self.suspects,
+            audit_bytes=self.audit_bytes,
         )
 
     # -- live ----------------------------------------------------------------------------
@@ -312,10 +425,16 @@ class FeedWatch:
             await self._listing(event)
         elif isinstance(event, FeedRemovalEvent):
             self.events += 1  # never a sale: nothing reaches the reference book
-            self._last_event_at = self.engine.clock.now()
-            gone = self.confirm.removed(event.removal.item_id)
+            now = self.engine.clock.now()
+            self._last_event_at = now
+            removal = event.removal
+            gone = self.confirm.removed(removal.item_id)
             if gone is not None:
                 self._skipped([(gone, REMOVED)])
+            if self.cheap_tier and (
+                removal.name is None or self.engine.ruleset.view(removal.name).rules
+            ):
+                self.book.told(removal.name, removal.item_id, None, "removed", now)
         elif isinstance(event, FeedConnected):
             self._connected(event)
         elif isinstance(event, FeedDisconnected):
@@ -332,6 +451,9 @@ class FeedWatch:
         now = self.engine.clock.now()
         self.connected = True
         self.generation = event.generation
+        self.book.reset()  # no replay: what the engine knew is rebuilt after the heal
+        self._pending = None
+        self._full_at = None
         self._heal_after = now
         if self._first_connected_at is None:
             self._first_connected_at = now
@@ -352,6 +474,8 @@ class FeedWatch:
         # re-told ids move to the end, so the oldest is first (see _forget)
         self._seen.pop(listing.item_id, None)
         self._seen[listing.item_id] = now
+        if self.cheap_tier:
+            self.book.told(listing.name, listing.item_id, listing.price, event.kind, now)
         if listing.price > max(r.max_price for r in rules):
             return  # no rule could buy it: no ledger read
         decisions, context = await engine.decide([listing], now, game=listing.game)
@@ -492,7 +616,9 @@ class FeedWatch:
         if not self.enabled:
             return
         if self._auditing:
+            self.audits_full += 1
             self.missed += self._missed_now
+            self.missed_full += self._missed_now
             distrust = self._missed_now > self.settings.missed_limit
             if distrust and not self.distrusted:
                 log.warning(
@@ -517,10 +643,132 @@ class FeedWatch:
             and started >= self._heal_after + SNAPSHOT_REBUILT_EVERY
         ):
             self._audit_generation = self.generation
+        if self.connected and self._healed_generation == self.generation:
+            self._full_at = started
         self._auditing = False
+
+    # -- the cheap audit -----------------------------------------------------------------
+
+    async def cheap_audit(self, games: Iterable[str | None], *, base_only: bool = False) -> None:
+        """The cheap audit's step. With an answer waiting for its judgement: judge it
+        (:meth:`_judge`). Else one ``GET /v1/prices`` per game in ``games``, kept for its
+        judgement ``audit_grace`` seconds later (events of changes it shows may still be
+        on their way), or made the base at once when there is none yet, or with
+        ``base_only`` (right after a snapshot poll, which judged that time already)."""
+        engine = self.engine
+        clock = engine.clock
+        if self._pending is not None and not base_only:
+            self._judge(clock.now())
+            return
+        started = clock.now()
+        view = engine.ruleset.view
+        rows: dict[str, NameCount] = {}
+        game_of: dict[str, str | None] = {}
+        for game in games:
+            async with engine.client.prices(game=cast("Game | None", game)) as stream:
+                try:
+                    async for item in stream:
+                        if view(item.name).rules:
+                            rows[item.name] = NameCount(item.count or 0, item.min)
+                            game_of[item.name] = game
+                finally:
+                    self.audit_bytes += stream.bytes_downloaded
+        ended = clock.now()
+        self._slot_started = started
+        if base_only or not self.book.has_base:
+            self.book.judge(rows, started, ended, learn_only=True)
+            self._pending = None
+        else:
+            self._pending = _Pending(rows, game_of, started, ended)
+
+    def next_audit_at(self, every: float) -> float:
+        """After a cheap audit's step: when the next step is due (the judgement of the
+        answer just fetched, or the next audit slot)."""
+        if self._pending is not None:
+            return self._pending.ended + self.settings.audit_grace
+        return self._slot_started + self.snapshot_period(every)
+
+    def _judge(self, now: float) -> list[Suspect]:
+        """Judge the answer waiting (:class:`AuditBook`) with the events told until
+        ``now``, and flag the suspects for a search in the priority lane."""
+        pending = self._pending
+        assert pending is not None
+        self._pending = None
+        engine = self.engine
+        judged = self.book.judge(pending.rows, pending.started, now) or []
+        self.audits_cheap += 1
+        self._missed_round = 0
+        self._forget(now)
+        schedule = engine.schedule
+        for suspect in judged:
+            name = engine._searched_name(suspect.name)
+            self._suspects[name] = (suspect, pending.game_of.get(suspect.name))
+            self.suspects += 1
+            ceiling = engine._ceiling(suspect.name) or 0
+            if name not in schedule.watched:
+                schedule.watch(schedule.watched | {name})
+            promise = ceiling - suspect.low if suspect.low is not None else 0
+            schedule.flag(name, promise=max(0, promise), at=now)
+        if judged:
+            log.warning(
+                "feed audit (GET /v1/prices): %d suspect name(s), searched: %s",
+                len(judged),
+                ", ".join(f"{s.name} ({s.why})" for s in judged[:5]),
+            )
+            engine.wake()
+        return judged
+
+    def searched(self, items: Mapping[str, Iterable[Listing]], game: str | None) -> None:
+        """A search of ``game`` answered (``items``: name -> its listings): for a name the
+        cheap audit suspected, count the listings the feed should have told and did not
+        (never told, and not in the last snapshot or dearer there); too many and the feed
+        is distrusted. The listings themselves go through the engine's decisions as any
+        search's do."""
+        if not self._suspects:
+            return
+        engine = self.engine
+        now = engine.clock.now()
+        proven = 0
+        for name, listings in items.items():
+            suspected = self._suspects.pop(name, None)
+            if suspected is None:
+                continue
+            # else "not in the last snapshot" proves nothing
+            if not engine._snapshot_covers(game or suspected[1]):
+                continue
+            for listing in listings:
+                if listing.item_id in self._seen:
+                    continue
+                item = listing.item_id
+                key: int | str = int(item) if item.isdigit() else item
+                (before,) = engine.current_prices([key])
+                if before == -1 or listing.price < before:
+                    proven += 1
+                    self._seen[listing.item_id] = now  # counted once (the full audit too)
+        if not proven:
+            return
+        self.missed += proven
+        self.missed_cheap += proven
+        self._missed_round += proven
+        log.warning("feed audit: a search found %d listing(s) the feed never told", proven)
+        if self._missed_round > self.settings.missed_limit and not self.distrusted:
+            self.distrusted = True
+            log.warning(
+                "feed distrusted: the cheap audit's searches found %d missed listings; "
+                "polling the snapshot every %g s",
+                self._missed_round,
+                engine.settings.snapshot_every,
+            )
+            engine.snapshot_soon()
 
     def _forget(self, now: float) -> None:
         horizon = now - self.settings.remember_for
+        if self.cheap_tier and self._full_at is not None:
+            # a search of a suspect tells a listing never told from the ids told since the
+            # last full snapshot: those must be remembered
+            horizon = min(
+                horizon, self._full_at - SNAPSHOT_REBUILT_EVERY - self.settings.audit_skew
+            )
         seen = self._seen
         while seen:
             key = next(iter(seen))

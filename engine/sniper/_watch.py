@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, cast
 import anyio
 
 from .._clock import Clock
-from .._errors import RateLimited, Unavailable
+from .._errors import APIError, RateLimited, Unavailable
 from ..client import GAMES, Game, MarketClient
 from ..reference import ReferenceHub
 from ..rules import RuleSet
@@ -87,12 +87,23 @@ class SnapshotWatch:
         every = self.settings.snapshot_every
         started = self.clock.now()
         next_at = started + every
+        if self.feedwatch.cheap_audit_due(started):
+            # a trusted feed between two full audits: GET /v1/prices, not the snapshot
+            try:
+                await self.feedwatch.cheap_audit(self.snapshot_games())
+                next_at = self.feedwatch.next_audit_at(every)
+            finally:
+                self._next_snapshot_at = max(next_at, self.clock.now())
+                self.wake()
+            return
         self._polling = True
         self.feedwatch.poll_started()
         try:
             await self._poll_snapshot()
             self._snapshot_failures = 0
             self.feedwatch.poll_done(started)
+            if self.feedwatch.wants_base():
+                await self._audit_base()
             # A trusted feed: the snapshot only audits it, slowly. A poll slower than half
             # the period (a huge market, a busy machine) is followed by a rest as long as
             # itself, so polling never takes all the CPU.
@@ -114,6 +125,14 @@ class SnapshotWatch:
             self._polling = False
             self._next_snapshot_at = max(next_at, self.clock.now())
             self.wake()
+
+    async def _audit_base(self) -> None:
+        """The cheap audit's base, taken right after a full snapshot poll. A failure only
+        delays it: the next cheap audit's answer becomes the base instead of a verdict."""
+        try:
+            await self.feedwatch.cheap_audit(self.snapshot_games(), base_only=True)
+        except (APIError, OSError) as exc:
+            log.warning("feed audit: GET /v1/prices failed, no base yet: %s", exc)
 
     def snapshot_games(self) -> tuple[str | None, ...]:
         """The games the next snapshot poll fetches (``game=``; ``None``: unfiltered).

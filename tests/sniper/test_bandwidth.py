@@ -221,12 +221,23 @@ def test_snipe_status_shows_the_snapshot_bytes_of_the_run() -> None:
     assert "snapshots   50.0 MB this run (csgo 45.0 MB, rust 5.0 MB)" in text
 
 
+FRAMES = round(430 * 45 / 65 * 300 * DAY)  # csgo's share of the feed: its share of the snapshot
+PRICES = 30_000 * 200  # one GET /v1/prices?game=csgo answer (assumed rows x bytes)
+
+
 @pytest.mark.parametrize(
     ("feed", "audit", "with_feed"),
     [
-        # csgo's share of the feed is its share of the snapshot (45 of 65 MB)
-        ("auto", "", round(430 * 45 / 65 * 300 * DAY) + DAY // 300 * 45_000_000),
-        ("on", "\n  audit_every: 15m", round(430 * 45 / 65 * 300 * DAY) + DAY // 900 * 45_000_000),
+        # a cheap audit every 5 min, a full snapshot every hour
+        ("auto", "", FRAMES + DAY // 3600 * 45_000_000 + DAY // 300 * PRICES),
+        ("on", "\n  audit_every: 15m", FRAMES + DAY // 3600 * 45_000_000 + DAY // 900 * PRICES),
+        (
+            "on",
+            "\n  audit_every: 10m\n  full_audit_every: 6h",
+            FRAMES + 4 * 45_000_000 + DAY // 600 * PRICES,
+        ),
+        # the cheap tier off: every audit a full snapshot, as before it existed
+        ("on", "\n  full_audit_every: 5m", FRAMES + DAY // 300 * 45_000_000),
         ("off", "", None),
     ],
 )
@@ -241,7 +252,12 @@ def test_the_daily_estimate_counts_the_feed_and_its_audit_when_the_feed_is_used(
     assert estimate.with_feed_per_day == with_feed
     if with_feed is not None:
         assert with_feed < estimate.bytes_per_day / 10
+        assert estimate.audit_bytes_per_day == (
+            estimate.full_audit_bytes_per_day + estimate.cheap_audit_bytes_per_day
+        )
         assert estimate.describe().startswith(f"~{format_bytes(with_feed)}/day with the live feed")
         assert "without it (feed off or down): ~388.8 GB/day" in estimate.describe()
+        cheap = "a cheap audit (GET /v1/prices" in estimate.describe()
+        assert cheap == ("full_audit_every: 5m" not in audit)
     else:
         assert "feed" not in estimate.describe()

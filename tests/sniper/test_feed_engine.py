@@ -25,6 +25,10 @@ from engine.sniper import Engine, EngineSettings, FeedSettings
 from .harness import Rig, pick_item, plant, purchases_of, quiet_sandbox, rig, rules_text
 
 SETTINGS = EngineSettings(feed=FeedSettings(mode="on", audit_every=300.0, missed_limit=0))
+FULL_ONLY = EngineSettings(
+    feed=FeedSettings(mode="on", audit_every=300.0, full_audit_every=300.0, missed_limit=0)
+)
+"""Every audit a full snapshot (the cheap tier off): the full audit's own tests."""
 
 
 def told(sandbox: Sandbox, listing: SandboxListing, kind: str = "new") -> FeedListingEvent:
@@ -235,7 +239,7 @@ async def test_the_audit_counts_a_listing_the_feed_never_told_and_falls_back(
 ) -> None:
     sandbox = quiet_sandbox(clock)
     item = pick_item(sandbox)
-    async with rig(clock, sandbox, rules_text(item.name), settings=SETTINGS) as r:
+    async with rig(clock, sandbox, rules_text(item.name), settings=FULL_ONLY) as r:
         engine = feed_on(r)
         await engine.start()
         await heal(r)
@@ -254,7 +258,7 @@ async def test_the_audit_counts_a_listing_the_feed_never_told_and_falls_back(
     assert view.feed is not None
     assert view.feed.missed == 1
     assert view.feed.state == "distrusted"  # over the limit (0): snapshot polling again
-    assert engine.next_due("snapshot") <= clock.now() + SETTINGS.snapshot_every
+    assert engine.next_due("snapshot") <= clock.now() + FULL_ONLY.snapshot_every
     assert "snipe_feed_missed_total 1.0" in text
     assert "snipe_feed_connected 1.0" in text
     assert "snipe_feed_gaps_healed_total 1.0" in text
@@ -265,7 +269,7 @@ async def test_a_listing_of_just_before_the_connection_is_not_counted_as_missed(
 ) -> None:
     sandbox = quiet_sandbox(clock)
     item = pick_item(sandbox)
-    async with rig(clock, sandbox, rules_text(item.name), settings=SETTINGS) as r:
+    async with rig(clock, sandbox, rules_text(item.name), settings=FULL_ONLY) as r:
         engine = feed_on(r)
         await engine.start()
         clock.advance(10.0 - clock.now() % 10.0 + 1.0)  # just after a rebuild

@@ -1,4 +1,5 @@
-"""The feed's settings (``account.feed``, ``feed_url``, ``audit_every``), the session that
+"""The feed's settings (``account.feed``, ``feed_url``, ``audit_every``,
+``full_audit_every``), the session that
 builds its client, and where its state is shown (status file, ``snipe status``,
 ``/healthz``): table-driven where pure."""
 
@@ -36,25 +37,36 @@ rules:
 
 
 @pytest.mark.parametrize(
-    ("account", "feed", "url", "audit"),
+    ("account", "feed", "url", "audit", "full"),
     [
-        ("", "auto", "https://api.market.example", 300),
-        ("  feed: off\n", "off", "https://api.market.example", 300),
+        ("", "auto", "https://api.market.example", 300, 3600),
+        ("  feed: off\n", "off", "https://api.market.example", 300, 3600),
         (
             '  feed: on\n  feed_url: "wss://market.example/"\n  audit_every: 2m\n',
             "on",
             "wss://market.example",
             120,
+            3600,
         ),
+        (
+            "  audit_every: 10m\n  full_audit_every: 2h\n",
+            "auto",
+            "https://api.market.example",
+            600,
+            7200,
+        ),
+        # equal: every audit is a full snapshot (the cheap tier off)
+        ("  full_audit_every: 5m\n", "auto", "https://api.market.example", 300, 300),
     ],
 )
 def test_the_feed_settings_and_their_defaults(
-    account: str, feed: str, url: str, audit: int
+    account: str, feed: str, url: str, audit: int, full: int
 ) -> None:
     ruleset = load_rules_text(_rules(account), host=make_plugin_host(load_entry_points=False))
     assert ruleset.account.feed == feed
     assert ruleset.account.feed_address() == url
     assert ruleset.account.audit_every == audit
+    assert ruleset.account.full_audit_every == full
 
 
 @pytest.mark.parametrize(
@@ -65,6 +77,10 @@ def test_the_feed_settings_and_their_defaults(
         ('  feed_url: "ftp://market.example"\n', "account.feed_url"),
         ('  feed_url: "https://market.example/?key=secret"\n', "account.feed_url"),
         ("  audit_every: 1s\n", "account.audit_every"),
+        ("  full_audit_every: 2m\n", "account.full_audit_every"),  # below audit_every (5m)
+        ("  audit_every: 30m\n  full_audit_every: 20m\n", "account.full_audit_every"),
+        ("  full_audit_every: 30d\n", "account.full_audit_every"),
+        ("  full_audit_every: soon\n", "account.full_audit_every"),
     ],
 )
 def test_bad_feed_settings_are_refused_naming_the_field(account: str, field: str) -> None:
@@ -145,6 +161,12 @@ FEED = {
     [
         (FEED, "feed        trusted | 431.2 events/s | last event 0s ago | 2 reconnect(s)"),
         (FEED, "3 gap(s) healed | 1 missed by the audit | 3.1 GB/day"),
+        (
+            {**FEED, "missed": 3, "missed_full": 1, "missed_cheap": 2, "audits_full": 4}
+            | {"audits_cheap": 40, "suspects": 5},
+            "3 missed by the audit (full 1, cheap 2; 4 full and 40 cheap audits, 5 suspect(s) "
+            "searched) | 3.1 GB/day",
+        ),
         ({"state": "down"}, "feed        down | no rate yet | no event yet"),
         ({"state": "down", "events_per_second": "x"}, "down | no rate yet"),
     ],
