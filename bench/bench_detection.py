@@ -229,6 +229,10 @@ rules:
 """
 
 
+def head_bytes(request: httpx.Request) -> int:
+    return len(str(request.url)) + sum(len(k) + len(v) + 4 for k, v in request.headers.raw)
+
+
 class Meter(httpx.AsyncBaseTransport):
     """The sandbox's transport, measuring: the sandbox's own CPU time (not the engine's
     work), raw bytes per endpoint, and when each purchase request arrives."""
@@ -246,6 +250,7 @@ class Meter(httpx.AsyncBaseTransport):
         self.sources: dict[str, str] = {}
         self.price_rows = 0  # rows of every GET /v1/prices answer (the cheap audit)
         self.price_gzip = 0
+        self.search_gzip = 0  # search answers' bodies gzip'd here, for a gzip'ing service
         self.price_encodings: Counter[str] = Counter()
 
     def now(self) -> float:
@@ -272,8 +277,10 @@ class Meter(httpx.AsyncBaseTransport):
             self.price_rows += len(json.loads(response.content).get("items") or ())
             self.price_encodings[response.headers.get("content-encoding", "identity")] += 1
             self.price_gzip += len(gzip.compress(response.content, 6))
+        if kind == "search":
+            self.search_gzip += head_bytes(request) + len(gzip.compress(response.content, 6))
         self.calls[kind] += 1
-        head = len(str(request.url)) + sum(len(k) + len(v) + 4 for k, v in request.headers.raw)
+        head = head_bytes(request)
         self.bytes[kind] += head + len(body) + response.num_bytes_downloaded
         return response
 
@@ -342,6 +349,7 @@ class RunResult:
     price_bytes: int = 0
     price_rows: int = 0
     price_gzip: int = 0  # the same answers' bodies gzip'd here (level 6), for a gzip'ing service
+    search_gzip: int = 0  # the search answers likewise (request line and headers included)
     price_encodings: Counter[str] = field(default_factory=Counter)
     audits_cheap: int = 0
     audits_full: int = 0
@@ -789,6 +797,7 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
     result.price_bytes = meter.bytes["prices"]
     result.price_rows = meter.price_rows
     result.price_gzip = meter.price_gzip
+    result.search_gzip = meter.search_gzip
     result.price_encodings = meter.price_encodings
     queue = engine.feedwatch.confirm
     result.confirm.update(queue.skipped)
@@ -935,6 +944,20 @@ def _report_bytes(snap: RunResult, feed: RunResult) -> None:
             f"{AUDIT_EVERY / 60:.0f} min instead: {_gb(DAY / AUDIT_EVERY * csgo)}); ratio to the "
             f"snapshot way every 10 s ({_gb(SNAPSHOT_WAY_LIVE)}): {SNAPSHOT_WAY_LIVE / total:.0f}x"
             " less"
+        )
+    # The client subscribes to csgo alone: its share of the feed's events, split by game
+    # like the snapshot (the estimate `snipe check` uses), and the JSON answers as a
+    # service that honours httpx's Accept-Encoding: gzip would send them.
+    share = csgo / sum(GAME_SNAPSHOT_BYTES.values())
+    search_gzip = feed.search_gzip / days
+    likely = deflated * share + live_full + live_prices_gzip + live_other
+    for label, searches in (("no confirming rule", 0.0), ("with the sticker rule", search_gzip)):
+        total = likely + searches
+        verdict = "meets" if total <= TARGET_BYTES else "MISSES"
+        print(
+            f"  total, csgo's share of the frames ({share:.0%}) deflated and the JSON answers "
+            f"gzip'd, {label}: {_gb(total)}/day (searches {_gb(searches)}); target <= "
+            f"{_gb(TARGET_BYTES)}: {verdict}"
         )
     print(
         f"  feed frames measured on a socket ({feed.sampled_frames:,} of this run's frames, "
