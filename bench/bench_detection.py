@@ -149,7 +149,7 @@ from engine import VirtualClock
 from engine._errors import APIError
 from engine._limiter import DEFAULT_LIMITS, RateLimiter
 from engine._plugins import make_plugin_host
-from engine.client import FeedClient, FeedConnected, FeedEvent, MarketClient, TradeLink, _eio
+from engine.client import FeedClient, FeedConnected, MarketClient, TradeLink, _eio
 from engine.hookspecs import hookimpl
 from engine.ledger import MEMORY, Ledger
 from engine.models import Listing
@@ -715,7 +715,6 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
     engine, clock, meter, market = s.engine, s.clock, s.meter, s.sandbox.market
     feed = FeedClient("http://sandbox", games=["csgo"], clock=clock)
     engine.feedwatch.client = feed  # the connection itself is played here, below
-    send, receive = anyio.create_memory_object_stream[FeedEvent](math.inf)
     wire = Wire(delay[0], delay[1], random.Random(f"wire:{seed}"))
     waits: list[float] = []
     arrive: dict[str, float] = {}  # a qualifying listing's new event: when it arrives
@@ -754,9 +753,10 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
                     _, _, frame = heapq.heappop(wire.queue)
                     waits.append(at - delivered)
                     meter.source = "feed"
-                    await feed._event(_eio.parse(frame), at, 1, send)  # the client's decoding
-                    with contextlib.suppress(anyio.WouldBlock):
-                        await engine.on_feed_event(receive.receive_nowait())
+                    parts = _eio.event_parts(frame)  # the client's decoding, its hot path
+                    event = feed._event(*parts, at, 1) if parts is not None else None
+                    if event is not None:
+                        await engine.on_feed_event(event)
                 else:
                     meter.source = "search"
                     for kind in ("snapshot", "search"):
