@@ -55,21 +55,7 @@ cheapest of their name, removed first). Latency is from the listing's ``listed_a
 our first purchase request for it; a qualifying listing never asked for (taken by
 another buyer first, or unseen at the end) is missed.
 
-Bytes: every request and answer through the sandbox's transport (raw bytes, gzip as
-served) and every feed frame, per market day; and extrapolated with the live market's
-sizes: the csgo snapshot ~45 MB of gzip (the figure ``snipe check`` uses,
-``engine.sniper._bandwidth``), ~430 feed events a second of the measured mean frame size
-(every game's events counted as csgo's: an upper bound), the searches as measured. A
-frame's size is measured on a socket (:func:`measure_frames`): the run's first 20,000
-frames, in order, sent by a Starlette websocket on hypercorn (the sandbox's stack) on
-127.0.0.1 to snipe's feed client, whose network stream counts the bytes it reads; once
-with permessage-deflate negotiated (``account.feed_compression: auto``, the default: the
-figure used) and once plain (``off``: the same-run baseline). The audit's two tiers are
-extrapolated too: the csgo snapshot for each full audit (every hour) and two a
-reconnection (the heal and the poll after it; 4 reconnections a day assumed), one
-``GET /v1/prices?game=csgo`` an audit slot at the bytes a row measured on the sandbox
-times an assumed 30,000 csgo rows (the sandbox serves it without gzip although httpx asks
-for gzip; the gzip'd figure is printed beside).
+Bytes: see ``bench/detection_bytes.py`` (what is counted, measured and assumed).
 
 The snapshot is built at each 10 s boundary and downloadable 1 s later, as the service
 publishes it, in both ways.
@@ -77,52 +63,36 @@ publishes it, in both ways.
     .venv/bin/python bench/bench_detection.py [--hours 0.05] [--seed 7] [--wire-delay 0.05 0.3]
         [--naive]  (also issue 5's baseline: a poller searching the names round-robin)
 
-Last measured (2026-11-24, ``--hours 0.05`` (the default): 0.05 h of arrivals + 180 s,
-~120 planted listings, seed 7, wire delay 50-300 ms; 2-core machine under load, 65 s of
-CPU, 2 min 41 s):
+Last measured (2026-11-25 00:00 UTC, main after the feed's batched reading, inflate,
+confirm-by-item-id and two-tier audit merged; ``--hours 0.05`` (the default): 0.05 h of
+arrivals + 180 s, ~120 planted listings, seed 7, wire delay 50-300 ms; 2-core machine,
+quiet):
 
-- no confirming search (rule ``deals``): feed median 0.187 s, p95 0.298 s (58 of 58
+- no confirming search (rule ``deals``): feed median 0.185 s, p95 0.294 s (58 of 58
   qualifying requested): target (<= 0.25 s / <= 1 s) met; the snapshot way on the same
   market: median 20.2 s, p95 57.3 s (58 of 58; its search budget is saturated by the
-  names the churn flags); ratio snapshot/feed 108x (median), 192x (p95).
-- confirmed by a search (rule ``stickered``): feed median 1.57 s, p95 3.70 s (55 of
-  56); the snapshot way median 23.3 s, p95 55.0 s (55 of 56); ratio 14.8x (median),
-  14.9x (p95). (Before the confirming path was rebuilt, on the default market without
-  planting, 0.2 h: feed median 25.0 s, p95 49.7 s, slower than the snapshot way's
-  6.9 s: every feed event of a watched stickered name flagged it, and the priority lane
-  spent the window's 20 searches in bursts of a name or two each, so a flag waited most
-  of a minute; see ``engine/sniper/_confirm.py`` and ``SearchPacer.priority_at``.) The
-  feed's 118 confirming searches (of 120) carried 31,995 feed listings of the 40
-  stickered names that passed what the feed tells (price, trade lock); their answers
-  showed 20,437; 4,995 were beyond the 50 cheapest of their name, 232 gone, 2,176
+  names the churn flags); ratio snapshot/feed 109x (median), 195x (p95).
+- confirmed by a search (rule ``stickered``): feed median 1.66 s, p95 3.76 s (55 of 56);
+  the snapshot way median 23.3 s, p95 55.0 s; ratio 14.1x (median), 14.6x (p95). (Before
+  the confirming path was rebuilt, 0.2 h without planting: feed median 25.0 s, p95
+  49.7 s, slower than the snapshot way: every feed event of a stickered name flagged it
+  and the priority lane spent the window's 20 searches in bursts; see
+  ``engine/sniper/_confirm.py`` and ``SearchPacer.priority_at``.) 119 confirming searches
+  carried 32,018 feed listings that passed what the feed tells (price, trade lock); their
+  answers showed 20,348; 5,056 were beyond the 50 cheapest of their name, 203 gone, 2,207
   removed first (the churn's short-lived listings, mostly).
-- the engine under the feed: 150,955 events handled (419/s, bursts of 2,800/s), busy
-  7.9% of the time; an event waited for the engine p50 0 ms, p99 74 ms, max 312 ms;
+- the engine under the feed: 150,957 events handled (419/s, bursts of 2,800/s), busy
+  7.4% of the time; an event waited for the engine p50 0 ms, p99 110 ms, max 479 ms;
   the audit found 0 missed listings.
-- bytes per day (this run): sandbox, snapshot way 5.01 GB, feed way 25.48 GB (frames
-  9.56, searches 15.84: the confirming searches, 40 names every 3 s, snapshots 0.02);
-  extrapolated to the live csgo market 38.7 GB/day, target <= 5 GB: MISSED (frames
-  9.80 GB, 1.80 GB with permessage-deflate; audit snapshots 12.96 GB; searches 15.90 GB).
-- frames with permessage-deflate, measured on a socket (2026-11-24, ``--hours 0.02``, seed
-  7: the first 20,000 frames): 46.5 B a frame against 262.6 B plain, 5.6x less: the frames
-  are 1.73 GB/day at 430 events/s instead of 9.76 GB (the zlib estimate this replaces said
-  49 B). CPU of both ends in this process (hypercorn and wsproto compressing, the client
-  inflating and decoding): 306 us a frame against 259 us plain. With them the run's total
-  is 28.9 GB/day: the audit snapshots (13.0 GB) and the searches (14.2 GB in that short,
-  CPU-timed run) are what is left above the target.
-
-Since the audit has two tiers (run of 2026-11-24 23:38, same seed and options; the engine's
-latency figures of that run: feed median 0.192 s, p95 0.290 s on a machine at load ~8):
-4 ``GET /v1/prices?game=csgo`` answers on the sandbox, 723 rows each, 197 B a row as sent
-(the sandbox does not gzip it: ``content-encoding`` identity although httpx asks for gzip;
-24 B a row gzip'd here), no suspect, 0 missed. Extrapolated: frames 9.82 GB as sent, 1.80
-GB deflated; full snapshots 1.44 GB (32 x 45 MB: 24 hourly audits, 2 x 4 reconnections
-assumed); cheap audits 1.75 GB (296 x 30,000 rows assumed x 197 B; 0.21 GB gzip'd);
-searches 10.93 GB (the stickered rule's confirming searches fill the 20/min budget; none
-in the background while the feed is trusted). Total 23.97 GB/day as sent, 15.95 GB
-deflated: target MISSED because of the searches; without them 13.04 GB as sent and 5.01
-GB deflated (3.47 GB with ``/v1/prices`` gzip'd). The audits: 3.19 GB/day against 12.96
-GB for a full snapshot every 5 minutes.
+- bytes per day, extrapolated to the live csgo market: frames 9.73 GB as sent (262 B a
+  frame), 1.72 GB with permessage-deflate (46 B, measured on a socket); full snapshots
+  1.44 GB; cheap audits 1.75 GB (0.21 GB gzip'd); searches 15.77 GB as the sandbox sends
+  them (40 stickered names every 3 s fill the search budget). Totals: 28.76 GB/day as
+  sent, 20.75 GB deflated (4.98 GB without the searches); csgo's share of the frames
+  (69%) deflated and the JSON answers gzip'd (a service honouring httpx's
+  ``Accept-Encoding``; the sandbox does not compress JSON): 2.91 GB/day with no
+  confirming rule, 4.12 GB/day with the sticker rule's searches: target (<= 5 GB) met
+  only with the JSON gzip'd; 14x-19x less than the snapshot every 10 s (388.8 GB).
 """
 
 from __future__ import annotations
@@ -135,15 +105,21 @@ import itertools
 import json
 import math
 import random
-import socket
 import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 import anyio
 import httpx
+from detection_bytes import (
+    AUDIT_EVERY,
+    DAY,
+    FULL_AUDIT_EVERY,
+    SAMPLE_FRAMES,
+    measure_frames,
+    report_bytes,
+)
 
 from engine import VirtualClock
 from engine._errors import APIError
@@ -157,37 +133,23 @@ from engine.rules import Decision, EvalContext, RuleSet, evaluate, load_rules_te
 from engine.sandbox import Listing as SandboxListing
 from engine.sandbox import MarketConfig, Sandbox, SandboxConfig
 from engine.sandbox._catalogue import sticker_kinds
-from engine.sandbox._feed import FeedConfig, change_frame, event_frame, open_packet
+from engine.sandbox._feed import change_frame
 from engine.sandbox._market import PlacedSticker
 from engine.sandbox._routes_market import search_entry
 from engine.sandbox._snapshot import Snapshot
 from engine.sniper import Engine, EngineMode, EngineSettings, FeedSettings
-from engine.sniper._bandwidth import GAME_SNAPSHOT_BYTES
 
 TRADE_LINK = "https://steamcommunity.com/tradeoffer/new/?partner=123456789&token=AbCdEfGh"
 WATCHED = 1_000
 STICKERED = 40
 SNAPSHOT_EVERY = 10.0
-AUDIT_EVERY = 300.0
-FULL_AUDIT_EVERY = 3600.0  # account.full_audit_every's default
-LIVE_CSGO_PRICE_ROWS = 30_000
-"""ASSUMPTION: rows of GET /v1/prices?game=csgo on the live market (distinct names with
-listings, a Doppler phase a row of its own). Not measured: the snapshot's ~1.3 million
-listings over every game (wire-notes.md) hold some tens of thousands of names."""
-RECONNECTS_PER_DAY = 4.0
-"""ASSUMPTION: feed reconnections a day (one every 6 hours); each is healed by a full
-snapshot, and the poll after it is full too (the base of the full audit to come)."""
 TAIL = 180.0  # the run goes on this long after the last counted arrival
 CHURN = {"churn_per_second": 430.0, "burst_every": 120.0, "burst_seconds": 3.0}
 PLANT_EVERY = 1.5
 """Mean seconds between two planted listings (see :class:`Planter`), of each rule in
 turn; the gaps are drawn (exponential), so plantings never fall in step with the searches
 (every 3 s when the priority lane is busy), which would show them at once."""
-LIVE_EVENTS_PER_SECOND = 430.0
-SAMPLE_FRAMES = 20_000  # the first frames, replayed over a real socket to measure them
-DAY = 86_400.0
-TARGET_MEDIAN, TARGET_P95, TARGET_BYTES = 0.25, 1.0, 5e9
-SNAPSHOT_WAY_LIVE = 388.8e9  # `snipe check`'s figure for csgo every 10 s
+TARGET_MEDIAN, TARGET_P95 = 0.25, 1.0
 
 
 def watch_list(sandbox: Sandbox) -> list[str]:
@@ -651,61 +613,6 @@ class Wire:
         return self.queue[0][0] if self.queue else math.inf
 
 
-async def measure_frames(frames: list[str]) -> dict[str, tuple[float, float]]:
-    """Bytes a frame takes on a real socket, and the CPU seconds of both ends per frame
-    (server and client share this process), per compression mode of the feed client:
-    ``frames`` sent in order by a Starlette websocket served by hypercorn (the sandbox's
-    stack: it accepts permessage-deflate when offered) on 127.0.0.1 to snipe's
-    :class:`FeedClient`, whose network stream counts what it reads
-    (``wire_bytes_received``: frame headers and payloads, compressed or not; the open,
-    namespace and ``subscribed`` packets, ~150 B in all, are counted too)."""
-    from hypercorn.asyncio import serve
-    from hypercorn.config import Config
-    from starlette.applications import Starlette
-    from starlette.routing import WebSocketRoute
-    from starlette.websockets import WebSocket
-
-    async def replay(ws: WebSocket) -> None:
-        await ws.accept()
-        await ws.send_text(open_packet("bench", FeedConfig(ping_interval=600, ping_timeout=600)))
-        await ws.receive_text()  # 40
-        await ws.send_text('40{"sid":"bench"}')
-        await ws.receive_text()  # the subscription
-        await ws.send_text(event_frame("subscribed", {"name": "csgo"}))
-        for frame in frames:
-            await ws.send_text(frame)
-        await ws.receive()  # until the client leaves
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(8)
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    config = Config()
-    config.bind = [f"fd://{sock.detach()}"]
-    config.accesslog = config.errorlog = None
-    app: Any = Starlette(routes=[WebSocketRoute("/socket.io/", replay)])
-    per_frame: dict[str, tuple[float, float]] = {}
-    stop = anyio.Event()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: serve(app, config, shutdown_trigger=stop.wait))
-        for mode in ("off", "auto"):
-            cpu = time.process_time()
-            async with FeedClient(url, games=["csgo"], compression=mode) as feed:
-                with anyio.fail_after(600):
-                    async for _ in feed:
-                        if feed.health().events_received >= len(frames):
-                            break
-                health = feed.health()
-                assert health.compressed is (mode == "auto"), health
-                count = max(1, len(frames))
-                per_frame[mode] = (
-                    health.wire_bytes_received / count,
-                    (time.process_time() - cpu) / count,
-                )
-        stop.set()
-    return per_frame
-
-
 async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunResult:
     feed_settings = FeedSettings(
         mode="on", audit_every=AUDIT_EVERY, full_audit_every=FULL_AUDIT_EVERY
@@ -814,10 +721,6 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
 # -- the report ----------------------------------------------------------------------------
 
 
-def _gb(count: float) -> str:
-    return f"{count / 1e9:.2f} GB"
-
-
 def report(snap: RunResult, feed: RunResult, delay: tuple[float, float]) -> None:
     print(
         f"market time: {feed.hours:g} h of arrivals (+{TAIL:.0f} s tail), {WATCHED} watched "
@@ -860,7 +763,7 @@ def report(snap: RunResult, feed: RunResult, delay: tuple[float, float]) -> None
         f"{sum(len(v) for v in feed.latencies.values()) - feed.by_search}, after a search "
         f"{feed.by_search}; audit: {feed.audit_missed} listings the feed missed"
     )
-    _report_bytes(snap, feed)
+    report_bytes(snap, feed, (feed.hours * 3600 + TAIL) / DAY)
 
 
 GROUPS = (("deals", "no confirming search"), ("stickered", "confirmed by a search"))
@@ -883,90 +786,6 @@ def _report_group(rule: str, group: str, snap: RunResult, feed: RunResult) -> No
         ok = "meets" if median <= TARGET_MEDIAN and p95 <= TARGET_P95 else "MISSES"
         line += f"; target <= {TARGET_MEDIAN} s / <= {TARGET_P95:g} s: {ok}"
     print(line)
-
-
-def _report_bytes(snap: RunResult, feed: RunResult) -> None:
-    days = (feed.hours * 3600 + TAIL) / DAY
-    print(
-        f"bytes on the wire per day, sandbox: snapshot way {_gb(snap.per_day())} "
-        f"({', '.join(f'{k} {_gb(v / days)}' for k, v in sorted(snap.bytes.items()))}); "
-        f"feed way {_gb(feed.per_day())} "
-        f"({', '.join(f'{k} {_gb(v / days)}' for k, v in sorted(feed.bytes.items()))})"
-    )
-    rows = max(1, feed.price_rows)
-    row, row_gzip = feed.price_bytes / rows, feed.price_gzip / rows
-    encodings = ", ".join(f"{k} x{n}" for k, n in sorted(feed.price_encodings.items())) or "none"
-    print(
-        f"audit tiers on the sandbox: {feed.price_calls} GET /v1/prices?game=csgo answers "
-        f"({feed.audits_cheap} judged as cheap audits; the others bases after a snapshot "
-        f"poll, or fetched too late in the run to be judged), "
-        f"{feed.price_rows / max(1, feed.price_calls):.0f} rows each, {row:.0f} B a row as "
-        f"sent (request included; content-encoding {encodings}: the sandbox does not gzip "
-        f"it although httpx asks for gzip; {row_gzip:.0f} B a row gzip'd here), "
-        f"{feed.suspects} suspect name(s) searched; {feed.snapshots} snapshot polls "
-        f"({feed.audits_full} full audits; the heal's and the one after it)"
-    )
-    csgo = GAME_SNAPSHOT_BYTES["csgo"]
-    frames = LIVE_EVENTS_PER_SECOND * feed.frame_bytes * DAY
-    deflated = LIVE_EVENTS_PER_SECOND * feed.deflated_bytes * DAY
-    full_polls = DAY / FULL_AUDIT_EVERY + 2 * RECONNECTS_PER_DAY
-    live_full = full_polls * csgo
-    # one per audit slot (a cheap audit, or the base after a full one), and the base
-    # after each of a reconnection's two full polls
-    answers = DAY / AUDIT_EVERY + 2 * RECONNECTS_PER_DAY
-    live_prices = answers * LIVE_CSGO_PRICE_ROWS * row
-    live_prices_gzip = answers * LIVE_CSGO_PRICE_ROWS * row_gzip
-    live_search = feed.bytes["search"] / days
-    live_other = feed.bytes["other"] / days
-    print(
-        f"extrapolated to the live market (csgo), per day: frames {_gb(frames)} as sent "
-        f"({LIVE_EVENTS_PER_SECOND:g} events/s x {feed.frame_bytes:.0f} B, measured) or "
-        f"{_gb(deflated)} with permessage-deflate ({feed.deflated_bytes:.0f} B a frame, "
-        f"measured on a socket); full snapshots {_gb(live_full)} ({full_polls:.0f} x "
-        f"{csgo / 1e6:.0f} MB: one audit every {FULL_AUDIT_EVERY / 60:.0f} min, 2 a "
-        f"reconnection x {RECONNECTS_PER_DAY:g} reconnections assumed); cheap audits "
-        f"{_gb(live_prices)} ({answers:.0f} x {LIVE_CSGO_PRICE_ROWS:,} rows assumed x "
-        f"{row:.0f} B; {_gb(live_prices_gzip)} if the service gzips them); searches "
-        f"{_gb(live_search)} (as measured: confirming and suspects' searches, none in the "
-        f"background while the feed is trusted); the rest {_gb(live_other)}"
-    )
-    for label, feed_bytes in (("as sent", frames), ("deflated", deflated)):
-        total = feed_bytes + live_full + live_prices + live_search + live_other
-        verdict = "meets" if total <= TARGET_BYTES else "MISSES"
-        rest = total - live_search
-        rest_gzip = rest - live_prices + live_prices_gzip
-        print(
-            f"  total, frames {label}: {_gb(total)}/day; target <= {_gb(TARGET_BYTES)}: "
-            f"{verdict}; without the searches {_gb(rest)} ({_gb(rest_gzip)} with "
-            f"/v1/prices gzip'd); of it the searches "
-            f"{_gb(live_search)}, the audits "
-            f"{_gb(live_full + live_prices)} (a full-snapshot audit every "
-            f"{AUDIT_EVERY / 60:.0f} min instead: {_gb(DAY / AUDIT_EVERY * csgo)}); ratio to the "
-            f"snapshot way every 10 s ({_gb(SNAPSHOT_WAY_LIVE)}): {SNAPSHOT_WAY_LIVE / total:.0f}x"
-            " less"
-        )
-    # The client subscribes to csgo alone: its share of the feed's events, split by game
-    # like the snapshot (the estimate `snipe check` uses), and the JSON answers as a
-    # service that honours httpx's Accept-Encoding: gzip would send them.
-    share = csgo / sum(GAME_SNAPSHOT_BYTES.values())
-    search_gzip = feed.search_gzip / days
-    likely = deflated * share + live_full + live_prices_gzip + live_other
-    for label, searches in (("no confirming rule", 0.0), ("with the sticker rule", search_gzip)):
-        total = likely + searches
-        verdict = "meets" if total <= TARGET_BYTES else "MISSES"
-        print(
-            f"  total, csgo's share of the frames ({share:.0%}) deflated and the JSON answers "
-            f"gzip'd, {label}: {_gb(total)}/day (searches {_gb(searches)}); target <= "
-            f"{_gb(TARGET_BYTES)}: {verdict}"
-        )
-    print(
-        f"  feed frames measured on a socket ({feed.sampled_frames:,} of this run's frames, "
-        f"snipe's client against hypercorn): {feed.deflated_bytes:.1f} B a frame with "
-        f"permessage-deflate, {feed.frame_bytes:.1f} B plain ({_gb(frames)}/day): "
-        f"{feed.frame_bytes / feed.deflated_bytes:.1f}x less; CPU of both ends (server, "
-        f"client's decoding) {feed.frame_cpu[1] * 1e6:.0f} us a frame against "
-        f"{feed.frame_cpu[0] * 1e6:.0f} us plain"
-    )
 
 
 async def amain(args: argparse.Namespace) -> None:
