@@ -20,17 +20,22 @@ lines give what a csgo-only client would likely see: csgo's share of the feed's 
 
 from __future__ import annotations
 
+import gzip
+import json
 import socket
 import time
+from collections import Counter
 from typing import Any
 
 import anyio
+import httpx
 
+from engine import VirtualClock
 from engine.client import FeedClient
 from engine.sandbox._feed import FeedConfig, event_frame, open_packet
 from engine.sniper._bandwidth import GAME_SNAPSHOT_BYTES
 
-__all__ = ["measure_frames", "report_bytes"]
+__all__ = ["Meter", "measure_frames", "report_bytes"]
 
 TARGET_BYTES = 5e9
 AUDIT_EVERY = 300.0
@@ -46,6 +51,62 @@ LIVE_EVENTS_PER_SECOND = 430.0
 SAMPLE_FRAMES = 20_000  # the first frames, replayed over a real socket to measure them
 DAY = 86_400.0
 SNAPSHOT_WAY_LIVE = 388.8e9  # `snipe check`'s figure for csgo every 10 s
+
+
+def head_bytes(request: httpx.Request) -> int:
+    return len(str(request.url)) + sum(len(k) + len(v) + 4 for k, v in request.headers.raw)
+
+
+class Meter(httpx.AsyncBaseTransport):
+    """The sandbox's transport, measuring: the sandbox's own CPU time (not the engine's
+    work), raw bytes per endpoint, and when each purchase request arrives."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, clock: VirtualClock) -> None:
+        self.inner = inner
+        self.clock = clock
+        self.server_cpu = 0.0
+        self.bytes: Counter[str] = Counter()
+        self.calls: Counter[str] = Counter()
+        self.pending: list[str] = []  # item ids the buyer let through, request not seen yet
+        self.requested: dict[str, float] = {}
+        self.began = (0.0, 0.0, 0.0)  # market time, CPU, server CPU of the handling under way
+        self.source = ""
+        self.sources: dict[str, str] = {}
+        self.price_rows = 0  # rows of every GET /v1/prices answer (the cheap audit)
+        self.price_gzip = 0
+        self.search_gzip = 0  # search answers' bodies gzip'd here, for a gzip'ing service
+        self.price_encodings: Counter[str] = Counter()
+
+    def now(self) -> float:
+        """Market time now: the handling's start plus the engine's CPU since."""
+        at, cpu, server = self.began
+        return at + max(0.0, time.process_time() - cpu - (self.server_cpu - server))
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path.startswith("/v1/buy") and self.pending:
+            at = self.now()
+            for item_id in self.pending:
+                self.requested.setdefault(item_id, at)
+                self.sources.setdefault(item_id, self.source)
+            self.pending.clear()
+        body = await request.aread()
+        began = time.process_time()
+        response = await self.inner.handle_async_request(request)
+        await response.aread()
+        self.server_cpu += time.process_time() - began
+        kind = "snapshot" if "snapshot" in path else "search" if "search" in path else "other"
+        if path == "/v1/prices" and request.url.params.get("game") == "csgo":
+            kind = "prices"  # the cheap audit's (the references step asks for every game)
+            self.price_rows += len(json.loads(response.content).get("items") or ())
+            self.price_encodings[response.headers.get("content-encoding", "identity")] += 1
+            self.price_gzip += len(gzip.compress(response.content, 6))
+        if kind == "search":
+            self.search_gzip += head_bytes(request) + len(gzip.compress(response.content, 6))
+        self.calls[kind] += 1
+        head = head_bytes(request)
+        self.bytes[kind] += head + len(body) + response.num_bytes_downloaded
+        return response
 
 
 async def measure_frames(frames: list[str]) -> dict[str, tuple[float, float]]:
