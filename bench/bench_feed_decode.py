@@ -77,6 +77,17 @@ five stall figures are for the ways above, in order):
   per event and the reading loop. A pass of the cyclic GC over a large heap is a stall of
   its own (the bench freezes its setup heap, the sandbox, out of those passes).
 
+Figures on main after the feed's batched reading, the frame reader's inflate and the lazy
+skip reasons were merged (2026-11-25 00:00 UTC, quiet machine, 60,000 events, 50 B
+compressed): asyncio baseline 218,275/s; framing + decoding 69,806/s (ratio 0.32),
+compressed 65,137/s (0.30), httpx-ws's own session 6,923/s; full path with 50 rules
+21,596/s (46.3 us an event, ratio 0.10): meets; longest stall 53.8 ms: MISSES (the other
+ways 1.8-8.4 ms). trio: baseline 197,796/s; 71,367 / 66,398 / 5,810; full path 20,293/s:
+meets; longest stall 48.5 ms: meets, narrowly. The full path's stalls are the cyclic GC's
+full passes (gc callbacks in a probe of the same run: 25-58 ms each, 3 a run, over ~45-60k
+tracked objects: the feed's models, the audit book's and the confirm queue's entries),
+not the engine's turns.
+
 Run: ``.venv/bin/python bench/bench_feed_decode.py [--events N] [--backend trio]``
 """
 
