@@ -63,7 +63,18 @@ from typing import Any
 
 from engine._plugins import make_plugin_host
 from engine.models import Listing
-from engine.rules import EvalContext, RuleSet, doppler_phases, evaluate, load_rules_text, scan
+from engine.rules import (
+    EvalContext,
+    RuleSet,
+    Scan,
+    doppler_phases,
+    evaluate,
+    load_rules_text,
+    rejection_reasons,
+    scan,
+)
+from engine.sniper import EngineStatus
+from engine.sniper._status import reason_kind
 
 NOW = 1_767_225_600
 DAY = 86_400
@@ -266,6 +277,52 @@ def check_same_answers(ruleset: RuleSet, chain: Any, sample: Sequence[Listing]) 
     return len(ours)
 
 
+def count_by_text(scans: Sequence[Scan]) -> list[tuple[str, str, int]]:
+    """The skip counts as the engine made them before issue 20 point 3's kinds: the text
+    of every reason of every turned-down pair, grouped by the text with numbers blanked."""
+    by_rule: dict[tuple[str, str], int] = {}
+    examples: dict[tuple[str, str], str] = {}
+    for checked in scans:
+        context = checked.context
+        for rule, listing, view in checked.rejected():
+            for reason in rejection_reasons(rule, listing, view, context):
+                key = (rule.name, reason_kind(reason))
+                by_rule[key] = by_rule.get(key, 0) + 1
+                examples[key] = reason
+        for decision in checked.decisions:  # turned down while allocating
+            for reason in () if decision.accepted else decision.reasons:
+                key = (decision.rule, reason_kind(reason))
+                by_rule[key] = by_rule.get(key, 0) + 1
+                examples[key] = reason
+    return [(rule, examples[rule, kind], n) for (rule, kind), n in by_rule.items()]
+
+
+def count_by_kind(scans: Sequence[Scan]) -> list[tuple[str, str, int]]:
+    """The engine's skip counts (``EngineStatus``): by kind, text only for an example."""
+    status = EngineStatus()
+    for checked in scans:
+        status.skipped_scan(checked)
+    examples = status.skip_examples
+    return [(rule, examples[rule, kind], n) for (rule, kind), n in status.skip_by_rule.items()]
+
+
+def skip_count_figures(ruleset: RuleSet, pool: Sequence[Listing], repeats: int) -> None:
+    """Counting the skip reasons of the watched pool (each batch turned down entirely
+    counted as the engine does) by text and by kind, same run, same answers."""
+    ctx = EvalContext(now=NOW)
+    scans = [scan(ruleset, c, ctx) for c in batches(pool)]
+    text, kind = count_by_text(scans), count_by_kind(scans)
+    assert text == kind, "the counts by kind differ from the counts by text"
+    by_text = best_of(repeats, lambda: count_by_text(scans))
+    by_kind = best_of(repeats, lambda: count_by_kind(scans))
+    reasons = sum(n for _, _, n in text)
+    print(
+        f"  skip counts of {len(pool):,} watched listings ({reasons:,} reasons, {len(text)} "
+        f"kinds, identical): by text {by_text:.3f} s, by kind {by_kind:.3f} s, "
+        f"text/kind {by_text / by_kind:.2f}x"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--listings", type=int, default=1_000_000)
@@ -328,6 +385,7 @@ def main() -> None:
             f"           ({decisions:,} decisions per run by evaluate, {built:,} by scan; "
             f"{hits} accepted pairs agree with the chain on {pool_size:,} listings)"
         )
+    skip_count_figures(ruleset, markets["watched"], args.repeats)
 
 
 if __name__ == "__main__":

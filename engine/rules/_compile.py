@@ -120,10 +120,10 @@ class CompiledRule:
     same predicates, so a count by kind cannot disagree with the reasons."""
     sites: tuple[tuple[Predicate, str, str], ...] = field(default=(), repr=False)
     """The predicates ``check`` runs, in order: (predicate, key, plugin)."""
-    site_kinds: tuple[tuple[str, str] | None, ...] = field(default=(), repr=False)
+    site_kinds: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     """Per predicate of ``sites``: (rule name, the kind of every reason it gives, i.e. the
-    reason with its numbers blanked as ``engine.sniper``'s ``reason_kind`` does), or
-    ``None`` when its reasons differ in kind (their text is made to count them)."""
+    reason with its numbers blanked as ``engine.sniper``'s ``reason_kind`` does); the kind
+    is ``""`` when its reasons differ in kind (their text is made to count them)."""
 
     def site_reason(self, site: int, listing: Listing, view: NameView, ctx: EvalContext) -> str:
         """The reason predicate number ``site`` of ``sites`` gives ``listing`` (which
@@ -400,9 +400,9 @@ _ONE_KIND: dict[tuple[str, str], tuple[str, str]] = {
 _NO_SITE_REASON = "a criterion rejected the listing without a reason"
 
 
-def _site_kind(rule: str, key: str, plugin: str) -> tuple[str, str] | None:
+def _site_kind(rule: str, key: str, plugin: str) -> tuple[str, str]:
     coded = _ONE_KIND.get((key, plugin))
-    return None if coded is None else (rule, coded[1])
+    return (rule, "" if coded is None else coded[1])
 
 
 def _kinds(predicates: tuple[tuple[Predicate, str, str], ...], max_price: Money) -> Kinds:

@@ -6,7 +6,7 @@ import enum
 import logging
 import re
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -270,18 +270,42 @@ class EngineStatus:
         self._skips_pending_listings = 0
         by_rule: dict[tuple[str, str], int] = {}
         examples: dict[tuple[str, str], str | _Example] = {}
-        kinds, kind_of = _KINDS, reason_kind
-        # (rule name, rule, listing, view, context, what its checks found) of every pair
-        for name, rule, listing, view, context, found in _turned_down(pending):
-            for reason in found:
-                if isinstance(reason, str):
-                    key = (name, kinds.get(reason) or kind_of(reason))
-                    examples[key] = reason
-                else:  # a reason of one kind (engine.rules.rejection_kinds): no text
-                    rule = cast(CompiledRule, rule)
-                    key = cast(tuple[str, str], rule.site_kinds[reason])
-                    examples[key] = (rule, reason, listing, view, context)
-                by_rule[key] = by_rule.get(key, 0) + 1
+        kinds, kind_of, found_in = _KINDS, reason_kind, rejection_kinds
+        for batch in pending:
+            if isinstance(batch, Scan):  # the pairs its rules' checks turned down first
+                context = batch.context
+                for rule, listing, view in batch.rejected():
+                    for reason in found_in(rule, listing, view, context):
+                        if isinstance(reason, str):
+                            key = (rule.name, kinds.get(reason) or kind_of(reason))
+                            examples[key] = reason
+                        else:  # of one kind (engine.rules.rejection_kinds): no text
+                            key = rule.site_kinds[reason]
+                            examples[key] = (rule, reason, listing, view, context)
+                        by_rule[key] = by_rule.get(key, 0) + 1
+                decisions: Sequence[Decision] = batch.decisions
+            else:
+                decisions = batch
+            for decision in decisions:
+                if decision[2]:  # accepted (a Decision is a tuple: no property call per pair)
+                    continue
+                found: Sequence[int | str] | None = decision[7]  # reasons made when allocating
+                if found is None:  # turned down by its rule's checks: made on demand
+                    rule, listing, view, context = (
+                        decision[8],
+                        decision[0],
+                        decision[9],
+                        decision[10],
+                    )
+                    found = found_in(rule, listing, view, context)
+                for reason in found:
+                    if isinstance(reason, str):
+                        key = (decision[1], kinds.get(reason) or kind_of(reason))
+                        examples[key] = reason
+                    else:
+                        key = rule.site_kinds[reason]
+                        examples[key] = (rule, reason, listing, view, context)
+                    by_rule[key] = by_rule.get(key, 0) + 1
         reasons, counted = self._skip_reasons, self._skip_by_rule
         for key, n in by_rule.items():
             reasons[key[1]] += n
@@ -289,33 +313,6 @@ class EngineStatus:
         if examples:
             self._skip_examples.update(examples)
             self._examples_unmade = True
-
-
-def _turned_down(
-    pending: Iterable[Scan | Sequence[Decision]],
-) -> Iterator[tuple[str, CompiledRule | None, Any, Any, Any, Sequence[int | str]]]:
-    """Every turned-down pair of ``pending``, in the order its decisions were made, with
-    what its rule's checks found (:func:`engine.rules.rejection_kinds`) or, for a pair
-    turned down while allocating, its reasons."""
-    for batch in pending:
-        if isinstance(batch, Scan):
-            context = batch.context
-            for rule, listing, view in batch.rejected():
-                found = rejection_kinds(rule, listing, view, context)
-                yield rule.name, rule, listing, view, context, found
-            decisions: Iterable[Decision] = batch.decisions
-        else:
-            decisions = batch
-        for decision in decisions:
-            if decision[2]:  # accepted (a Decision is a tuple: no property call per pair)
-                continue
-            stored = decision[7]
-            if stored is None:  # turned down by its rule's checks: reasons made on demand
-                rule, listing, view, context = decision[8], decision[0], decision[9], decision[10]
-                found = rejection_kinds(rule, listing, view, context)
-                yield decision[1], rule, listing, view, context, found
-            else:  # turned down while allocating: its reasons are text
-                yield decision[1], None, None, None, None, stored
 
 
 def _power_of_ten(n: int) -> bool:
