@@ -54,9 +54,9 @@ a criterion's reasons are still made as text to be counted. The last line printe
 the skip reasons of the watched pool both ways on the same scans (identical counts, order
 and examples): by text 0.080 s, by kind 0.070 s, 1.14x (the same run: scan 935,483/s,
 evaluate 547,502/s, 1.71x, 300k listings; an earlier run 1.63x, 0.210 s vs 0.129 s
-under heavier load). Only 21% of this bench's reasons are the core's (73% of them in the
-shipped rule sets' tables are criteria's: discount and stickers first), so most of the
-text is still made. A 15-minute backtest of bench_backtest's 100k market
+under heavier load). Only 21% of this bench's reasons are the core's (79% of the reasons
+in the shipped rule sets' test tables are criteria's, discount and stickers first), so
+most of the text is still made. A 15-minute backtest of bench_backtest's 100k market
 (rules.example.yaml, where 9% of the reasons are the core's), the code before (main via
 PYTHONPATH) and after alternated three times: 7.9/7.3/7.7 s CPU before, 7.3/7.6/8.4 s
 after: no difference above the noise; under cProfile the skip counting is a third of the

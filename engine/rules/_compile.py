@@ -61,6 +61,10 @@ Passes = Callable[[Listing, NameView, EvalContext], bool]
 
 _VIEW_CACHE_LIMIT = 500_000
 
+NO_REASON = "a criterion rejected the listing without a reason"
+"""The reason of a pair the rule's checks turned down while none of its predicates said
+why (a fast test that disagrees with its predicate, or raised)."""
+
 TRADE_LOCKED = (
     "trade-locked listing, and the rule has no criterion that accepts one, such as "
     "`hold:` (it buys tradable items only)"
@@ -133,7 +137,7 @@ class CompiledRule:
             reason = predicate(listing, view, ctx)
         except Exception as exc:
             return _raised(key, plugin, exc)
-        return reason if reason is not None else _NO_SITE_REASON
+        return reason if reason is not None else NO_REASON
 
     def accepted_summaries(
         self, listing: Listing, view: NameView, ctx: EvalContext
@@ -397,7 +401,6 @@ _ONE_KIND: dict[tuple[str, str], tuple[str, str]] = {
     ("max_price", "core"): ("listing.price <= max_price", "price # above max_price #"),
     ("trade lock", "core"): ("listing.unlock_at is None", TRADE_LOCKED),
 }
-_NO_SITE_REASON = "a criterion rejected the listing without a reason"
 
 
 def _site_kind(rule: str, key: str, plugin: str) -> tuple[str, str]:

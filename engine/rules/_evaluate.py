@@ -26,7 +26,7 @@ from typing import Any, cast
 
 from .._money import Money, format_usd
 from ..models import Listing
-from ._compile import CompiledRule, RuleSet
+from ._compile import NO_REASON, CompiledRule, RuleSet
 from ._contract import EvalContext, NameView, RuleSpend
 
 __all__ = [
@@ -40,10 +40,6 @@ __all__ = [
     "scan",
     "summarize_rejections",
 ]
-
-NO_REASON = "a criterion rejected the listing without a reason"
-"""The reason of a pair the rule's checks turned down while none of its predicates said
-why (a fast test that disagrees with its predicate, or raised)."""
 
 
 def rejection_reasons(
