@@ -26,7 +26,7 @@ from typing import Any, cast
 
 from .._money import Money, format_usd
 from ..models import Listing
-from ._compile import CompiledRule, RuleSet
+from ._compile import NO_REASON, CompiledRule, RuleSet
 from ._contract import EvalContext, NameView, RuleSpend
 
 __all__ = [
@@ -35,14 +35,11 @@ __all__ = [
     "Scan",
     "evaluate",
     "explain",
+    "rejection_kinds",
     "rejection_reasons",
     "scan",
     "summarize_rejections",
 ]
-
-NO_REASON = "a criterion rejected the listing without a reason"
-"""The reason of a pair the rule's checks turned down while none of its predicates said
-why (a fast test that disagrees with its predicate, or raised)."""
 
 
 def rejection_reasons(
@@ -54,6 +51,19 @@ def rejection_reasons(
     that they cannot disagree; only called for a pair whose ``passes`` is false."""
     found = rule.check(listing, view, context)
     return tuple(found) if found else (NO_REASON,)
+
+
+def rejection_kinds(
+    rule: CompiledRule, listing: Listing, view: NameView, context: EvalContext
+) -> list[int | str] | Sequence[str]:
+    """:func:`rejection_reasons` for counting them by kind: per reason, in the same order,
+    either its text or, for a predicate whose reasons are all of one kind, its index in
+    ``rule.sites`` (kind: ``rule.site_kinds[i]``; text, made only when shown:
+    ``rule.site_reason(i, ...)``). From the same compiled predicates as ``check``."""
+    kinds = rule.kinds
+    if kinds is None:
+        return rejection_reasons(rule, listing, view, context)
+    return kinds(listing, view, context) or (NO_REASON,)
 
 
 class Decision(tuple[Any, ...]):

@@ -6,11 +6,11 @@ import enum
 import logging
 import re
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
-from ..rules import Scan, rejection_reasons
+from ..rules import CompiledRule, Scan, rejection_kinds
 
 if TYPE_CHECKING:
     from ..models import SetAside
@@ -24,6 +24,11 @@ __all__ = [
     "PurchaseRecord",
     "reason_kind",
 ]
+
+_Example = tuple["CompiledRule", int, Any, Any, Any]
+"""An example whose text is made when read: (rule, index of its predicate in
+``rule.sites``, listing, view, context)."""
+
 
 RECENT_PURCHASES = 100
 """How many of the latest purchase attempts :attr:`EngineStatus.purchases` keeps (the
@@ -97,7 +102,10 @@ class EngineStatus:
     consecutive_failures: int = 0
     outcomes: Counter[Outcome] = field(default_factory=Counter)
     _skip_reasons: Counter[str] = field(default_factory=Counter, repr=False)
-    _skip_examples: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+    # an example is its text, or (rule, site, listing, view, context) whose text is made
+    # when read (_Example): the latest pair of that kind, its reason from the same rule
+    _skip_examples: dict[tuple[str, str], str | _Example] = field(default_factory=dict, repr=False)
+    _examples_unmade: bool = field(default=False, repr=False)
     _skip_by_rule: Counter[tuple[str, str]] = field(default_factory=Counter, repr=False)
     _skips_pending: list[Scan | Sequence[Decision]] = field(default_factory=list, repr=False)
     """Batches whose skip reasons are not counted yet, oldest first (see
@@ -190,9 +198,13 @@ class EngineStatus:
     #
     # A turned-down (listing, rule) pair costs no text while deciding: a batch is held as
     # the rules' scan (or its decisions) and its reasons are worked out from the same
-    # compiled rules (engine.rules.rejection_reasons) when the counts are read, or when
+    # compiled rules (engine.rules.rejection_kinds) when the counts are read, or when
     # SKIPS_HELD listings are held. Same counts, same order, same examples as counting
     # each batch at once: the batches are counted in the order they were decided.
+    # Counting costs no text either for a predicate whose reasons are all of one kind
+    # (the core's max_price and trade lock): it is counted by its kind, known when the
+    # rule was compiled, and only the latest example of each kind is made into text,
+    # when the examples are read.
 
     @property
     def skip_reasons(self) -> Counter[str]:
@@ -207,7 +219,14 @@ class EngineStatus:
         """For each (rule, kind of reason), the latest full reason of that kind."""
         if self._skips_pending:
             self._count_skips()
-        return self._skip_examples
+        examples = self._skip_examples
+        if self._examples_unmade:
+            self._examples_unmade = False
+            for key, example in examples.items():
+                if type(example) is tuple:
+                    rule, site, listing, view, context = example
+                    examples[key] = rule.site_reason(site, listing, view, context)
+        return cast(dict[tuple[str, str], str], examples)
 
     @property
     def skip_by_rule(self) -> Counter[tuple[str, str]]:
@@ -250,33 +269,50 @@ class EngineStatus:
         pending, self._skips_pending = self._skips_pending, []
         self._skips_pending_listings = 0
         by_rule: dict[tuple[str, str], int] = {}
-        examples: dict[tuple[str, str], str] = {}
-        kinds, kind_of = _KINDS, reason_kind
+        examples: dict[tuple[str, str], str | _Example] = {}
+        kinds, kind_of, found_in = _KINDS, reason_kind, rejection_kinds
         for batch in pending:
-            if isinstance(batch, Scan):
+            if isinstance(batch, Scan):  # the pairs its rules' checks turned down first
                 context = batch.context
                 for rule, listing, view in batch.rejected():
-                    name = rule.name
-                    for reason in rejection_reasons(rule, listing, view, context):
-                        key = (name, kinds.get(reason) or kind_of(reason))
+                    for reason in found_in(rule, listing, view, context):
+                        if isinstance(reason, str):
+                            key = (rule.name, kinds.get(reason) or kind_of(reason))
+                            examples[key] = reason
+                        else:  # of one kind (engine.rules.rejection_kinds): no text
+                            key = rule.site_kinds[reason]
+                            examples[key] = (rule, reason, listing, view, context)
                         by_rule[key] = by_rule.get(key, 0) + 1
-                        examples[key] = reason
-                decisions: Iterable[Decision] = batch.decisions
+                decisions: Sequence[Decision] = batch.decisions
             else:
                 decisions = batch
             for decision in decisions:
                 if decision[2]:  # accepted (a Decision is a tuple: no property call per pair)
                     continue
-                rule_name = decision[1]
-                for reason in decision.reasons:
-                    key = (rule_name, kinds.get(reason) or kind_of(reason))
+                found: Sequence[int | str] | None = decision[7]  # reasons made when allocating
+                if found is None:  # turned down by its rule's checks: made on demand
+                    rule, listing, view, context = (
+                        decision[8],
+                        decision[0],
+                        decision[9],
+                        decision[10],
+                    )
+                    found = found_in(rule, listing, view, context)
+                for reason in found:
+                    if isinstance(reason, str):
+                        key = (decision[1], kinds.get(reason) or kind_of(reason))
+                        examples[key] = reason
+                    else:
+                        key = rule.site_kinds[reason]
+                        examples[key] = (rule, reason, listing, view, context)
                     by_rule[key] = by_rule.get(key, 0) + 1
-                    examples[key] = reason
         reasons, counted = self._skip_reasons, self._skip_by_rule
         for key, n in by_rule.items():
             reasons[key[1]] += n
             counted[key] += n
-        self._skip_examples.update(examples)
+        if examples:
+            self._skip_examples.update(examples)
+            self._examples_unmade = True
 
 
 def _power_of_ten(n: int) -> bool:
