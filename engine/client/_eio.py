@@ -140,10 +140,8 @@ _IGNORED: Final = {"3": EioIgnored("pong"), "5": EioIgnored("upgrade"), "6": Eio
 
 
 def parse(frame: str) -> Packet:
-    """The packet one websocket text message holds; :class:`Odd` when it cannot be read."""
-    parts = event_parts(frame)
-    if parts is not None:
-        return SioEvent(parts[0], parts[1])
+    """The packet one websocket text message holds; :class:`Odd` when it cannot be read.
+    (The feed client tries :func:`event_parts` first, for the compact events.)"""
     if not frame:
         return _odd("(frame)", "empty frame", frame)
     kind = frame[0]

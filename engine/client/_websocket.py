@@ -159,7 +159,6 @@ class FeedSession(AsyncWebSocketSession):
     ) -> None:
         super().__init__(stream, response=response, **options)
         deflate = negotiated(response)
-        self.deflate: bool = deflate is not None
         self.extension: wsproto.extensions.PerMessageDeflate | None = deflate
         """The permessage-deflate agreed (its parameters say how the server compresses)."""
         self.wire = WireMeter()
@@ -169,3 +168,8 @@ class FeedSession(AsyncWebSocketSession):
             self.connection = wsproto.connection.Connection(
                 wsproto.ConnectionType.CLIENT, extensions=[deflate]
             )
+
+    @property
+    def deflate(self) -> bool:
+        """Whether the session's frames are compressed (permessage-deflate agreed)."""
+        return self.extension is not None
