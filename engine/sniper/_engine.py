@@ -251,8 +251,8 @@ class Engine(SnapshotWatch, OperatorControls):
         """Set by :meth:`request_stop`; ``snipe run`` then stops as on SIGTERM."""
         self.stop_reason: str | None = None
         self.feedwatch = FeedWatch(self, settings.feed)
-        self._budget_cache: tuple[tuple[int, float], BudgetState] | None = None
         """The live listing feed (its client set by the session when enabled)."""
+        self._budget_cache: tuple[tuple[int, float], BudgetState] | None = None
 
     def _follow_rules(self, ruleset: RuleSet) -> None:
         """What the engine derives from its rules (at start, and when they are replaced)."""

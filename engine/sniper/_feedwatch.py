@@ -124,11 +124,11 @@ class FeedSettings:
     """Seconds either side of a ``/v1/prices`` request whose feed events may or may not be
     in its answer (the tolerance of the cheap tier)."""
     count_slack: int = 0
+    """Listings a name's ``count`` may differ by before it is a suspect, on top of one per
+    listing told within ``audit_skew`` of either answer."""
     audit_grace: float = 5.0
     """Seconds between a ``/v1/prices`` answer and its judgement: the events of changes
     it shows may still be on their way (the feed's own delay, the engine's queue)."""
-    """Listings a name's ``count`` may differ by before it is a suspect, on top of one per
-    listing told within ``audit_skew`` of either answer."""
     missed_limit: int = 3
     """Missed listings one audit may find (a full one in its diff; a cheap one in the
     searches of its suspects) before the feed is distrusted."""
@@ -203,10 +203,10 @@ class FeedWatch:
         self.settings = settings
         self.client: FeedClient | None = None
         self.replayed = False
-        self.observer: Callable[[FeedEvent], None] | None = None
-        """Sees every event before the engine acts on it (``snipe run --record``)."""
         """A backtest hands the engine a recording's feed events (no client): healing,
         auditing and fallback then apply as live."""
+        self.observer: Callable[[FeedEvent], None] | None = None
+        """Sees every event before the engine acts on it (``snipe run --record``)."""
         self.unavailable = False
         self.connected = False
         self.generation = 0
@@ -699,23 +699,19 @@ class FeedWatch:
         self.audits_cheap += 1
         self._missed_round = 0
         self._forget(now)
-        schedule = engine.schedule
         for suspect in judged:
             name = engine._searched_name(suspect.name)
             self._suspects[name] = (suspect, pending.game_of.get(suspect.name))
             self.suspects += 1
             ceiling = engine._ceiling(suspect.name) or 0
-            if name not in schedule.watched:
-                schedule.watch(schedule.watched | {name})
             promise = ceiling - suspect.low if suspect.low is not None else 0
-            schedule.flag(name, promise=max(0, promise), at=now)
+            self._flag(name, max(0, promise), now)
         if judged:
             log.warning(
                 "feed audit (GET /v1/prices): %d suspect name(s), searched: %s",
                 len(judged),
                 ", ".join(f"{s.name} ({s.why})" for s in judged[:5]),
             )
-            engine.wake()
         return judged
 
     def searched(self, items: Mapping[str, Iterable[Listing]], game: str | None) -> None:
