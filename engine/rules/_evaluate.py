@@ -184,14 +184,11 @@ def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext
     """
     decisions: list[Decision] = []
     passes: list[tuple[CompiledRule, Listing, NameView]] = []
-    index = ruleset._index
-    compute = ruleset._index_entry
+    index = ruleset._index  # a name not seen yet is worked out (its __missing__)
     reject = decisions.append
     accept = passes.append
     for listing in listings:
-        entry = index.get(listing.name)
-        if entry is None:
-            entry = compute(listing.name)
+        entry = index[listing.name]
         if not entry:  # no rule watches this name
             continue
         view, rules, _ = entry
