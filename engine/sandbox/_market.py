@@ -318,11 +318,15 @@ class Market:
                 back.edits.append((at, value))
                 self._arrive(back)
             elif kind == _REPRICE and (listing_ := self.listings.get(item_id)) is not None:
-                listing_.price = value
-                listing_.edits.append((at, value))
-                self.changes.record("update", at, listing_, value)
+                self._reprice(listing_, at, value)
             elif kind == _CHURN:
                 self._churn_step(at)
+
+    def _reprice(self, listing: Listing, at: float, price: int) -> None:
+        """A listed listing's price changes at ``at`` (the feed tells an ``update``)."""
+        listing.price = price
+        listing.edits.append((at, price))
+        self.changes.record("update", at, listing, price)
 
     # -- churn: the feed's traffic at the live rate -----------------------------------
 
@@ -367,9 +371,7 @@ class Market:
             listing = pool[self._churn_rng.randrange(len(pool))]
             if listing.item_id in self.listings:
                 price = max(10, round(listing.price * self._churn_rng.uniform(0.97, 1.03)))
-                listing.price = price
-                listing.edits.append((at, price))
-                self.changes.record("update", at, listing, price)
+                self._reprice(listing, at, price)
             return
         listing = self._churn_listing(at)
         pool.append(listing)
@@ -466,8 +468,7 @@ class Market:
             send_until = unlock_at + self.config.hold_send_window
         return float_value, stickers, unlock_at, send_until
 
-    def _sticker(self, slot: int, rng: random.Random | None = None) -> PlacedSticker:
-        rng = rng or self._rng
+    def _sticker(self, slot: int, rng: random.Random) -> PlacedSticker:
         kinds = sticker_kinds()
         # Cheap stickers are everywhere; the famous ones are rare.
         kind = kinds[min(int(rng.paretovariate(1.2)) - 1 + 6, len(kinds) - 1)]
