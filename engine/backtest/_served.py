@@ -28,9 +28,9 @@ import httpx
 from ..snapshot import SnapshotChanges
 from ._market import Held, ReplayMarket
 
-__all__ = ["ServedSnapshot"]
+__all__ = ["SNAPSHOT_HEADERS", "ServedSnapshot", "csv_cell", "snapshot_line"]
 
-_HEADERS = {
+SNAPSHOT_HEADERS = {
     True: b"item_id,name,price,unlock_at,send_until\n",
     False: b"item_id,name,price\n",
 }
@@ -43,7 +43,7 @@ class ServedSnapshot:
     def __init__(self, market: ReplayMarket, *, include_hold: bool, now: float) -> None:
         self.market = market
         self.include_hold = include_hold
-        self.header = _HEADERS[include_hold]
+        self.header = SNAPSHOT_HEADERS[include_hold]
         self.version = market.snapshot_version
         self.token = object()
         self._pending: dict[str, None] = {}
@@ -117,14 +117,7 @@ class ServedSnapshot:
         return False
 
     def _line(self, item_id: str, row: Held) -> str:
-        name, price, unlock_at, send_until = row
-        cell = self._quoted.get(name)
-        if cell is None:
-            cell = self._quoted[name] = csv_cell(name)
-        if not self.include_hold:
-            return f"{item_id},{cell},{price}"
-        lock = f"{unlock_at},{send_until or ''}" if unlock_at is not None else ","
-        return f"{item_id},{cell},{price},{lock}"
+        return snapshot_line(item_id, row, self.include_hold, self._quoted)
 
 
 class _Body(httpx.AsyncByteStream):
@@ -136,6 +129,19 @@ class _Body(httpx.AsyncByteStream):
         if self._served.token is not self._token:
             raise httpx.ReadError("a later snapshot was served meanwhile")
         yield self._served.body()
+
+
+def snapshot_line(item_id: str, row: Held, include_hold: bool, quoted: dict[str, str]) -> str:
+    """A listing's CSV row of the snapshot, as :data:`SNAPSHOT_HEADERS` names its columns
+    (``quoted``: each name's cell, kept between calls)."""
+    name, price, unlock_at, send_until = row
+    cell = quoted.get(name)
+    if cell is None:
+        cell = quoted[name] = csv_cell(name)
+    if not include_hold:
+        return f"{item_id},{cell},{price}"
+    lock = f"{unlock_at},{send_until or ''}" if unlock_at is not None else ","
+    return f"{item_id},{cell},{price},{lock}"
 
 
 def csv_cell(text: str) -> str:

@@ -25,7 +25,7 @@ from .._clock import VirtualClock
 from ..snapshot import CHANGES_EXTENSION
 from ._market import BuyAnswer, Held, ReplayMarket
 from ._network import NetworkLog
-from ._served import ServedSnapshot, csv_cell
+from ._served import SNAPSHOT_HEADERS, ServedSnapshot, snapshot_line
 
 __all__ = ["ReplayTransport"]
 
@@ -264,20 +264,12 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         lines: list[str | None] = list(map(before_lines.get, ids))
         quoted = self._quoted
         for i in compress(range(len(ids)), map(is_not, map(before_rows.get, ids), rows)):
-            name, price, unlock_at, send_until = rows[i]
-            cell = quoted.get(name)
-            if cell is None:
-                cell = quoted[name] = csv_cell(name)
-            if include_hold:
-                lock = f"{unlock_at},{send_until or ''}" if unlock_at is not None else ","
-                lines[i] = f"{ids[i]},{cell},{price},{lock}"
-            else:
-                lines[i] = f"{ids[i]},{cell},{price}"
+            lines[i] = snapshot_line(ids[i], rows[i], include_hold, quoted)
         self._lines[include_hold] = (dict(listings), dict(zip(ids, lines, strict=True)))
         if not include_hold:
             now = self.clock.now()
             lines = list(compress(lines, [r[2] is None or r[2] <= now for r in rows]))
-        header = "item_id,name,price,unlock_at,send_until" if include_hold else "item_id,name,price"
+        header = SNAPSHOT_HEADERS[include_hold].decode().rstrip("\n")
         text = "\n".join([header, *cast("list[str]", lines), ""])
         # stored, not deflated: the engine inflates it at once, in the same process
         return gzip.compress(text.encode("utf-8"), compresslevel=0, mtime=0)
