@@ -35,7 +35,7 @@ import urllib.parse
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Final, Self, TypeVar
+from typing import Any, Final, Self
 
 import anyio
 import anyio.abc
@@ -45,7 +45,6 @@ import wsproto.events
 import wsproto.utilities
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from httpx_ws import HTTPXWSException, WebSocketDisconnect, aconnect_ws
-from pydantic import ValidationError
 
 from .._clock import Clock, SystemClock
 from .._errors import ConfigError
@@ -81,7 +80,8 @@ FEED_QUERY: Final = "EIO=4&transport=websocket"
 
 _log = logging.getLogger("engine.client.feed")
 
-_M = TypeVar("_M", FeedListing, FeedRemoval)
+_PATHS: Final = {name: f"feed.{name}" for name in ("new", "update", "removed")}
+"""Where an odd event of each kind is set aside (made once, not per event)."""
 
 FeedBatch = Sequence[FeedEvent]
 """Events handed over together (:meth:`FeedClient.run_batches`), in the order they came."""
@@ -91,11 +91,6 @@ consumer one wake-up per batch (~0.5 us an event at 64), and the first event of 
 waits for at most this many others to be decoded (about a millisecond), the consumer's
 turn is bounded by it as much as by its clock (see FeedWatch.consume)."""
 
-# The models' validators, called straight from the JSON text: ``model_validate_json`` is
-# a Python wrapper around the same call, a tenth of an event's decoding. An event they
-# refuse goes through ``decode_item`` again, which says why.
-_LISTING_JSON: Final = FeedListing.__pydantic_validator__.validate_json
-_REMOVAL_JSON: Final = FeedRemoval.__pydantic_validator__.validate_json
 # The session whose reading task hands over a read's messages at once, when the installed
 # httpx-ws is the one it was written for (see _wsread.py).
 _SESSION: Final[type[FeedSession]] = (
@@ -546,20 +541,18 @@ class FeedClient:
             if payload is None:
                 self._no_payload(name)
                 return None
-            try:
-                listing = _LISTING_JSON(payload)
-            except ValidationError:
-                self._refused(FeedListing, payload, name)
+            listing = decode_item(FeedListing, payload, path=_PATHS[name])
+            if isinstance(listing, SetAside):
+                self._report(listing)
                 return None
             event = FeedListingEvent("new" if name == "new" else "update", listing, now, generation)
         elif name == "removed":
             if payload is None:
                 self._no_payload(name)
                 return None
-            try:
-                removal = _REMOVAL_JSON(payload)
-            except ValidationError:
-                self._refused(FeedRemoval, payload, name)
+            removal = decode_item(FeedRemoval, payload, path=_PATHS[name])
+            if isinstance(removal, SetAside):
+                self._report(removal)
                 return None
             event = FeedRemovalEvent(removal, now, generation)
         elif name == "subscribed" or name == "handshake":
@@ -579,15 +572,6 @@ class FeedClient:
 
     def _no_payload(self, name: str) -> None:
         self._report(SetAside(f"feed.{name}", "(item)", "an event without a payload"))
-
-    def _refused(self, model: type[_M], payload: str, name: str) -> None:
-        """An event its model refused: decoded again by ``decode_item`` (only these), which
-        names the field at fault, then counted and logged like any odd item."""
-        decoded = decode_item(model, payload, path=f"feed.{name}")
-        if isinstance(decoded, SetAside):
-            self._report(decoded)
-        else:  # cannot be: the same validator refused it a moment ago
-            self._report(SetAside(f"feed.{name}", "(item)", "refused, then accepted"))
 
     def _answered(self, name: str, payload: str | None) -> None:
         """``subscribed`` / ``handshake``: the server took a subscription (the game is

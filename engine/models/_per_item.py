@@ -193,7 +193,9 @@ def decode_item(model: type[M], content: str | bytes, *, path: str) -> M | SetAs
     :class:`SetAside` saying why it could not be read: ``field`` is the first field at
     fault (``(json)`` when the text is not JSON, ``(item)`` when it is not an object)."""
     try:
-        return model.model_validate_json(content)
+        # the model's validator itself: model_validate_json is a Python wrapper around
+        # the same call that cost a tenth of a feed event's decoding
+        return model.__pydantic_validator__.validate_json(content)  # type: ignore[no-any-return]
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_input=False)
     first = errors[0]
