@@ -117,6 +117,27 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
             return none_is_enough
         return _enough(count(listing), min_count, min_value)
 
+    # what the feed's sticker names already tell: a search can only show fewer counted
+    # stickers (slots and wear filter some out) and, at the prices last seen, no more value
+    needed = max(min_count or 0, 1 if min_value else 0)
+
+    def could_be_enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
+        if listing.stickers:  # details known (a search's listing): the criterion itself
+            return enough(listing, view, ctx)
+        counted = [s for s in listing.sticker_names if not names or s in names]
+        if len(counted) < needed:
+            return False
+        if not min_value:
+            return True
+        prices = ctx.sticker_prices
+        total = 0
+        for sticker in counted:
+            price = prices.get(sticker)
+            if price is None:
+                return True  # a price not known (or too old): only a search can tell
+            total += price
+        return total >= min_value
+
     parts = []
     if min_count is not None:
         parts.append(f"at least {min_count} stickers")
@@ -128,6 +149,7 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
         test=enough,
         summary=", ".join(parts),
         needs_search=needs_details,
+        feed_test=could_be_enough if needs_details else None,
     )
 
 

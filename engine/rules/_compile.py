@@ -111,8 +111,9 @@ class CompiledRule:
     """A criterion of the rule needs more than a feed event carries (see
     :attr:`Compiled.needs_search`): a feed listing is confirmed by a search first."""
     feed_passes: Passes | None = field(default=None, repr=False)
-    """What the feed can tell of the rule: the core checks and the criteria that need no
-    search (those that do are unknown on a feed listing). For a rule that
+    """What the feed can tell of the rule: the core checks, the criteria that need no
+    search, and the :attr:`Compiled.feed_test` of those that do and declare one (the
+    others are unknown on a feed listing). For a rule that
     :attr:`needs_search`, a feed listing failing it can never be accepted, so it costs
     no confirming search; ``None`` for the other rules (their ``passes`` decides)."""
     tests: tuple[Test, ...] | None = field(default=None, repr=False)
@@ -225,6 +226,8 @@ def compile_rule(
             tests.append(compiled.test or _as_test(compiled.predicate))
             if not compiled.needs_search:
                 feed_tests.append(tests[-1])
+            elif compiled.feed_test is not None:
+                feed_tests.append(compiled.feed_test)
         if compiled.name_filter is not None:
             name_filters.append(compiled.name_filter)
         names |= compiled.names

@@ -101,6 +101,12 @@ class EvalContext:
     game: str | None = None
     references: Mapping[str, Mapping[QuoteKey, Quote]] = field(default_factory=dict)
     reference_as_of: Mapping[str, float] = field(default_factory=dict)
+    sticker_prices: Mapping[str, Money] = field(default_factory=dict)
+    """Stickers' prices by sticker name (USD x 1000, each above 0) as the service's
+    searches showed them recently enough to be trusted (the engine keeps them
+    ``account.sticker_prices_for`` seconds); empty when none is known. Read by a
+    criterion's :attr:`Compiled.feed_test`: a listing told by the feed carries its
+    stickers' names only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +204,13 @@ class Compiled:
     once. True by default, so a plugin that does not say is never judged on less than it
     reads; the built-ins that only read feed fields say False. Ignored for a criterion
     without a predicate (it judges nothing)."""
+    feed_test: Test | None = None
+    """For a criterion that :attr:`needs_search`: what a feed event already tells of it.
+    A test on the feed's fields (and :attr:`EvalContext.sticker_prices`) that is false
+    only for a listing the criterion can never pass whatever a search shows (too few
+    sticker names, stickers whose known prices cannot add up to the value asked), so
+    such a feed listing costs no confirming search. ``None``: the feed tells nothing of
+    it (every listing that passes the rule's other checks is searched)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,6 +113,11 @@ class ConfirmQueue:
             self.skipped[SKIP_KINDS[REMOVED]] += 1
         return candidate
 
+    def forget(self, item_id: str) -> Candidate | None:
+        """``item_id``'s waiting candidate, decided since without its search (a later
+        event of it, on what an earlier search showed): no longer waiting, not a skip."""
+        return self._drop(item_id)
+
     def take(self, names: Iterable[str]) -> dict[str, list[Candidate]]:
         """The candidates of ``names`` (a search batch about to be sent), no longer
         waiting: one told from now on waits for the next search of its name."""

@@ -519,7 +519,8 @@ class Engine(SnapshotWatch, OperatorControls):
         """Search the next batch of names, decide, and buy what is accepted. Feed
         listings waiting for a search of these names to confirm them (``_confirm.py``)
         are decided with the answer, by item id; those it does not show are skipped."""
-        batch = self.schedule.next_batch(self.game_of)
+        # the feed trusted: a search for flagged names asks for those alone
+        batch = self.schedule.next_batch(self.game_of, flagged_only=self.feedwatch.trusted)
         if not batch:
             return []
         game = self.game_of(batch[0])
@@ -632,6 +633,7 @@ class Engine(SnapshotWatch, OperatorControls):
             game=game,
             references=self.references.quotes(listings, self.ruleset.view, now),
             reference_as_of=as_of,
+            sticker_prices=self.feedwatch.known.sticker_prices(now),
         )
         # The rules' checks first, without the budget: the budget only turns down pairs
         # that pass them (the caps), so when none passes these are evaluate()'s decisions

@@ -79,6 +79,8 @@ from ..rules import CompiledRule, Decision, EvalContext
 from ..snapshot import NameSummary, NewListing, SnapshotDiff
 from ._auditbook import AuditBook, NameCount, Suspect
 from ._confirm import REMOVED, SKIP_KINDS, Candidate, ConfirmQueue
+from ._feedsettings import FeedSettings, FeedView
+from ._known import KnownListings
 
 if TYPE_CHECKING:
     from ._engine import Engine
@@ -106,80 +108,9 @@ stall in bench/bench_feed_decode.py went from 34-45 ms to 22-25 ms, at no cost i
 
 log = logging.getLogger("snipe.engine.feed")
 
-
-@dataclass(frozen=True)
-class FeedSettings:
-    """How the engine uses the feed (the rules file's ``account.feed``, ``audit_every``)."""
-
-    mode: str = "auto"
-    audit_every: float = 300.0
-    """Seconds between audits while the feed is trusted: the cheap tier (``GET
-    /v1/prices`` against the engine's own view, see :mod:`._auditbook`) unless a full
-    snapshot audit is due."""
-    full_audit_every: float = 3600.0
-    """Seconds between full snapshot audits while the feed is trusted (the first audit
-    slot after this long since the last full snapshot poll). Not above ``audit_every``:
-    every audit is a full snapshot (the cheap tier is off)."""
-    audit_skew: float = 30.0
-    """Seconds either side of a ``/v1/prices`` request whose feed events may or may not be
-    in its answer (the tolerance of the cheap tier)."""
-    count_slack: int = 0
-    """Listings a name's ``count`` may differ by before it is a suspect, on top of one per
-    listing told within ``audit_skew`` of either answer."""
-    audit_grace: float = 5.0
-    """Seconds between a ``/v1/prices`` answer and its judgement: the events of changes
-    it shows may still be on their way (the feed's own delay, the engine's queue)."""
-    missed_limit: int = 3
-    """Missed listings one audit may find (a full one in its diff; a cheap one in the
-    searches of its suspects) before the feed is distrusted."""
-    remember_for: float = 900.0
-    """Seconds an item id the feed told is remembered for the audit (the tolerance
-    window: longer than ``audit_every``, so a listing told just before one audit is
-    still known at the next)."""
-    buffer: int = 8192
-    """Events queued between the client and the engine."""
-
-
-@dataclass(frozen=True)
-class FeedView:
-    """The feed's state for observers (part of :class:`EngineView`). ``state`` is one of
-    ``connecting``, ``healing`` (connected, gap not healed yet), ``trusted``,
-    ``distrusted`` (connected, but an audit found it missing listings), ``down``,
-    ``unavailable`` (``auto`` gave up: no handshake)."""
-
-    state: str
-    connected: bool
-    events: int
-    events_per_second: float
-    reconnects: int
-    gaps_healed: int
-    seconds_since_event: float | None
-    missed: int
-    bytes_received: int
-    bytes_per_day: float | None
-    bought: int
-    confirm_searches: int
-    set_aside: int
-    compressed: bool | None = None
-    """The connection runs with permessage-deflate (``None``: no connection yet)."""
-    confirm_waiting: int = 0
-    """Feed listings waiting for their confirming search now."""
-    confirm_told: int = 0
-    """Feed listings a rule needing a search could accept (each waited for one)."""
-    confirm_found: int = 0
-    """...that their confirming search showed (then decided as any search's listing)."""
-    confirm_skipped: tuple[tuple[str, int], ...] = ()
-    """...that it did not, by kind (``gone``, ``removed``, ``beyond_cheapest``)."""
-    missed_full: int = 0
-    """Of ``missed``: found by the full (snapshot) audit."""
-    missed_cheap: int = 0
-    """Of ``missed``: proven by the searches of the cheap audit's suspects."""
-    audits_full: int = 0
-    audits_cheap: int = 0
-    suspects: int = 0
-    """Names the cheap audit flagged for a search."""
-    audit_bytes: int = 0
-    """Bytes of ``GET /v1/prices`` the cheap audit downloaded (as sent)."""
+CONFIRM = "confirm"
+"""The source of a priority-lane flag put for the feed's candidates
+(:meth:`SearchSchedule.flag`): withdrawn when none of the name's candidates waits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +163,8 @@ class FeedWatch:
         self._confirms: dict[str, bool] = {}
         self._confirms_of: object = None
         self.confirm = ConfirmQueue()
+        self.known = KnownListings(settings.sticker_prices_for, settings.known_limit)
+        """What recent searches showed of listings and stickers' prices (``_known.py``)."""
         """Feed listings waiting for their confirming search (``_confirm.py``)."""
         self.book = AuditBook(skew=settings.audit_skew, count_slack=settings.count_slack)
         """The cheap audit's view of the watched names (see :mod:`._auditbook`)."""
@@ -349,6 +282,7 @@ class FeedWatch:
             confirm_told=self.confirm.told,
             confirm_found=self.confirm.found,
             confirm_skipped=tuple(sorted(self.confirm.skipped.items())),
+            confirm_reused=self.known.reused,
             missed_full=self.missed_full,
             missed_cheap=self.missed_cheap,
             audits_full=self.audits_full,
@@ -428,9 +362,11 @@ class FeedWatch:
             now = self.engine.clock.now()
             self._last_event_at = now
             removal = event.removal
+            self.known.removed(removal.item_id, now)
             gone = self.confirm.removed(removal.item_id)
             if gone is not None:
                 self._skipped([(gone, REMOVED)])
+                self._unflag(gone.listing.name)
             if self.cheap_tier and (
                 removal.name is None or self.engine.ruleset.view(removal.name).rules
             ):
@@ -478,15 +414,24 @@ class FeedWatch:
             self.book.told(listing.name, listing.item_id, listing.price, event.kind, now)
         if listing.price > max(r.max_price for r in rules):
             return  # no rule could buy it: no ledger read
-        decisions, context = await engine.decide([listing], now, game=listing.game)
         confirms = self._needs_search()
-        buy = [d for d in decisions if d.accepted and not confirms.get(d.rule, True)]
+        # a listing a recent search showed: decided on what it showed, by every rule
+        shown = self.known.enrich(listing, now) if any(confirms.values()) else None
+        decisions, context = await engine.decide([shown or listing], now, game=listing.game)
+        buy = [
+            d
+            for d in decisions
+            if d.accepted and (shown is not None or not confirms.get(d.rule, True))
+        ]
+        if shown is not None:
+            self._drop_candidate(listing)  # decided: an older event's wait is over
         if buy:
             self.bought += len(buy)
             self.bought_items.add(listing.item_id)
             await engine._buy(buy, context)
             return
-        self._maybe_confirm(listing, rules, context, now)
+        if shown is None:
+            self._maybe_confirm(listing, rules, context, now)
 
     def _maybe_confirm(
         self, listing: Listing, rules: tuple[CompiledRule, ...], context: EvalContext, now: float
@@ -511,17 +456,31 @@ class FeedWatch:
         # every candidate of a name waits for the same search: a burst of events of one
         # name costs one search (flagging a flagged name only raises its rank)
         self.confirm.add(name, Candidate(listing, now, tuple(wanting)))
-        self._flag(name, max(r.max_price for r in wanting) - listing.price, now)
+        self._flag(name, max(r.max_price for r in wanting) - listing.price, now, CONFIRM)
 
-    def _flag(self, name: str, promise: int, now: float) -> None:
-        """Put ``name`` in the priority lane (the search step's next batches)."""
+    def _flag(self, name: str, promise: int, now: float, source: str = "") -> None:
+        """Put ``name`` in the priority lane (the search step's next batches); ``source``
+        :data:`CONFIRM`: for candidates only (withdrawn when none waits)."""
         schedule = self.engine.schedule
         if name not in schedule.watched:  # a copy of every watched name: only when new
             schedule.watch(schedule.watched | {name})
         hot = schedule.hot_count
-        schedule.flag(name, promise=promise, at=now)
+        schedule.flag(name, promise=promise, at=now, source=source)
         if schedule.hot_count != hot:  # already flagged: the search is due already
             self.engine.wake()
+
+    def _drop_candidate(self, listing: Listing) -> None:
+        """``listing``'s candidate (an older event's) is no longer waiting; its name leaves
+        the priority lane when none of its candidates waits."""
+        if self.confirm.forget(listing.item_id) is not None:
+            self._unflag(listing.name)
+
+    def _unflag(self, name: str) -> None:
+        """No candidate of ``name`` waits any more: the feed's flag on it is withdrawn (a
+        search would confirm nothing), unless the cheap audit suspects it."""
+        searched = self.engine._searched_name(name)
+        if not self.confirm.waiting(searched) and searched not in self._suspects:
+            self.engine.schedule.unflag(searched, source=CONFIRM)
 
     # -- confirming searches ---------------------------------------------------------------
 
@@ -561,7 +520,7 @@ class FeedWatch:
         now = self.engine.clock.now()
         for name in taken:
             if self.confirm.waiting(name):
-                self._flag(name, self.confirm.promise(name), now)
+                self._flag(name, self.confirm.promise(name), now, CONFIRM)
 
     def _skipped(self, skipped: list[tuple[Candidate, str]]) -> None:
         """Candidates not bought for ``skipped``'s reasons: counted with the engine's
@@ -719,7 +678,9 @@ class FeedWatch:
         cheap audit suspected, count the listings the feed should have told and did not
         (never told, and not in the last snapshot or dearer there); too many and the feed
         is distrusted. The listings themselves go through the engine's decisions as any
-        search's do."""
+        search's do; what they show of stickers is kept (``_known.py``)."""
+        if self.enabled:
+            self.known.saw((x for found in items.values() for x in found), self.engine.clock.now())
         if not self._suspects:
             return
         engine = self.engine

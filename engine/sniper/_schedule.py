@@ -53,6 +53,8 @@ class SearchSchedule:
     flagged_at: dict[str, float] = field(default_factory=dict)
     """Name -> when the snapshot first flagged it, for names whose latest search was
     flagged (metrics measure detection latency from there)."""
+    _sources: dict[str, set[str]] = field(default_factory=dict)
+    """Flagged name -> who flagged it (:meth:`flag`'s ``source``), for :meth:`unflag`."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.batch_size <= MAX_NAMES_PER_SEARCH:
@@ -62,30 +64,53 @@ class SearchSchedule:
         """Replace the set of watched names (rules reloaded, patterns re-resolved)."""
         self.watched = frozenset(names)
         self._hot = {n: v for n, v in self._hot.items() if n in self.watched}
+        self._sources = {n: v for n, v in self._sources.items() if n in self._hot}
 
-    def flag(self, name: str, *, promise: int, at: float) -> None:
+    def flag(self, name: str, *, promise: int, at: float, source: str = "") -> None:
         """The snapshot shows a candidate for ``name``: search it soon. ``promise`` ranks
-        flagged names (higher first), e.g. the saving against the previous cheapest."""
+        flagged names (higher first), e.g. the saving against the previous cheapest.
+        ``source`` names who flagged it, for :meth:`unflag` (``""``: never withdrawn)."""
         if name not in self.watched:
             return
         previous = self._hot.get(name)
         if previous is None or promise > previous[0]:
             self._hot[name] = (promise, previous[1] if previous else at)
+        self._sources.setdefault(name, set()).add(source)
+
+    def unflag(self, name: str, *, source: str) -> None:
+        """``source`` no longer needs ``name`` searched: it leaves the flagged names when
+        nobody else flagged it (a search of it would tell nobody anything)."""
+        sources = self._sources.get(name)
+        if sources is None:
+            return
+        sources.discard(source)
+        if not sources:
+            del self._sources[name]
+            self._hot.pop(name, None)
 
     @property
     def hot_count(self) -> int:
         return len(self._hot)
 
-    def next_batch(self, group_of: Callable[[str], object] | None = None) -> tuple[str, ...]:
-        """The next names to search, at most ``batch_size``: flagged first, then stalest.
+    def next_batch(
+        self, group_of: Callable[[str], object] | None = None, *, flagged_only: bool = False
+    ) -> tuple[str, ...]:
+        """The next names to search, at most ``batch_size``: flagged first, then stalest
+        (with ``flagged_only``, none of those when a name is flagged: every name costs
+        its answer's bytes, ~11 KB of JSON for 50 listings, and the live feed already
+        tells what a stale name's search would).
 
         With ``group_of``, every name of the batch is in the group of the most urgent name
         (one search request covers one game), the others waiting for a later batch.
         """
         hot = sorted(self._hot, key=lambda n: (-self._hot[n][0], self._hot[n][1], n))
-        rest = sorted(
-            (n for n in self.watched if n not in self._hot),
-            key=lambda n: (self._last_searched.get(n, float("-inf")), n),
+        rest = (
+            []
+            if flagged_only and hot
+            else sorted(
+                (n for n in self.watched if n not in self._hot),
+                key=lambda n: (self._last_searched.get(n, float("-inf")), n),
+            )
         )
         ordered = itertools.chain(hot, rest)
         if group_of is not None:
@@ -101,6 +126,7 @@ class SearchSchedule:
         for name in names:
             self._last_searched[name] = at
             hot = self._hot.pop(name, None)
+            self._sources.pop(name, None)
             if hot is not None:
                 self.flagged_at[name] = hot[1]
             else:

@@ -5,6 +5,7 @@ sandbox, events handed to ``Engine.on_feed_event`` as the feed runner hands them
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
@@ -180,7 +181,11 @@ async def test_a_candidate_missing_from_its_confirming_answer_is_skipped_not_bou
                 FeedRemovalEvent(FeedRemoval.model_validate(payload), clock.now(), 1)
             )
             assert len(engine.feedwatch.confirm) == 0
-        await search_when_due(r)
+            # nothing left to confirm: the name left the priority lane, no search is sent
+            assert engine.schedule.hot_count == 0
+            assert engine.next_due("search") == math.inf
+        else:
+            await search_when_due(r)
         purchases = await r.ledger.purchases()
         view = await engine.view()
     assert str(deal.item_id) not in {p.item_id for p in purchases}
