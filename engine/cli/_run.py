@@ -272,6 +272,7 @@ def run(args: argparse.Namespace) -> int:
             mode=ruleset.account.feed,
             audit_every=float(ruleset.account.audit_every),
             full_audit_every=float(ruleset.account.full_audit_every),
+            sticker_prices_for=float(ruleset.account.sticker_prices_for),
         ),
     )
     print(banner(ruleset, args), file=sys.stderr, flush=True)

@@ -102,7 +102,7 @@ class EvalContext:
     references: Mapping[str, Mapping[QuoteKey, Quote]] = field(default_factory=dict)
     reference_as_of: Mapping[str, float] = field(default_factory=dict)
     sticker_prices: Mapping[str, Money] = field(default_factory=dict)
-    """Stickers' prices by sticker name (USD x 1000, each above 0) as the service's
+    """Stickers' prices by sticker name (USD x 1000; 0: not on sale) as the service's
     searches showed them recently enough to be trusted (the engine keeps them
     ``account.sticker_prices_for`` seconds); empty when none is known. Read by a
     criterion's :attr:`Compiled.feed_test`: a listing told by the feed carries its

@@ -98,6 +98,13 @@ class Account(StrictModel):
     least ``audit_every``; equal to it, every audit is a full snapshot (the cheap tier
     off: about 13 GB a day for csgo at 5 minutes)."""
 
+    sticker_prices_for: Duration = Field(300, ge=0, le=3_600)
+    """Seconds what a search showed of a listing's stickers and of stickers' prices is
+    trusted to decide the feed's later events without another search: an ``update`` or
+    relist of a listing searched is decided on its stickers, and a listing whose
+    stickers' known prices cannot reach a rule's ``min_value`` costs no search. Prices
+    move, stickers do not: 0 confirms every candidate with its own search."""
+
     @field_validator("full_audit_every")
     @classmethod
     def _full_audit_every(cls, value: int, info: ValidationInfo) -> int:

@@ -101,9 +101,8 @@ class KnownListings:
             item_id = listing.item_id
             known.pop(item_id, None)  # to the end: the newest
             known[item_id] = (listing, now, until)
-            for sticker in listing.stickers:
-                if sticker.price > 0:  # 0: not on sale, or unknown; a bound of nothing
-                    prices[sticker.name] = (sticker.price, now)
+            for sticker in listing.stickers:  # 0 too: not on sale, the service's word
+                prices[sticker.name] = (sticker.price, now)
         self._forget(now)
 
     def removed(self, item_id: str, now: float) -> None:
