@@ -78,7 +78,7 @@ from ..models import Listing
 from ..rules import CompiledRule, Decision, EvalContext
 from ..snapshot import NameSummary, NewListing, SnapshotDiff
 from ._auditbook import AuditBook, NameCount, Suspect
-from ._confirm import REMOVED, SKIP_KINDS, Candidate, ConfirmQueue
+from ._confirm import BEYOND, REMOVED, SKIP_KINDS, Candidate, ConfirmQueue
 from ._feedsettings import FeedSettings, FeedView
 from ._known import KnownListings
 
@@ -453,9 +453,16 @@ class FeedWatch:
             return
         engine = self.engine
         name = engine._searched_name(listing.name)
+        candidate = Candidate(listing, now, tuple(wanting))
+        if self.known.beyond(name, listing.price, now):
+            # a search seconds ago showed 50 listings of the name, all cheaper: this one's
+            # search could not show it either (what settle() would find, a search sooner)
+            self.confirm.skipped[SKIP_KINDS[BEYOND]] += 1
+            self._skipped([(candidate, BEYOND)])
+            return
         # every candidate of a name waits for the same search: a burst of events of one
         # name costs one search (flagging a flagged name only raises its rank)
-        self.confirm.add(name, Candidate(listing, now, tuple(wanting)))
+        self.confirm.add(name, candidate)
         self._flag(name, max(r.max_price for r in wanting) - listing.price, now, CONFIRM)
 
     def _flag(self, name: str, promise: int, now: float, source: str = "") -> None:
@@ -673,14 +680,14 @@ class FeedWatch:
             )
         return judged
 
-    def searched(self, items: Mapping[str, Iterable[Listing]], game: str | None) -> None:
+    def searched(self, items: Mapping[str, Sequence[Listing]], game: str | None) -> None:
         """A search of ``game`` answered (``items``: name -> its listings): for a name the
         cheap audit suspected, count the listings the feed should have told and did not
         (never told, and not in the last snapshot or dearer there); too many and the feed
         is distrusted. The listings themselves go through the engine's decisions as any
         search's do; what they show of stickers is kept (``_known.py``)."""
         if self.enabled:
-            self.known.saw((x for found in items.values() for x in found), self.engine.clock.now())
+            self.known.saw_answer(items, self.engine.clock.now())
         if not self._suspects:
             return
         engine = self.engine

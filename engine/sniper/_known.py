@@ -31,15 +31,21 @@ Pure: no I/O, no clock (times are given).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from .._money import Money
 from ..models import Listing
+from ._schedule import MAX_LISTINGS_PER_NAME
 
-__all__ = ["RELIST_WINDOW", "KnownListings"]
+__all__ = ["BEYOND_FOR", "RELIST_WINDOW", "KnownListings"]
 
 RELIST_WINDOW = 60.0
 """Seconds a removed listing's stickers stay known, for its relist."""
+
+BEYOND_FOR = 10.0
+"""Seconds a search that showed the :data:`MAX_LISTINGS_PER_NAME` cheapest listings of a
+name tells that a dearer one would not be shown either (its confirming search could not
+confirm it): a popular name's cheapest listings move within seconds, so not longer."""
 
 SEARCH_ONLY = ("stickers", "image", "paintseed", "inspect", "delivery")
 """The fields of a search's listing that a feed event lacks (wire-notes.md): taken from
@@ -81,6 +87,9 @@ class KnownListings:
         """item id -> (the search's listing, when seen, until when trusted), oldest
         seen first."""
         self._prices: dict[str, tuple[Money, float]] = {}
+        self._dearest: dict[str, tuple[Money, float]] = {}
+        """Searched name -> the dearest of the cheapest listings its last search showed,
+        and when, for names it showed as many of as a search shows."""
         self.reused = 0
         """Feed events decided on a listing a search showed (no search)."""
         self.stale = 0
@@ -104,6 +113,22 @@ class KnownListings:
             for sticker in listing.stickers:  # 0 too: not on sale, the service's word
                 prices[sticker.name] = (sticker.price, now)
         self._forget(now)
+
+    def saw_answer(self, items: Mapping[str, Sequence[Listing]], now: float) -> None:
+        """A search answered ``items`` (searched name -> its listings) at ``now``."""
+        self.saw((x for found in items.values() for x in found), now)
+        for name, found in items.items():
+            if len(found) >= MAX_LISTINGS_PER_NAME:
+                self._dearest[name] = (max(x.price for x in found), now)
+            else:
+                self._dearest.pop(name, None)
+
+    def beyond(self, name: str, price: Money, now: float) -> bool:
+        """Whether a listing of searched name ``name`` at ``price`` is dearer than every
+        listing of the full answer a search of ``name`` gave within :data:`BEYOND_FOR`
+        (so its own confirming search would not show it either)."""
+        seen = self._dearest.get(name)
+        return seen is not None and now - seen[1] <= BEYOND_FOR and price > seen[0]
 
     def removed(self, item_id: str, now: float) -> None:
         """The feed told ``item_id`` removed: kept for a relist, briefly."""

@@ -14,8 +14,9 @@ from engine.sandbox._catalogue import CatalogueItem
 from engine.sandbox._market import Listing as SandboxListing
 from engine.sandbox._market import PlacedSticker
 from engine.sniper import Engine, EngineSettings, FeedSettings
+from engine.sniper._known import BEYOND_FOR
 
-from .harness import Rig, purchases_of, quiet_sandbox, rig, rules_text
+from .harness import Rig, plant, purchases_of, quiet_sandbox, rig, rules_text
 from .test_feed_confirm import STICKERED, VALUABLE, search_when_due, sticker_item, stickered
 from .test_feed_confirm import ready as ready_engine
 from .test_feed_engine import SETTINGS, searches, told
@@ -154,3 +155,33 @@ async def test_a_new_listing_is_searched_only_if_its_sticker_names_could_pass(
         purchases = await r.ledger.purchases()
     bought = str(listing.item_id) in {p.item_id for p in purchases}
     assert bought is (stickers == (*VALUABLE, CHEAP))
+
+
+async def test_a_listing_dearer_than_the_50_a_search_just_showed_costs_no_search(
+    clock: VirtualClock,
+) -> None:
+    sandbox = quiet_sandbox(clock)
+    item = sticker_item(sandbox)
+    async with rig(
+        clock, sandbox, rules_text(item.name, rule_extra=STICKERED), settings=SETTINGS
+    ) as r:
+        engine = await ready_engine(r)
+        price = item.reference // 2
+        for i in range(50):
+            plant(sandbox, item, price=price // 2 + i)  # 50 cheaper listings of the name
+        first = stickered(sandbox, item, price)
+        await engine.on_feed_event(told(sandbox, first))
+        await search_when_due(r)  # shows the 50 cheaper ones: first is beyond them
+        before = searches(sandbox)
+        second = stickered(sandbox, item, price + 1)
+        await engine.on_feed_event(told(sandbox, second))
+        assert engine.schedule.hot_count == 0  # its search could not show it either
+        clock.advance(BEYOND_FOR + 1)
+        third = stickered(sandbox, item, price + 2)
+        await engine.on_feed_event(told(sandbox, third))
+        assert engine.schedule.hot_count == 1  # that answer is too old to tell: searched
+        view = await engine.view()
+    assert searches(sandbox) == before
+    assert view.feed is not None
+    assert dict(view.feed.confirm_skipped) == {"beyond_cheapest": 2}
+    assert purchases_of(sandbox) == []

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from engine.models import Listing
-from engine.sniper._known import RELIST_WINDOW, KnownListings
+from engine.sniper._known import BEYOND_FOR, RELIST_WINDOW, KnownListings
 from engine.sniper._schedule import SearchSchedule
 from engine.testing import make_listing
 
@@ -157,3 +157,28 @@ def test_a_batch_for_flagged_names_can_leave_the_stale_ones_out(
     schedule.watch({"a", "b", "c"})
     schedule.flag("b", promise=1, at=T0)
     assert schedule.next_batch(flagged_only=flagged_only) == batch
+
+
+def answer(count: int) -> dict[str, list[Listing]]:
+    """A search's answer for name ``n``: ``count`` listings at $1.00, $1.01..."""
+    return {"n": [make_listing(item_id=str(i), price=1_000 + 10 * i) for i in range(count)]}
+
+
+@pytest.mark.parametrize(
+    ("shown", "price", "at", "beyond"),
+    [
+        (50, 1_491, T0 + 1, True),  # dearer than the 50 cheapest shown a second ago
+        (50, 1_490, T0 + 1, False),  # as dear as the dearest shown: it could be shown
+        (50, 1_491, T0 + BEYOND_FOR, True),
+        (50, 1_491, T0 + BEYOND_FOR + 1, False),  # the cheapest may have moved since
+        (49, 5_000, T0 + 1, False),  # not full: every listing of the name was shown
+    ],
+    ids=["dearer", "as-dear", "at-the-limit", "too-old", "not-full"],
+)
+def test_a_listing_dearer_than_a_full_answer_just_seen_is_beyond_its_search(
+    shown: int, price: int, at: float, beyond: bool
+) -> None:
+    known = KnownListings(fresh_for=FRESH)
+    known.saw_answer(answer(shown), T0)
+    assert known.beyond("n", price, at) is beyond
+    assert known.beyond("other", price, at) is False
