@@ -651,8 +651,14 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
     result.price_encodings = meter.price_encodings
     queue = engine.feedwatch.confirm
     result.confirm.update(queue.skipped)
+    known = engine.feedwatch.known
     result.confirm.update(
-        searches=engine.feedwatch.confirm_searches, told=queue.told, found=queue.found
+        searches=engine.feedwatch.confirm_searches,
+        told=queue.told,
+        found=queue.found,
+        reused=known.reused,
+        stale=known.stale,
+        changed=known.changed,
     )
     for item_id, arrived in arrive.items():
         asked = meter.requested.get(item_id)
@@ -694,7 +700,10 @@ def report(snap: RunResult, feed: RunResult, delay: tuple[float, float]) -> None
         f"  the feed's confirming searches: {c['searches']} (of {feed.searches} searches); "
         f"feed listings that waited for one: {c['told']:,}, shown and decided {c['found']:,}, "
         f"skipped: {c['gone']:,} gone (sold or withdrawn), {c['beyond_cheapest']:,} beyond "
-        f"the 50 cheapest of their name, {c['removed']:,} removed before it"
+        f"the 50 cheapest of their name, {c['removed']:,} removed before it; events decided "
+        f"on what an earlier search showed (no search): {c['reused']:,} ({c['stale']:,} "
+        f"searched again: older than sticker_prices_for; {c['changed']:,}: sticker names "
+        "changed)"
     )
     duration = feed.hours * 3600 + TAIL
     waits = feed.waits

@@ -70,8 +70,19 @@ def test_the_feed_settings_and_their_defaults(
 
 
 @pytest.mark.parametrize(
+    ("account", "seconds"),
+    [("", 300), ("  sticker_prices_for: 2m\n", 120), ("  sticker_prices_for: 0\n", 0)],
+)
+def test_how_long_what_a_search_showed_is_trusted(account: str, seconds: int) -> None:
+    ruleset = load_rules_text(_rules(account), host=make_plugin_host(load_entry_points=False))
+    assert ruleset.account.sticker_prices_for == seconds
+
+
+@pytest.mark.parametrize(
     ("account", "field"),
     [
+        ("  sticker_prices_for: 2h\n", "account.sticker_prices_for"),  # prices move
+        ("  sticker_prices_for: -1\n", "account.sticker_prices_for"),
         ("  feed: sometimes\n", "account.feed"),
         ("  feed_compression: gzip\n", "account.feed_compression"),
         ('  feed_url: "ftp://market.example"\n', "account.feed_url"),
