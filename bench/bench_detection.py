@@ -63,36 +63,38 @@ publishes it, in both ways.
     .venv/bin/python bench/bench_detection.py [--hours 0.05] [--seed 7] [--wire-delay 0.05 0.3]
         [--naive]  (also issue 5's baseline: a poller searching the names round-robin)
 
-Last measured (2026-11-25 00:00 UTC, main after the feed's batched reading, inflate,
-confirm-by-item-id and two-tier audit merged; ``--hours 0.05`` (the default): 0.05 h of
-arrivals + 180 s, ~120 planted listings, seed 7, wire delay 50-300 ms; 2-core machine,
-quiet):
+Last measured (2026-11-25 01:30 UTC, branch s6-bytes: confirming searches cut at the
+cause; ``--hours 0.05`` (the default): 0.05 h of arrivals + 180 s, ~120 planted
+listings, seed 7, wire delay 50-300 ms; 2-core machine, shared):
 
-- no confirming search (rule ``deals``): feed median 0.185 s, p95 0.294 s (58 of 58
+- no confirming search (rule ``deals``): feed median 0.159 s, p95 0.260 s (58 of 58
   qualifying requested): target (<= 0.25 s / <= 1 s) met; the snapshot way on the same
-  market: median 20.2 s, p95 57.3 s (58 of 58; its search budget is saturated by the
-  names the churn flags); ratio snapshot/feed 109x (median), 195x (p95).
-- confirmed by a search (rule ``stickered``): feed median 1.66 s, p95 3.76 s (55 of 56);
-  the snapshot way median 23.3 s, p95 55.0 s; ratio 14.1x (median), 14.6x (p95). (Before
-  the confirming path was rebuilt, 0.2 h without planting: feed median 25.0 s, p95
-  49.7 s, slower than the snapshot way: every feed event of a stickered name flagged it
-  and the priority lane spent the window's 20 searches in bursts; see
-  ``engine/sniper/_confirm.py`` and ``SearchPacer.priority_at``.) 119 confirming searches
-  carried 32,018 feed listings that passed what the feed tells (price, trade lock); their
-  answers showed 20,348; 5,056 were beyond the 50 cheapest of their name, 203 gone, 2,207
-  removed first (the churn's short-lived listings, mostly).
-- the engine under the feed: 150,957 events handled (419/s, bursts of 2,800/s), busy
-  7.4% of the time; an event waited for the engine p50 0 ms, p99 110 ms, max 479 ms;
+  market: median 20.2 s, p95 57.3 s; ratio snapshot/feed 127x (median), 220x (p95).
+- confirmed by a search (rule ``stickered``): feed median 1.611 s, p95 3.710 s (55 of
+  56; before this branch, same run: 1.629 s / 3.770 s); the snapshot way median 23.3 s,
+  p95 55.0 s. 118 confirming searches carried 766 feed listings (before: 32,012): a
+  listing whose sticker names cannot reach $20 at the stickers' prices searches showed
+  in the last 5 minutes (``Compiled.feed_test``), or with no sticker at all, costs no
+  search; 5,142 events (updates of listings a search had shown) were decided on that
+  search's stickers (``engine/sniper/_known.py``); their answers showed 582, 235 were
+  beyond the 50 cheapest of their name (some known so from an answer of the last 10 s,
+  without a search), 19 removed first, 6 gone. Each search asks for the names with a
+  candidate only (before: filled up to 50 names with the stalest). About 80% of the
+  candidates left are bought once their search shows them (the rule takes any listing
+  of its 40 names with $20 of stickers under $300, churn included): what is left costs
+  ~20 KB of JSON per confirmed purchase.
+- the engine under the feed: 150,820 events handled (419/s, bursts of 2,800/s), busy
+  5.1% of the time; an event waited for the engine p50 0 ms, p99 34 ms, max 357 ms;
   the audit found 0 missed listings.
-- bytes per day, extrapolated to the live csgo market: frames 9.73 GB as sent (262 B a
-  frame), 1.72 GB with permessage-deflate (46 B, measured on a socket); full snapshots
-  1.44 GB; cheap audits 1.75 GB (0.21 GB gzip'd); searches 15.77 GB as the sandbox sends
-  them (40 stickered names every 3 s fill the search budget). Totals: 28.76 GB/day as
-  sent, 20.75 GB deflated (4.98 GB without the searches); csgo's share of the frames
-  (69%) deflated and the JSON answers gzip'd (a service honouring httpx's
-  ``Accept-Encoding``; the sandbox does not compress JSON): 2.91 GB/day with no
-  confirming rule, 4.12 GB/day with the sticker rule's searches: target (<= 5 GB) met
-  only with the JSON gzip'd; 14x-19x less than the snapshot every 10 s (388.8 GB).
+- bytes per day, extrapolated to the live csgo market: frames 9.77 GB as sent (263 B a
+  frame), 1.73 GB with permessage-deflate (46 B, measured on a socket); full snapshots
+  1.44 GB; cheap audits 1.75 GB (0.21 GB gzip'd); searches 2.67 GB as the sandbox sends
+  them (before: 15.87 GB). Totals with the frames deflated and no JSON gzip'd: 7.65 GB/day
+  with the sticker rule (before: 20.85 GB), 4.98 GB without confirming searches (rule
+  ``deals`` alone needs none): the target (<= 5 GB) is met without a sticker rule, not
+  with one, whose confirmed purchases cost their searches; csgo's share of the frames
+  (69%) deflated and the JSON answers gzip'd: 3.13 GB/day with the sticker rule (before
+  4.13), 2.91 GB without.
 """
 
 from __future__ import annotations

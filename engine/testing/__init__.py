@@ -18,7 +18,8 @@ invalid ones, a ``compile`` returning :class:`~engine.rules.Compiled`, and a pre
 never raises on the awkward listings of :data:`EDGE_LISTINGS` (no float, no phase, null
 sticker wear, trade-locked without ``send_until``, ...), always answers ``None`` or a
 non-empty reason, answers the same twice, and agrees with the fast ``test`` when there is
-one. It also checks the declarations the core reads instead of the criterion's key (see
+one (and a ``feed_test``, when declared, never turns down what the predicate accepts).
+It also checks the declarations the core reads instead of the criterion's key (see
 :class:`~engine.rules.Compiled`): ``games`` are games the service knows, ``references``
 name registered price sources, ``trade_locked`` is ``None`` or a wait of at least 0 s.
 
@@ -263,6 +264,16 @@ def _check_answers(
             raise AssertionError(f"the test raised for {where}: {exc!r}") from exc
         assert bool(fast) is (first is None), (
             f"test and predicate disagree for {where}: test {fast!r}, predicate {first!r}"
+        )
+    if compiled.feed_test is not None:
+        # a necessary condition: what passes the criterion passes what the feed tells
+        try:
+            told = compiled.feed_test(listing, view, ctx)
+        except Exception as exc:
+            raise AssertionError(f"the feed_test raised for {where}: {exc!r}") from exc
+        assert told or first is not None, (
+            f"feed_test for {where} turns down a listing the predicate accepts: the feed "
+            "would cost it its confirming search, and the purchase"
         )
 
 

@@ -77,6 +77,10 @@ def declaring(**declared: Any) -> Any:
         (Criterion("wear_low", bool, crashing, "d"), "raised for wear_low=True on the 'no float'"),
         (Criterion("quiet", bool, empty_reason, "d"), "not None or a non-empty reason"),
         (Criterion("fickle", bool, disagreeing, "d"), "test and predicate disagree"),
+        (
+            Criterion("hasty", bool, declaring(feed_test=lambda listing, view, ctx: False), "d"),
+            "feed_test for hasty=True on the 'plain' listing turns down",
+        ),
     ],
 )
 def test_the_kit_catches_broken_criteria(criterion: Criterion, message: str) -> None:
