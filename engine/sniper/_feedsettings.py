@@ -44,8 +44,10 @@ class FeedSettings:
     """Seconds what a search showed of a listing (its stickers) and of stickers' prices
     is trusted to decide a feed event without a confirming search (see
     :mod:`._known`); 0: every candidate waits for its own search."""
-    known_limit: int = 100_000
-    """Listings a search showed kept at most (the oldest forgotten first)."""
+    known_limit: int = 50_000
+    """Listings a search showed kept at most, the oldest forgotten first (a listing with
+    its stickers is a kilobyte or two: tens of megabytes at most; five minutes of a
+    busy priority lane, ~100 searches of ~5 names, show about half as many)."""
 
 
 @dataclass(frozen=True)

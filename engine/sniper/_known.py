@@ -78,7 +78,7 @@ class _FreshPrices(Mapping[str, Money]):
 class KnownListings:
     """Listings and sticker prices as searches showed them. See the module docstring."""
 
-    def __init__(self, fresh_for: float = 300.0, limit: int = 100_000) -> None:
+    def __init__(self, fresh_for: float = 300.0, limit: int = 50_000) -> None:
         if fresh_for < 0 or limit < 1:
             raise ValueError("fresh_for must be >= 0 and limit >= 1")
         self.fresh_for = fresh_for
