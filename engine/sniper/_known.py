@@ -18,10 +18,15 @@ slot or price waits for a v2 search of the name (``_confirm.py``), ~550 KB of JS
   up to the value its rule asks, whatever a search would show, so it costs no search.
 
 Prices, unlike stickers, move: both are trusted ``fresh_for`` seconds after the search
-that showed them (``account.sticker_prices_for``, 300 s by default: the engine already
-decides on the service's reference prices fetched every 10 minutes, ``prices.service``,
-and a sticker's price moves no faster than the items'), then a search asks again. 0
-turns both off: every candidate is confirmed by its own search, as before. Bounded: at
+that showed them (``account.sticker_prices_for``, 300 s by default), then a search asks
+again. Why 5 minutes: the engine already buys on the service's reference prices held
+for 10 (``prices.service``), and a sticker's price moves no faster than the items'; what
+a stale price can cost is bounded the same way (a purchase whose stickers were worth
+``min_value`` up to 5 minutes ago), while a listing's updates and relists come within
+seconds to minutes of the search that showed it (the feed's churn: ~20 s), so a longer
+window would save few more searches. 0 turns both off: every candidate is confirmed
+by its own search, as before. A price never stands in for stickers a search did not
+show on that very listing: the sticker book only rejects (an upper bound), never buys. Bounded: at
 most ``limit`` listings, the oldest forgotten first; a listing the feed told removed is
 kept :data:`RELIST_WINDOW` seconds more (a fifth of removed listings come back within a
 minute, wire-notes.md), never longer than it would have been.
