@@ -159,7 +159,9 @@ def test_a_listing_normalises_every_wire_variant(
     assert getattr(listing(**fields), attribute) == expected
 
 
-@pytest.mark.parametrize("price", ["12 USD", None, "", "NaN", "-1.5", [5000], {"usd": 5}])
+@pytest.mark.parametrize(
+    "price", ["12 USD", None, "", "NaN", "-1.5", [5000], {"usd": 5}, True, False, -5, "-5"]
+)
 def test_a_price_that_is_not_a_number_is_refused_naming_the_field(price: Any) -> None:
     error = rejection(Listing, {"item_id": "1", "name": "n", "price": price})
     assert error["loc"] == ("price",)
@@ -588,3 +590,12 @@ def test_a_created_account_key_never_shows_in_repr_or_str() -> None:
 def test_the_new_price_of_a_refusal_is_read_leniently(sent: object, read: int | None) -> None:
     answer = BuyResult.model_validate({"success": False, "msg": "Price changed", "new_price": sent})
     assert answer.new_price == read
+
+
+@pytest.mark.parametrize(
+    ("best_deals", "read"), [(-250, -250), ("-250", -250), (-2.5, -3), (1750, 1750), ("12", 12)]
+)
+def test_a_catalogue_difference_may_be_below_zero(best_deals: Any, read: int) -> None:
+    item = {"item_id": 5, "name": "Glock-18 | Fade (Factory New)", "price": 1500}
+    page = wire(CataloguePage, {"success": True, "items": [{**item, "best_deals": best_deals}]})
+    assert page.items[0].best_deals == read

@@ -10,6 +10,7 @@ from pydantic import AliasChoices, Field, PrivateAttr, ValidationInfo, model_val
 
 from ._per_item import ANY_KEY, INDEX, PerItem, SetAside
 from ._types import (
+    Difference,
     Epoch,
     Lenient,
     Nullable,
@@ -77,7 +78,7 @@ class Listing(WireModel):
     unlock_at: Epoch = None
     send_until: Epoch = None
     # catalogue only
-    best_deals: Reference | None = None
+    best_deals: Difference | None = None
     discount: float | None = None
     brand: OptionalText = None
     type: OptionalText = None

@@ -5,9 +5,11 @@ strings, prices as integers or numeric strings (zero-padded in the CSV snapshot)
 RFC 3339 strings, epoch integers or numeric strings, ``""`` for "no phase", ``null`` sticker
 wear. These types accept every form seen and normalise it, so the rest of snipe sees one.
 
-Prices use pydantic's lax ``int``, which already accepts ``990000``, ``"990000"``,
-``"000000027867"`` and ``5000.0`` and rejects ``5000.5``; that is done in pydantic-core,
-without a Python call per value, which keeps parsing fast.
+Prices are read in pydantic-core without a Python call per value, which keeps parsing fast:
+a JSON integer (strict, so ``true`` is not the price 1) or a string its lax ``int`` reads
+(``"990000"``, ``"000000027867"``), never below 0 unless it is a difference. Only what
+both refuse (``5000.5``, ``"5000.0"``) reaches the Python fallback, which rounds a fraction
+and refuses the rest.
 """
 
 from __future__ import annotations
@@ -169,17 +171,29 @@ class WireMoney:
     _MESSAGE = "Input should be a price in USD x 1000 (a number or a numeric string)"
 
     def __init__(
-        self, rounding: str, *, null_as: int | None = None, objects_absent: bool = False
+        self,
+        rounding: str,
+        *,
+        null_as: int | None = None,
+        objects_absent: bool = False,
+        signed: bool = False,
     ) -> None:
         self.rounding = rounding
         self.null_as = null_as
         self.objects_absent = objects_absent
+        self.least = None if signed else 0
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
         return core_schema.union_schema(
-            [core_schema.int_schema(), core_schema.no_info_plain_validator_function(self.read)],
+            [
+                core_schema.int_schema(strict=True, ge=self.least),
+                core_schema.chain_schema(
+                    [core_schema.str_schema(strict=True), core_schema.int_schema(ge=self.least)]
+                ),
+                core_schema.no_info_plain_validator_function(self.read),
+            ],
             mode="left_to_right",
             custom_error_type="money",
             custom_error_message=self._MESSAGE,
@@ -197,7 +211,11 @@ class WireMoney:
                 number = Decimal(value.strip() if isinstance(value, str) else repr(value))
             except InvalidOperation:
                 number = None
-            if number is not None and number.is_finite() and number >= 0:
+            if (
+                number is not None
+                and number.is_finite()
+                and (self.least is None or number >= self.least)
+            ):
                 return int(number.to_integral_value(self.rounding))
         raise PydanticCustomError("money", self._MESSAGE)
 
@@ -209,6 +227,9 @@ Charged = Price
 Reference = Annotated[int, WireMoney(ROUND_FLOOR, objects_absent=True)]
 """A price compared against (a reference price): a fraction is rounded down, and an object
 in its place (a website's ``platform_price`` object) means no price."""
+Difference = Annotated[int, WireMoney(ROUND_FLOOR, objects_absent=True, signed=True)]
+"""A difference of two prices (``best_deals``: the suggested price less the price), which
+may be below 0; read as a reference otherwise."""
 
 
 class Lenient:
