@@ -24,9 +24,8 @@ import re
 import shutil
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from pydantic_core import from_json
 
@@ -71,10 +70,10 @@ class RecordingError(ConfigError):
     the position (``file:line`` or ``file: byte N``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(NamedTuple):
     """One line of a recording: its time ``t`` (epoch seconds, when the answer arrived),
-    its kind ``k`` and the rest of its fields in ``body``."""
+    its kind ``k`` and the rest of its fields in ``body``. A named tuple, not a frozen
+    dataclass: made twice as fast, and a feed hour is 1.5 million of them."""
 
     t: float
     k: str
