@@ -24,9 +24,10 @@ import re
 import shutil
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
+
+from pydantic_core import from_json
 
 from .._errors import ConfigError
 from ..client import FeedConnected, FeedDisconnected, FeedEvent
@@ -69,10 +70,10 @@ class RecordingError(ConfigError):
     the position (``file:line`` or ``file: byte N``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(NamedTuple):
     """One line of a recording: its time ``t`` (epoch seconds, when the answer arrived),
-    its kind ``k`` and the rest of its fields in ``body``."""
+    its kind ``k`` and the rest of its fields in ``body``. A named tuple, not a frozen
+    dataclass: made twice as fast, and a feed hour is 1.5 million of them."""
 
     t: float
     k: str
@@ -445,11 +446,11 @@ def read_records(directory: str | os.PathLike[str]) -> Iterator[Record]:
 
 def _read_segment(path: Path, kinds: frozenset[str] = KINDS) -> Iterator[Record]:
     first = True
+    name = str(path)  # once, not once per line: a feed hour is 1.5 million lines
     for line_number, line in enumerate(_lines(path), start=1):
-        where = f"{path}:{line_number}"
-        record = _parse_line(line, where, kinds)
+        record = _parse_line(line, f"{name}:{line_number}", kinds)
         if first and record.k != "head":
-            raise RecordingError("a segment must start with a head record", location=where)
+            raise RecordingError("a segment must start with a head record", location=record.where)
         first = False
         yield record
     if first:
@@ -497,11 +498,12 @@ def _lines(path: Path) -> Iterator[bytes]:
 
 def _parse_line(line: bytes, where: str, kinds: frozenset[str]) -> Record:
     try:
-        value = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        column = getattr(exc, "colno", None)
-        at = f"{where}:{column}" if column else where
-        raise RecordingError(f"not a JSON record: {exc}", location=at) from None
+        # pydantic-core's parser: ~4x faster than json.loads on a feed record's line (a
+        # backtest of the feed reads ~430 a second of market); where it parses, it gives
+        # what json.loads gives (tests/backtest/test_recording_format.py)
+        value = from_json(line, cache_strings="keys")
+    except ValueError:
+        value = _json_loads(line, where)  # json.loads' value or error, as ever
     if not isinstance(value, dict):
         raise RecordingError("a record must be a JSON object", location=where)
     t = value.pop("t", None)
@@ -516,6 +518,17 @@ def _parse_line(line: bytes, where: str, kinds: frozenset[str]) -> Record:
             field="k",
         )
     return Record(float(t), kind, value, where)
+
+
+def _json_loads(line: bytes, where: str) -> Any:
+    """``json.loads``: what a line pydantic-core refuses is (lone surrogates and a byte
+    order mark are JSON to Python's parser), or the error naming its column."""
+    try:
+        return json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        column = getattr(exc, "colno", None)
+        at = f"{where}:{column}" if column else where
+        raise RecordingError(f"not a JSON record: {exc}", location=at) from None
 
 
 def write_cut(directory: str | os.PathLike[str], out: str | os.PathLike[str], until: float) -> Path:

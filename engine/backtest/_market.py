@@ -212,10 +212,12 @@ class ReplayMarket:
             return False
         self._pending.append(record)
         if record.k == "feed":
+            # an unwatched event (most of the feed) is the one feed record not queued
+            # here: advance_to tells it by that, and only counts it
             if not self._unwatched(record):
                 self._pending_feed.append(record)
-            ev = record.body.get("ev")
-            self._read_up = True if ev == "up" else False if ev == "down" else self._read_up
+                ev = record.body.get("ev")
+                self._read_up = True if ev == "up" else False if ev == "down" else self._read_up
         elif (record.k == "head" or record.k == "resume") and self._changes_connection(record):
             self._pending_feed.append(record)
         return True
@@ -279,7 +281,13 @@ class ReplayMarket:
                 self._pending.popleft()
                 if self._pending_feed and self._pending_feed[0] is record:
                     self._pending_feed.popleft()
-                self._apply(record)
+                    self._apply(record)
+                elif record.k == "feed":  # unwatched (see _read_one): counted, not decoded
+                    self.counters.records += 1
+                    self.counters.events += 1
+                    self.feed_records += 1
+                else:
+                    self._apply(record)
                 self.applied_until = record.t
             elif mark_at is not None and mark_at <= when:
                 _, _, name, done = heapq.heappop(self._marks)
@@ -518,10 +526,9 @@ class ReplayMarket:
             ) from None
 
     def _apply_feed(self, record: Record) -> None:
+        """A feed record of a watched name, or a connection marker (an unwatched event
+        is only counted, by :meth:`advance_to`)."""
         self.feed_records += 1
-        if self._unwatched(record):
-            self.counters.events += 1
-            return
         event = decode_feed(record.body, record.t, generation=self._generation)
         if isinstance(event, FeedConnected):
             self._connect(record.t, record.body)

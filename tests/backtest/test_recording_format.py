@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.backtest import RecordingError, RecordWriter, read_records, recording_span
-from engine.backtest._format import segment_paths
+from engine.backtest._format import KINDS, _parse_line, segment_paths
 
 from .support import T0, entry, listing
 
@@ -139,6 +139,28 @@ def test_a_bad_line_names_file_and_line(tmp_path: Path, line: bytes, message: st
     path.write_bytes(gzip.compress(b"".join([*lines[:2], line + b"\n", *lines[3:]])))
     with pytest.raises(RecordingError, match=message):
         list(read_records(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"t": 1.5, "k": "diff", "v": 1767225600.3327615}',
+        '{"t": 1, "k": "diff", "v": 123456789012345678901234567890}',
+        '{"t": 1, "k": "diff", "v": [NaN, Infinity, -Infinity, 1e400, -0.0, 1E5]}',
+        '{"t": 1, "k": "diff", "v": 1, "v": 2}',
+        '{"t": 1, "k": "diff", "v": "\\ud800 lone surrogate"}',
+        '\ufeff{"t": 1, "k": "diff", "v": "a byte order mark"}',
+        '{"t": 1, "k": "diff", "v": "caf\\u00e9 \u2605", "w": {"x": [true, null]}}',
+    ],
+)
+def test_a_line_reads_as_json_loads_reads_it(text: str) -> None:
+    """Lines are parsed by pydantic-core (faster) where it can, by json.loads where it
+    cannot: either way a record is what json.loads makes of its line."""
+    line = text.encode()
+    record = _parse_line(line, "f:1", KINDS)
+    expected = json.loads(line)
+    assert (record.t, record.k) == (float(expected.pop("t")), expected.pop("k"))
+    assert repr(dict(record.body)) == repr(expected)
 
 
 async def test_a_malformed_record_stops_the_backtest_naming_the_line(tmp_path: Path) -> None:
