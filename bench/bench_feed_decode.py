@@ -122,7 +122,7 @@ from engine.ledger import MEMORY, Ledger
 from engine.rules import load_rules_text
 from engine.sandbox import MarketConfig, Sandbox, SandboxConfig
 from engine.sandbox._feed import event_frame, listing_payload, removed_payload
-from engine.sniper import Engine, EngineSettings
+from engine.sniper import Engine, EngineSettings, HeapPolicy, HeapSettings, freeze_heap
 
 TRADE_LINK = "https://steamcommunity.com/tradeoffer/new/?partner=123456789&token=AbCdEfGh"
 TARGET_RATE = 20_000.0
@@ -297,10 +297,18 @@ async def timed(
     feed: FeedClient,
     deflate: str | None = None,
     by_wsproto: bool = False,
+    heap: HeapPolicy | None = None,
 ) -> Result:
     """The feed client's reading loop (the very method a live connection runs) on
     ``session`` over the frames' bytes, its batches to ``consume``, a ticker beside
-    (``by_wsproto``: a compressed session's frames inflated by wsproto, as before)."""
+    (``by_wsproto``: a compressed session's frames inflated by wsproto, as before).
+
+    The heap alive when it starts is frozen out of the cyclic GC's passes: by the
+    engine's own policy (``heap``: what :meth:`Engine.run` does once started, as
+    ``snipe run`` has it), else by :func:`freeze_heap` (the decoding alone: no engine).
+    That heap holds the bench's scaffolding too (the sandbox's market of 20,000 listings
+    and its catalogue, the frames), which a live process does not have; frozen, it costs
+    the passes nothing, as the live process's start-up heap under the policy."""
     send, receive = anyio.create_memory_object_stream[FeedBatch](64)
     ticker = Ticker()
 
@@ -322,12 +330,19 @@ async def timed(
         ticker.done.set()
 
     gc.collect()
-    began, cpu0 = time.perf_counter(), time.process_time()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(ticker.run)
-        tg.start_soon(drain)
-        tg.start_soon(read)
-    seconds, cpu = time.perf_counter() - began, time.process_time() - cpu0
+    if heap is not None:
+        heap.started()  # off (--no-gc-freeze): nothing frozen
+    else:
+        freeze_heap()
+    try:
+        began, cpu0 = time.perf_counter(), time.process_time()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ticker.run)
+            tg.start_soon(drain)
+            tg.start_soon(read)
+        seconds, cpu = time.perf_counter() - began, time.process_time() - cpu0
+    finally:
+        gc.unfreeze()
     health = feed.health()
     return Result(
         health.events_received,
@@ -359,8 +374,13 @@ async def decode_only(
     return await timed(wire, read_bytes, session, count, feed, deflate, by_wsproto)
 
 
-async def with_rules(wire: bytes, read_bytes: int, sandbox: Sandbox, ruleset_text: str) -> Result:
-    """The same, consumed by :meth:`FeedWatch.consume` of an engine with 50 rules."""
+async def with_rules(
+    wire: bytes, read_bytes: int, sandbox: Sandbox, ruleset_text: str, no_gc_freeze: bool = False
+) -> Result:
+    """The same, consumed by :meth:`FeedWatch.consume` of an engine with 50 rules, its
+    heap policy as ``snipe run`` has it (``no_gc_freeze``: as ``--no-gc-freeze``; the
+    bench's scaffolding, which a live process does not hold, is then walked by every
+    full pass too)."""
     clock = SystemClock()
     host = make_plugin_host(load_entry_points=False)
     ruleset = load_rules_text(ruleset_text, "<bench rules>", host=host)
@@ -382,10 +402,14 @@ async def with_rules(wire: bytes, read_bytes: int, sandbox: Sandbox, ruleset_tex
         host=host,
         trade_link=TradeLink.parse(TRADE_LINK),
         trade_link_url=TRADE_LINK,
-        settings=EngineSettings(use_snapshot=False, dry_run=True),
+        settings=EngineSettings(
+            use_snapshot=False, dry_run=True, heap=HeapSettings(freeze=not no_gc_freeze)
+        ),
     )
     feed = FeedClient("http://sandbox", games=list(sandbox.market.config.games), clock=clock)
-    result = await timed(wire, read_bytes, BatchingSession, engine.feedwatch.consume, feed)
+    result = await timed(
+        wire, read_bytes, BatchingSession, engine.feedwatch.consume, feed, heap=engine.heap
+    )
     await market.aclose()
     await ledger.close()
     result.decided = engine.status.candidates
@@ -429,6 +453,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--read-bytes", type=int, default=64 * 1024)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--no-gc-freeze",
+        action="store_true",
+        help="the full path without the engine's heap policy (snipe run --no-gc-freeze)",
+    )
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     market = MarketConfig(size=20_000)
@@ -441,12 +470,6 @@ def main(argv: list[str] | None = None) -> int:
     wire = wire_bytes(frames)
     server_deflate, answer = negotiate_deflate()
     deflated = wire_bytes(frames, server_deflate)
-    # The sandbox (a market of 20,000 listings and its catalogue) and the frames live in
-    # this process only to write the wire's bytes: a live engine holds neither. Frozen out
-    # of the cyclic GC's passes, or each full pass over them (~45 ms here) would be
-    # counted as the feed's stall.
-    gc.collect()
-    gc.freeze()
     print(
         f"{len(frames):,} feed events ({size:.0f} B a frame on average; "
         f"{len(deflated) / len(frames):.0f} B on the wire with permessage-deflate), "
@@ -463,7 +486,9 @@ def main(argv: list[str] | None = None) -> int:
         before = anyio.run(
             decode_only, deflated, args.read_bytes, BatchingSession, answer, True, backend=backend
         )
-        full = anyio.run(with_rules, wire, args.read_bytes, sandbox, text, backend=backend)
+        full = anyio.run(
+            with_rules, wire, args.read_bytes, sandbox, text, args.no_gc_freeze, backend=backend
+        )
         base = (base + baseline(frames)) / 2
         print(
             f"{backend}: baseline json.loads of the same frames {base:,.0f} events per CPU second"
