@@ -75,7 +75,7 @@ five stall figures are for the ways above, in order):
   checks and the skip reasons counted for every rejected (listing, rule) pair, on a
   branch of its own), then pydantic's validation (~7 us), the one ``FeedListingEvent``
   per event and the reading loop. A pass of the cyclic GC over a large heap is a stall of
-  its own (the bench freezes its setup heap, the sandbox, out of those passes).
+  its own: see "The cyclic GC" below.
 
 Figures on main after the feed's batched reading, the frame reader's inflate and the lazy
 skip reasons were merged (2026-11-25 00:00 UTC, quiet machine, 60,000 events, 50 B
@@ -88,7 +88,32 @@ full passes (gc callbacks in a probe of the same run: 25-58 ms each, 3 a run, ov
 tracked objects: the feed's models, the audit book's and the confirm queue's entries),
 not the engine's turns.
 
-Run: ``.venv/bin/python bench/bench_feed_decode.py [--events N] [--backend trio]``
+The cyclic GC (2026-11-25): what a full pass walked, by ``gc.get_objects()`` grouped by
+type in a ``gc.callbacks`` probe at the start of each full pass of the full path
+(asyncio, 60,000 events; the setup heap frozen): 6,755 objects at the first (the engine,
+its rules, the ledger), 62,353 at the last: 21,595 ``_Told`` (the audit book's entry per
+event of a watched name, a slotted dataclass, kept for the audit period live as well),
+4,038 ``Candidate`` with as many ``FeedListing`` models, their fields sets and rule
+tuples (the confirm queue, which no search empties here and which a busy search budget
+lets grow live), ~3,950 events queued between client and engine with their models and
+fields sets (the reader outruns the engine: a burst), 958 ``NameView`` (the name
+index), and the engine's ~7,000. Passes: 3 a run, the last over the largest heap. And
+what the bench froze itself, the process's imports, a live ``snipe run`` did not: its
+~72,000 objects once imported are a full pass of ~86 ms on their own. Since: the book's
+entries and the queue's candidates are tuples of atoms (untracked by the collector the
+first time it sees them), and the engine's runner freezes its start-up heap out of the
+passes (``engine/sniper/_heap.py``; this bench takes that freeze from the engine's
+policy, ``HeapPolicy.started``, as ``Engine.run`` does; ``--no-gc-freeze`` runs the full
+path without it, the bench's scaffolding walked too: 112.6 ms). What a pass walks now:
+12-24k objects, the queued events (3 tracked objects each, up to 8,192 events when a
+burst outruns the engine) and the engine's own.
+
+Longest loop stall of the full path, this branch against main in the same window
+(alternating runs, the machine loaded 8-12 on 2 cores, so rates are low for both):
+FULL_PATH_FIGURES
+
+Run: ``.venv/bin/python bench/bench_feed_decode.py [--events N] [--backend trio]
+[--no-gc-freeze]``
 """
 
 from __future__ import annotations
