@@ -108,9 +108,22 @@ path without it, the bench's scaffolding walked too: 112.6 ms). What a pass walk
 12-24k objects, the queued events (3 tracked objects each, up to 8,192 events when a
 burst outruns the engine) and the engine's own.
 
-Longest loop stall of the full path, this branch against main in the same window
-(alternating runs, the machine loaded 8-12 on 2 cores, so rates are low for both):
-FULL_PATH_FIGURES
+The full path after that against main before it, 2026-11-25 01:10-01:55 UTC, the
+machine loaded 8-12 on its 2 cores (rates low for both), runs alternating one and the
+other: 10 pairs of the full path alone, then 3 runs of this bench (2 of main's):
+
+- longest loop stall, asyncio: **12.7-24.5 ms** (median 16.6) against 46.4-76.9 (median
+  58.3) on main; trio: **12.2-26.9 ms** (median 17.5) against 44.7-75.2 (62): target 50
+  ms met in every run, where main missed it in 19 of 20. In this bench's three runs:
+  14.6-30.3 ms asyncio, 16.6-19.2 trio (main: 31.9-64.9, 47.4-64.1). A full pass is now
+  3-20 ms; the longest stall is one of them plus the consumer's 10 ms turn.
+- events per CPU second, full path alone: asyncio 16,258-24,229 (median 18,900) against
+  15,763-19,362 (18,300) on main; trio 16,048-22,328 (17,350) against 14,466-20,553
+  (17,000): not worse (a little less CPU in the collector). This bench: 20,792 / 19,523
+  (ratio to json.loads 0.10 / 0.10) against main's 24,092 / 20,187 (0.10 / 0.09) in a
+  quieter window: the target of 20,000 is met or missed by the machine's load, for both.
+- ``--no-gc-freeze`` (the full path with nothing frozen, the scaffolding walked too):
+  112.6 ms.
 
 Run: ``.venv/bin/python bench/bench_feed_decode.py [--events N] [--backend trio]
 [--no-gc-freeze]``
