@@ -15,16 +15,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from ..client import FeedConnected, FeedListingEvent, FeedRemovalEvent
 from ..models import FeedListing, FeedRemoval, SetAside, decode_item
-from ..sandbox import Market, MarketConfig
-from ..sandbox._feed import listing_payload, removed_payload
+from ..sandbox import Listing, Market, MarketConfig, listing_payload, removed_payload
 from ._format import RecordWriter, Row
-
-if TYPE_CHECKING:
-    from ..sandbox._market import Listing
 
 __all__ = ["record_sandbox_market"]
 

@@ -43,6 +43,7 @@ from ..sniper import (
     EngineMode,
     EngineSettings,
     FeedSettings,
+    HeapSettings,
     SessionOptions,
     TradingRefused,
     describe,
@@ -136,6 +137,14 @@ def register(subparsers: Any) -> None:
         help="serve the control-plane API (token-protected; tokens from "
         "SNIPE_API_CONTROL_TOKEN / SNIPE_API_READ_TOKEN or api.token_file); overrides "
         "api.listen; anything but loopback needs TLS or api.behind_proxy",
+    )
+    parser.add_argument(
+        "--no-gc-freeze",
+        dest="gc_freeze",
+        action="store_false",
+        help="leave Python's cyclic garbage collector as it is: by default the start-up "
+        "heap (and, hourly, what the engine learnt) is frozen out of its full passes, "
+        "each of which would hold the event loop ~1 us an object (docs/architecture.md)",
     )
     testing = parser.add_argument_group(
         "against a sped-up sandbox (tests and benchmarks; never against the real service)"
@@ -274,6 +283,7 @@ def run(args: argparse.Namespace) -> int:
             full_audit_every=float(ruleset.account.full_audit_every),
             sticker_prices_for=float(ruleset.account.sticker_prices_for),
         ),
+        heap=HeapSettings(freeze=args.gc_freeze),
     )
     print(banner(ruleset, args), file=sys.stderr, flush=True)
     ledger_path = None if args.dry_run else (args.ledger or ruleset.account.ledger)

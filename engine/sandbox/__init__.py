@@ -17,7 +17,7 @@ really happened (``Sandbox.ground_truth()``, ``GET /_sandbox/ground-truth``)::
 from ._app import SandboxApp
 from ._catalogue import CatalogueItem, build_catalogue, doppler_phases
 from ._faults import Fault, FaultPlan, FeedFault, FeedFaultPlan, Scenario, load_scenario
-from ._feed import FeedConfig
+from ._feed import FeedConfig, listing_payload, removed_payload
 from ._limits import LimitConfig, Window
 from ._market import Listing, Market, MarketConfig
 from ._sandbox import Sandbox, SandboxConfig
@@ -46,7 +46,9 @@ __all__ = [
     "build_catalogue",
     "doppler_phases",
     "gzip_chunks",
+    "listing_payload",
     "load_scenario",
+    "removed_payload",
     "serve",
     "served",
 ]

@@ -9,6 +9,7 @@ from ._daily import daily_summary
 from ._engine import Engine, EngineSettings, TradingRefused
 from ._feedwatch import AUTO_ATTEMPTS, FeedSettings, FeedView, FeedWatch
 from ._guard import describe
+from ._heap import HeapPolicy, HeapSettings, freeze_heap
 from ._orders import Exposure, OrderManager, describe_orders
 from ._reconciler import Reconciler, ReconcilerSettings
 from ._schedule import MAX_NAMES_PER_SEARCH, SearchSchedule
@@ -37,6 +38,8 @@ __all__ = [
     "FeedSettings",
     "FeedView",
     "FeedWatch",
+    "HeapPolicy",
+    "HeapSettings",
     "OrderManager",
     "Outcome",
     "PurchaseRecord",
@@ -55,6 +58,7 @@ __all__ = [
     "feed_client",
     "feed_words",
     "format_bytes",
+    "freeze_heap",
     "open_engine",
     "read_status_file",
     "status_document",

@@ -73,12 +73,14 @@ class Suspect:
     tolerance: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Told:
-    at: float
-    item_id: str
-    price: int | None
-    kind: Kind
+_Told = tuple[float, str, int | None, Kind]
+"""What the feed told of one listing: when, its item id, its price (``None``: a removal),
+the event's kind. A plain tuple of atoms, not an object: the book keeps every event of a
+watched name for an audit period (at 430 events a second, tens of thousands), and the
+cyclic GC untracks a tuple of atoms the first time it sees it, where each instance of a
+class (a slotted dataclass, a NamedTuple) would stay tracked and be walked by every full
+pass of the collector: each such pass is a stall of the event loop (~1 us an object,
+bench/bench_feed_decode.py)."""
 
 
 class AuditBook:
@@ -118,7 +120,7 @@ class AuditBook:
                 return
         elif kind != "removed":
             self._name_of[item_id] = name
-        self._told.setdefault(name, []).append(_Told(at, item_id, price, kind))
+        self._told.setdefault(name, []).append((at, item_id, price, kind))
 
     def judge(
         self,
@@ -155,18 +157,18 @@ class AuditBook:
         last_at: dict[str, float] = {}
         unsure: set[str] = set()
         since = self._base_started - self.skew
-        for told in self._told.get(name, ()):
-            if told.at < since:
+        for at, item_id, price, kind in self._told.get(name, ()):
+            if at < since:
                 continue
-            if told.price is not None and told.kind != "removed":
-                known_low = told.price if known_low is None else min(known_low, told.price)
-            first_new.setdefault(told.item_id, told.kind == "new")
-            listed[told.item_id] = told.kind != "removed"
-            if told.at - last_at.get(told.item_id, -math.inf) < REORDER:
-                unsure.add(told.item_id)
-            last_at[told.item_id] = told.at
-            if told.at <= self._base_until + self.skew or told.at >= started - self.skew:
-                unsure.add(told.item_id)
+            if price is not None and kind != "removed":
+                known_low = price if known_low is None else min(known_low, price)
+            first_new.setdefault(item_id, kind == "new")
+            listed[item_id] = kind != "removed"
+            if at - last_at.get(item_id, -math.inf) < REORDER:
+                unsure.add(item_id)
+            last_at[item_id] = at
+            if at <= self._base_until + self.skew or at >= started - self.skew:
+                unsure.add(item_id)
         # a listing first told as new was not in the base; one first told otherwise was
         expected = (base.count if base is not None else 0) + sum(
             int(now_listed) - int(not first_new[item]) for item, now_listed in listed.items()
@@ -180,11 +182,11 @@ class AuditBook:
 
     def _prune(self, before: float) -> None:
         for name in list(self._told):
-            kept = [t for t in self._told[name] if t.at >= before]
+            kept = [t for t in self._told[name] if t[0] >= before]
             if kept:
                 self._told[name] = kept
             else:
                 del self._told[name]
         if len(self._name_of) > _NAMES_KEPT:  # ids told long ago whose removal never came
-            live = {t.item_id for told in self._told.values() for t in told}
+            live = {t[1] for told in self._told.values() for t in told}
             self._name_of = {i: n for i, n in self._name_of.items() if i in live}

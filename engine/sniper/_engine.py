@@ -67,6 +67,7 @@ from ._daily import DayEnds
 from ._feedwatch import FeedSettings, FeedWatch
 from ._gate import GateSettings, StartGate, TradingRefused
 from ._guard import LoopGuard, unwrap
+from ._heap import HeapPolicy, HeapSettings
 from ._orders import OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
 from ._schedule import SearchPacer, SearchSchedule
@@ -126,6 +127,9 @@ class EngineSettings:
     mode, send none, judge each by what the engine sees next (``engine.paper``); no buy
     order is placed (their plan is reported, as in a dry run). The ledger is the paper
     ledger."""
+    heap: HeapSettings = field(default_factory=HeapSettings)
+    """The cyclic GC's policy of :meth:`Engine.run` (``_heap.py``): off here, on in
+    ``snipe run``."""
 
     @property
     def simulated(self) -> bool:
@@ -253,6 +257,8 @@ class Engine(SnapshotWatch, OperatorControls):
         self.feedwatch = FeedWatch(self, settings.feed)
         """The live listing feed (its client set by the session when enabled)."""
         self._budget_cache: tuple[tuple[int, float], BudgetState] | None = None
+        self.heap = HeapPolicy(settings.heap, clock)
+        """The cyclic GC's policy while :meth:`run` runs (``_heap.py``)."""
 
     def _follow_rules(self, ruleset: RuleSet) -> None:
         """What the engine derives from its rules (at start, and when they are replaced)."""
@@ -330,6 +336,8 @@ class Engine(SnapshotWatch, OperatorControls):
         or reconcile pass; kinds due at the same instant start in :data:`STEP_KINDS` order,
         as a backtest runs them (see :meth:`_turn`)."""
         await self.start()
+        # the start-up heap is long-lived: out of the cyclic GC's passes (a stall each)
+        self.heap.started()
         try:
             async with anyio.create_task_group() as tg:
                 for kind in self.step_kinds():
@@ -342,6 +350,7 @@ class Engine(SnapshotWatch, OperatorControls):
         except Exception as exc:  # every step is guarded: this is a bug of a runner
             self.guard.failed("engine", unwrap(exc), halt=True)
         finally:
+            self.heap.release()
             if self.status.mode is not EngineMode.HALTED:
                 self.status.mode = EngineMode.STOPPED
         return self.status
@@ -452,8 +461,10 @@ class Engine(SnapshotWatch, OperatorControls):
             polls = self.status.snapshots
             await self.poll_snapshot()
             # a cheap audit of the feed polls no snapshot: nothing new to judge paper by
-            if self.paper is not None and self.status.snapshots != polls:
-                await self.paper.saw_snapshot(self.current_prices, self._snapshot_covers, now)
+            if self.status.snapshots != polls:
+                if self.paper is not None:
+                    await self.paper.saw_snapshot(self.current_prices, self._snapshot_covers, now)
+                self.heap.polled()  # after the full audit: what it learnt is long-lived
         except APIError as exc:
             self.status.error(f"snapshot: {exc}")
         except Exception as exc:

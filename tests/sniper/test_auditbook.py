@@ -4,6 +4,7 @@ and never for what the timing of the two pictures explains. Pure, table-driven."
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 
 import pytest
@@ -158,3 +159,16 @@ def test_a_reset_forgets_the_base() -> None:
 def test_negative_tolerances_are_refused() -> None:
     with pytest.raises(ValueError, match="skew"):
         AuditBook(skew=-1.0)
+
+
+def test_what_the_feed_told_costs_the_cyclic_collector_nothing() -> None:
+    # an audit period of events is kept (tens of thousands): the collector's full pass,
+    # which holds the event loop, must not walk one object per event
+    book = AuditBook()
+    ids = [str(i) for i in range(5_000)]
+    gc.collect()
+    before = len(gc.get_objects())
+    for n, item in enumerate(ids):
+        book.told(A if n % 2 else B, item, 9_000 + n, "new", float(n))
+    gc.collect()
+    assert len(gc.get_objects()) - before < 20

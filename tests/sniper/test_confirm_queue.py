@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import gc
+from types import SimpleNamespace
+from typing import Any
+
 import pytest
 
-from engine.models import Listing
+from engine.models import FeedListing, Listing
 from engine.sniper._confirm import BEYOND, GONE, Candidate, ConfirmQueue
 
 NAME = "AK-47 | Redline (Field-Tested)"
@@ -67,3 +71,53 @@ def test_a_failed_search_puts_its_candidates_back_and_a_removal_drops_one() -> N
     assert queue.removed("1") is not None
     assert queue.removed("1") is None
     assert (len(queue), dict(queue.skipped)) == (0, {"removed": 1})
+
+
+def feed_listing(item_id: int, price: int) -> FeedListing:
+    return FeedListing.model_validate(
+        {
+            "item_id": str(item_id),
+            "name": NAME,
+            "price": price,
+            "float": 0.07,
+            "sticker_names": ["Crown (Foil)"],
+            "game": "csgo",
+            "classid": 310776,
+            "unlock_at": 1767225600,
+        }
+    )
+
+
+def rule(max_price: int) -> Any:
+    return SimpleNamespace(max_price=max_price)  # what the queue reads of a compiled rule
+
+
+def test_a_candidate_leaves_the_queue_as_it_was_told() -> None:
+    queue = ConfirmQueue()
+    rules = (rule(2_000), rule(1_500))
+    told = [Candidate(feed_listing(1, 1_000), 12.5, rules), Candidate(listing(2, 900), 13.0, ())]
+    for c in told:
+        queue.add(NAME, c)
+    assert queue.promise(NAME) == 1_000  # the best rule's ceiling less the price
+    (back,) = queue.take([NAME]).values()
+    assert back == told
+    assert [type(c.listing) for c in back] == [FeedListing, Listing]
+    assert back[0].listing.model_fields_set == told[0].listing.model_fields_set
+    assert back[0].rules[0] is rules[0]
+
+
+def test_waiting_candidates_cost_the_cyclic_collector_nothing() -> None:
+    # the collector's full pass walks every object it tracks, holding the event loop: a
+    # burst of thousands of candidates must not add thousands of objects to walk
+    queue = ConfirmQueue()
+    rules = (rule(5_000),)
+    listings = [feed_listing(i, 1_000 + i) for i in range(2_000)]
+    gc.collect()
+    before = len(gc.get_objects())
+    for x in listings:
+        queue.add(NAME, Candidate(x, 1.0, rules))
+    gc.collect()
+    gc.collect()  # a tuple is untracked once the tuples it holds are: on the next pass
+    assert len(gc.get_objects()) - before < 20
+    assert len(queue) == 2_000
+    assert queue.promise(NAME) == 4_000
