@@ -65,6 +65,10 @@ _DECIDED: ContextVar[tuple[EvalContext, int | None] | None] = ContextVar(
 """The context the purchase being written was decided in, and the ledger's write count when
 its budget was read: per task, since the feed's events and the steps buy side by side."""
 
+_BOUGHT: ContextVar[set[str] | None] = ContextVar("snipe_bought", default=None)
+"""The item ids bought (or reserved) by the :meth:`Buyer.execute` under way in this task,
+for its caller: per task, like ``_DECIDED``."""
+
 log = logging.getLogger("snipe.buyer")
 
 _BUY_ONE = "GET /v1/buy-one-p2p"
@@ -121,14 +125,20 @@ class Buyer:
         context: EvalContext,
         *,
         budget_read_at: int | None = None,
-    ) -> None:
+    ) -> set[str]:
         """Buy what ``decisions`` accept, as long as buying is allowed. ``budget_read_at``:
-        the ledger's write count when ``context.budget`` was read (``None``: unknown)."""
+        the ledger's write count when ``context.budget`` was read (``None``: unknown).
+        Returns the item ids the service said were bought or reserved in this call (not
+        those refused, capped, vetoed, not sent, of unknown outcome, dry-run or paper)."""
+        bought: set[str] = set()
         token = _DECIDED.set((context, budget_read_at))
+        told = _BOUGHT.set(bought)
         try:
             await self._execute(decisions, context)
         finally:
+            _BOUGHT.reset(told)
             _DECIDED.reset(token)
+        return bought
 
     async def _execute(self, decisions: Sequence[Decision], context: EvalContext) -> None:
         self._host.notify_decisions(decisions, context)
@@ -374,6 +384,9 @@ class Buyer:
         self._status.consecutive_failures = 0
         outcome = Outcome.RESERVED if reserved else Outcome.BOUGHT
         self._record(decision, outcome, None)
+        bought = _BOUGHT.get()
+        if bought is not None:
+            bought.add(decision.item_id)
         self._host.notify_purchase(decision, "bought", "reserved" if reserved else None)
 
     async def _refused(self, decision: Decision, pid: str, why: str, new_price: int | None) -> None:

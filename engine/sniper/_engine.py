@@ -548,24 +548,29 @@ class Engine(SnapshotWatch, OperatorControls):
         self.status.listings_seen += len(listings)
         self.references.learn_phases(listings)
         decisions, context = await self.decide(listings, now, game=game)
-        if confirming:
-            self.feedwatch.confirmed(confirming, answer.items, decisions)
-        await self._buy(decisions, context)
+        confirmed: set[str] = (
+            self.feedwatch.confirmed(confirming, answer.items, decisions) if confirming else set()
+        )
+        bought = await self._buy(decisions, context)
+        if confirmed:
+            self.feedwatch.credit(confirmed, bought)
         return decisions
 
-    async def _buy(self, decisions: list[Decision], context: EvalContext) -> None:
-        """Hand accepted decisions to the buyer while buying is allowed. An unexpected
-        error on the buying path HALTs: the ledger may be behind the service now, and the
-        purchase in flight stays INTENT/UNKNOWN for the reconciler, as after a crash."""
+    async def _buy(self, decisions: list[Decision], context: EvalContext) -> set[str]:
+        """Hand accepted decisions to the buyer while buying is allowed; returns the item
+        ids the service said were bought (or reserved). An unexpected error on the buying
+        path HALTs: the ledger may be behind the service now, and the purchase in flight
+        stays INTENT/UNKNOWN for the reconciler, as after a crash."""
         if not self.status.buying_allowed:
-            return
+            return set()
         cached = self._budget_cache
         # -1: the budget was read again since this one (after a write of this engine)
         read_at = cached[0][0] if cached is not None and cached[1] is context.budget else -1
         try:
-            await self.buyer.execute(decisions, context, budget_read_at=read_at)
+            return await self.buyer.execute(decisions, context, budget_read_at=read_at)
         except Exception as exc:
             self.guard.failed("buyer", exc, halt=True)
+            return set()
 
     def game_of(self, name: str) -> Game | None:
         """The game to search ``name`` in: the one every rule watching it names, if any."""
