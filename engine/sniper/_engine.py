@@ -252,7 +252,9 @@ class Engine(SnapshotWatch, OperatorControls):
         self.stop_reason: str | None = None
         self.feedwatch = FeedWatch(self, settings.feed)
         """The live listing feed (its client set by the session when enabled)."""
-        self._budget_cache: tuple[tuple[int, float], BudgetState] | None = None
+        self._budget_cache: tuple[tuple[int, float], BudgetState, int] | None = None
+        """The budget as last read: the ledger's write count and UTC day it is good for,
+        and the ledger's intent count when it was read (for ``Buyer``)."""
 
     def _follow_rules(self, ruleset: RuleSet) -> None:
         """What the engine derives from its rules (at start, and when they are replaced)."""
@@ -565,7 +567,7 @@ class Engine(SnapshotWatch, OperatorControls):
             return set()
         cached = self._budget_cache
         # -1: the budget was read again since this one (after a write of this engine)
-        read_at = cached[0][0] if cached is not None and cached[1] is context.budget else -1
+        read_at = cached[2] if cached is not None and cached[1] is context.budget else -1
         try:
             return await self.buyer.execute(decisions, context, budget_read_at=read_at)
         except Exception as exc:
@@ -673,8 +675,9 @@ class Engine(SnapshotWatch, OperatorControls):
         cached = self._budget_cache
         if cached is not None and cached[0] == key:
             return cached[1]
+        intents = self.ledger.intents  # before the read: one written meanwhile is "since"
         state = await budget_state(self.ledger, now)
-        self._budget_cache = (key, state)
+        self._budget_cache = (key, state, intents)
         return state
 
     async def _still_fits(self, decisions: Sequence[Decision], context: EvalContext) -> bool:
