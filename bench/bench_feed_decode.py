@@ -298,7 +298,6 @@ class Result:
     max_wall_gap: float
     set_aside: int
     decided: int = 0
-    accepted: int = 0
     confirms: int = 0
 
     @property
@@ -451,7 +450,6 @@ async def with_rules(
     await market.aclose()
     await ledger.close()
     result.decided = engine.status.candidates
-    result.accepted = engine.feedwatch.bought
     result.confirms = engine.feedwatch.confirm_searches
     return result
 
@@ -539,8 +537,10 @@ def main(argv: list[str] | None = None) -> int:
         show("the same, compressed, every frame by wsproto (as before)", before, base)
         show("framing + decoding + 50 rules (FeedWatch.consume, dry run)", full, base)
         print(
-            f"      candidates {full.decided}, accepted (dry run) {full.accepted}, confirming "
-            f"searches flagged {full.confirms}"
+            # (the engine is never started here: nothing goes to the buyer, and the feed's
+            # own count, FeedWatch.bought, counts purchases made, so it says nothing here)
+            f"      candidates (accepted by the rules) {full.decided}, confirming searches "
+            f"flagged {full.confirms}"
         )
     return 0
 

@@ -15,12 +15,19 @@ service's in real seconds (25 s, 20 s): the market's clock runs fast, the networ
 not. The market stands still (:class:`HeldClock`) until the engine has started and the
 feed has answered (or given up), so even a short demo on a loaded machine shows both at
 work from the market's first second.
+
+The market's own deals are there from its first second, so the start-up snapshot and
+searches find them all, and the feed would see none of what is bought first. So the demo's
+market also lists a few deals while the engine runs (:func:`feed_deals`, the same for a
+seed, spread over the run): the feed tells each the moment it is listed, and the summary's
+"seen first by the live feed" counts those the engine bought on its word.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import random
 import sys
 import time
 from pathlib import Path
@@ -37,8 +44,9 @@ from .._errors import ConfigError
 from .._money import format_usd
 from .._plugins import make_plugin_host
 from ..ledger import MEMORY
-from ..rules import load_rules
+from ..rules import RuleSet, load_rules
 from ..sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig, served
+from ..sandbox._catalogue import CatalogueItem
 from ..sniper import (
     Engine,
     EngineMode,
@@ -74,6 +82,10 @@ _HEARTBEAT = (25.0, 20.0)
 """The service's pingInterval and pingTimeout, real seconds."""
 _OPEN_TIMEOUT = 10.0
 """Real seconds a feed connection may take to say hello."""
+FEED_DEALS = 4
+"""Deals the demo's market lists while the engine runs, for the feed to see first."""
+_FEED_DISCOUNT = 40
+"""How far under its reference price each of them is listed, percent."""
 
 
 class HeldClock:
@@ -112,6 +124,46 @@ class HeldClock:
     def __repr__(self) -> str:
         state = "running" if self._released.is_set() else "held"
         return f"HeldClock(speed={self.speed}, {state})"
+
+
+def feed_deals(
+    sandbox: Sandbox, ruleset: RuleSet, seed: int, count: int = FEED_DEALS
+) -> list[tuple[CatalogueItem, int, float | None]]:
+    """The deals the market lists while the engine runs: ``count`` items (item, price,
+    float), drawn with ``seed`` from those a rule buys on the feed's word (it needs no
+    confirming search) could buy as a plain listing (no phase, no stickers, tradable)
+    :data:`_FEED_DISCOUNT` % under its reference and under the rule's ``max_price``, the
+    float in the best fifth of the item's range. Whether a rule takes one is the rules'
+    (and their caps') business, as for any listing."""
+    candidates: list[tuple[CatalogueItem, int, float | None]] = []
+    for item in sorted(sandbox.market.items, key=lambda i: i.name):
+        price = item.reference * (100 - _FEED_DISCOUNT) // 100
+        if item.phases or not any(
+            r.action in ("buy", "bulk") and not r.needs_search and price <= r.max_price
+            for r in ruleset.view(item.name).rules
+        ):
+            continue
+        wear = item.float_range
+        candidates.append(
+            (item, price, None if wear is None else wear[0] + (wear[1] - wear[0]) / 5)
+        )
+    return random.Random(seed).sample(candidates, min(count, len(candidates)))
+
+
+async def _list_deals(
+    sandbox: Sandbox,
+    clock: HeldClock,
+    deals: list[tuple[CatalogueItem, int, float | None]],
+    started: float,
+    total: float,
+) -> None:
+    """Lists ``deals`` on the market one by one, evenly spread from a fifth of the run's
+    ``total`` market seconds from ``started`` (the feed's gap healed by then, so the feed
+    is what tells them) to three fifths (the engine has the rest to buy the last one)."""
+    for n, (item, price, wear) in enumerate(deals):
+        await clock.sleep_until(started + total * (0.2 + 0.4 * n / max(1, len(deals) - 1)))
+        sandbox.advance()
+        sandbox.market.plant(item, price, float_value=wear)
 
 
 def register(subparsers: Any) -> None:
@@ -184,13 +236,15 @@ def run_demo(args: argparse.Namespace, console: Console) -> int:
         )
         total = args.seconds * args.speed
         budgets = ruleset.budgets
+        deals = feed_deals(sandbox, ruleset, args.seed)
         console.print(
             f"[bold]snipe demo[/]: {escape(str(path))} on an in-process sandbox market of "
             f"{len(sandbox.market.listings):,} listings at {args.speed:g}x speed: "
             f"{args.seconds:g} s ({total / 60:.0f} market minutes). The sandbox account "
             f"holds {format_usd(DEMO_BALANCE)}; the rules may spend "
             f"{format_usd(budgets.per_day)} a day, {format_usd(budgets.total)} in total. "
-            "Nothing real is touched."
+            f"The market lists {len(deals)} deal(s) while the engine runs, for the live "
+            "feed to tell first. Nothing real is touched."
         )
         console.print(rules_table(ruleset))
         async with served(sandbox) as feed_url:
@@ -216,6 +270,7 @@ def run_demo(args: argparse.Namespace, console: Console) -> int:
                     clock.release()
                     started = clock.now()
                     tg.start_soon(_show_progress, console, engine, started, total)
+                    tg.start_soon(_list_deals, sandbox, clock, deals, started, total)
                     await clock.sleep(total)
                     tg.cancel_scope.cancel()
                 await _summary(console, engine, sandbox)

@@ -27,12 +27,15 @@ from ._responses import DEFAULT_RETRY_AFTER, classify_refusal
 from ._secret import APIKey, Secret
 from ._tradelink import TradeLink
 from ._transport import KeyInjectingTransport
+from ._wsread import MAX_MESSAGE as FEED_MAX_MESSAGE
+from ._wsread import check_max_message as check_feed_max_message
 
 __all__ = [
     "DEFAULT_RETRY_AFTER",
     "DEFAULT_TIMEOUT",
     "FEED_BATCH",
     "FEED_ENDPOINT",
+    "FEED_MAX_MESSAGE",
     "GAMES",
     "APIKey",
     "Backoff",
@@ -60,5 +63,6 @@ __all__ = [
     "SnapshotStream",
     "Sort",
     "TradeLink",
+    "check_feed_max_message",
     "classify_refusal",
 ]

@@ -19,7 +19,9 @@ nor the consuming task takes a turn of the event loop per event.
 The upgrade request offers permessage-deflate (``compression="auto"``, the default; ``off``
 offers nothing) and the session runs compressed only when the server accepts it
 (:mod:`._websocket`); :meth:`FeedClient.health` tells which, and the bytes the socket
-carried.
+carried. A message larger than ``max_message`` (``account.feed_max_message``, 1 MiB by
+default; inflated, in a compressed session) ends the connection with 1009, plain or
+compressed, and the client connects again with backoff.
 
 The API key, when given, is sent in an ``authorization`` header added by a transport to a
 private copy of the upgrade request, never in the address, so nothing httpx logs or
@@ -93,9 +95,7 @@ turn is bounded by it as much as by its clock (see FeedWatch.consume)."""
 
 # The session whose reading task hands over a read's messages at once, when the installed
 # httpx-ws is the one it was written for (see _wsread.py).
-_SESSION: Final[type[FeedSession]] = (
-    _wsread.BatchingSession if _wsread.batching_available() else FeedSession
-)
+_SESSION: Final[type[FeedSession]] = _wsread.session_class()
 
 # How much httpx-ws reads from the socket at a time (its "max message size" is the read
 # size): a burst of ~2,800 events a second is ~1.5 MB/s, so reads larger than its 64 KiB
@@ -190,6 +190,7 @@ class FeedClient:
         buffer: int = 8192,
         on_connect: Callable[[FeedConnected], None] | None = None,
         compression: str = "auto",
+        max_message: int = _wsread.MAX_MESSAGE,
     ) -> None:
         self._base = _check_feed_url(feed_url)
         self._url = f"{self._base}{FEED_PATH}?{FEED_QUERY}"
@@ -197,6 +198,8 @@ class FeedClient:
         self._key = _check_key(api_key)
         self._compression = check_compression(compression)
         self._offer = offer_headers(self._compression)
+        self._max_message = _wsread.check_max_message(max_message)
+        self._session = _wsread.session_class(self._max_message)
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._transport = transport
         self._backoff = backoff if backoff is not None else Backoff()
@@ -243,6 +246,12 @@ class FeedClient:
     def url(self) -> str:
         """The websocket's address (it never holds the key)."""
         return self._url
+
+    @property
+    def max_message(self) -> int:
+        """The largest message read, in bytes (inflated): past it the connection closes
+        with 1009 and is opened again."""
+        return self._max_message
 
     @property
     def compression(self) -> str:
@@ -397,7 +406,7 @@ class FeedClient:
                 http,
                 keepalive_ping_interval_seconds=None,  # Engine.IO has its own heartbeat
                 max_message_size_bytes=_READ_CHUNK,
-                session_class=_SESSION,
+                session_class=self._session,
                 headers=dict(self._offer),  # httpx-ws adds its own to the dict
             ) as ws:
                 self._wire = ws.wire

@@ -28,12 +28,18 @@ inflate context for incoming frames is never used and never drifts from this one
 reads the control frames (never compressed; a ping between two fragments is answered at
 once) and the frames whose header it refuses anyway; outgoing frames keep wsproto's
 compressor (the two directions have contexts of their own). A message is capped at
-:data:`MAX_MESSAGE` bytes inflated, checked as it inflates (``max_length``, then
-``unconsumed_tail``): a frame of a few KB that would inflate to gigabytes never does, the
-connection closes with 1009; data that does not inflate or is not UTF-8 closes it with
-1007, fragments out of order with 1002 (the close is sent to the server; the feed client
-counts it as a connection end and reconnects with backoff). That made a compressed
-session 2.4-3.2x faster, close to a plain one (``bench/bench_feed_decode.py``).
+``max_message`` bytes inflated (``account.feed_max_message``, :data:`MAX_MESSAGE` unless
+set), checked as it inflates (``max_length``, then ``unconsumed_tail``): a frame of a few
+KB that would inflate to gigabytes never does, the connection closes with 1009; data that
+does not inflate or is not UTF-8 closes it with 1007, fragments out of order with 1002
+(the close is sent to the server; the feed client counts it as a connection end and
+reconnects with backoff). That made a compressed session 2.4-3.2x faster, close to a
+plain one (``bench/bench_feed_decode.py``).
+
+The same cap holds in a plain session: a data frame longer than it is refused from its
+header, before its payload is buffered, and a message in fragments from the fragment that
+takes it past the cap (wsproto joins no fragments and caps nothing: without this, a
+server could grow the message the session joins without end).
 
 :func:`receiver` gives the reading function for any session: the batched one when the
 installed httpx-ws is the one this was written against, one message a list otherwise.
@@ -41,11 +47,12 @@ installed httpx-ws is the one this was written against, one message a list other
 
 from __future__ import annotations
 
+import functools
 import inspect
 import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import httpcore
 import wsproto.connection
@@ -56,17 +63,22 @@ from httpx_ws import AsyncWebSocketSession, HTTPXWSException, WebSocketNetworkEr
 from wsproto.extensions import PerMessageDeflate
 from wsproto.frame_protocol import CloseReason
 
+from .._errors import ConfigError
 from ._websocket import FeedSession
 
 __all__ = [
     "HANDOVER",
+    "LARGEST_MESSAGE_CAP",
     "MAX_MESSAGE",
+    "MIN_MESSAGE_CAP",
     "BatchingSession",
     "FrameReader",
     "Inflate",
     "Messages",
     "batching_available",
+    "check_max_message",
     "receiver",
+    "session_class",
 ]
 
 Messages = list[str | wsproto.events.Event]
@@ -102,9 +114,34 @@ a turn between two lists, so a read full of small frames (a 256 KiB read of comp
 frames of ~50 B holds ~5,000) is never all parsed and inflated in one turn."""
 
 MAX_MESSAGE: Final = 1 << 20
-"""A compressed session's largest message, inflated: a frame that would inflate past it
-closes the connection (1009) instead of filling memory. The feed's events are ~300 B; the
-largest legitimate message seen is well under this (tests send 400 KB)."""
+"""A message's largest size (inflated, in a compressed session) unless
+``account.feed_max_message`` says otherwise: a message past it closes the connection
+(1009) instead of filling memory. The feed's events are ~300 B; the largest legitimate
+message seen is well under this (tests send 400 KB)."""
+MIN_MESSAGE_CAP: Final = 64 << 10
+"""The smallest cap that may be set: the Engine.IO handshake, a Socket.IO packet of a
+burst and a joined fragmented event all fit well under it, so a cap below would only
+close healthy connections."""
+LARGEST_MESSAGE_CAP: Final = 1 << 30
+"""The largest cap that may be set: a message of a GiB held in memory is no feed event."""
+
+
+def check_max_message(value: object) -> int:
+    """``value`` as the largest message in bytes, or a :class:`ConfigError` naming the
+    field (``feed_max_message``) and the range."""
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and MIN_MESSAGE_CAP <= value <= LARGEST_MESSAGE_CAP
+    ):
+        return value
+    bytes_ = isinstance(value, int) and not isinstance(value, bool)
+    raise ConfigError(
+        f"the largest feed message is between {MIN_MESSAGE_CAP >> 10} KiB and "
+        f"{LARGEST_MESSAGE_CAP >> 30} GiB (the feed's events are ~300 B; the default is "
+        f"{MAX_MESSAGE >> 20} MiB), got {value!r}{' bytes' if bytes_ else ''}",
+        field="feed_max_message",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +168,9 @@ class FrameReader:
     reserved bit, outside a fragmented message, whose payload is valid UTF-8, is read
     here; every other frame goes whole to ``connection`` (wsproto), so wsproto sees frame
     boundaries only and its state (a fragmented message under way, a close received)
-    stays its own.
+    stays its own. The cap holds here too: a data frame longer than ``max_message`` is
+    refused from its header, a message in fragments at the fragment that takes it past
+    (1009, as below).
 
     Compressed session (``inflate`` given): every data frame (text, binary, continuation,
     compressed or not) is read here, with the one inflate context of the connection (a
@@ -201,10 +240,10 @@ class FrameReader:
                 head = 10
             if second & _MASKED:
                 head += 4  # a server must not mask: wsproto says so, below
-            if inflate is not None and length > self._max and first & _OPCODE < 8:
-                # refused before it is buffered: a compressed payload this size is past
-                # the cap (deflate never makes data shorter than ~1/1032 of it, but a
-                # server that pads to this size is not one to wait for)
+            if length > self._max and first & _OPCODE < 8:
+                # refused before it is buffered: a payload this size is past the cap,
+                # plain or compressed (deflate never makes data shorter than ~1/1032 of
+                # it, but a server that pads to this size is not one to wait for)
                 events.append(self._fail(TOO_BIG, f"a frame of {length} bytes"))
                 frames += 1
                 break
@@ -228,12 +267,19 @@ class FrameReader:
             elif inflate is not None and first & _OPCODE < 3 and not second & _MASKED:
                 events.extend(self._data(first, bytes(buffer[at + head : end])))
             else:
-                if inflate is None:
-                    opcode = first & _OPCODE
-                    if opcode in (1, 2):
+                if inflate is None and first & _OPCODE < 3:
+                    if first & _OPCODE:  # a message's first frame
                         self._fragmented = not first & _FIN
-                    elif opcode == 0 and first & _FIN:
-                        self._fragmented = False
+                        self._size = length
+                    elif self._fragmented:  # wsproto joins nothing and caps nothing
+                        self._fragmented = not first & _FIN
+                        self._size += length
+                        if self._size > self._max:
+                            events.append(
+                                self._fail(TOO_BIG, f"a message of more than {self._max} bytes")
+                            )
+                            frames += 1
+                            break
                 events.extend(self._by_wsproto(buffer[at:end]))
             at = end
             frames += 1
@@ -340,7 +386,12 @@ class FrameReader:
 class BatchingSession(FeedSession):
     """A :class:`~._websocket.FeedSession` whose reading task hands over the messages of
     each read in lists of up to :data:`HANDOVER` frames' worth; read them with
-    :meth:`receive_batch` (not ``receive``)."""
+    :meth:`receive_batch` (not ``receive``). Its messages are capped at
+    :attr:`max_message` (a subclass per cap: :func:`session_class`)."""
+
+    max_message: ClassVar[int] = MAX_MESSAGE
+    """The largest message read (inflated): past it the connection closes with 1009.
+    A class attribute, since httpx-ws builds the session from its class."""
 
     async def _background_receive(self, max_bytes: int) -> None:
         # The message a read left unfinished (a frame split between two reads, or one
@@ -351,7 +402,7 @@ class BatchingSession(FeedSession):
             connection,
             None if self.extension is None else Inflate.of(self.extension),
             # not httpx-ws's max_message_size_bytes: that one is its read size
-            MAX_MESSAGE,
+            self.max_message,
         )
         try:
             while not self._should_close.is_set():
@@ -420,6 +471,19 @@ def batching_available() -> bool:
         if list(inspect.signature(method).parameters) != ["self", "max_bytes"]:
             return False
     return True
+
+
+@functools.cache
+def session_class(max_message: int = MAX_MESSAGE) -> type[FeedSession]:
+    """The session the feed client opens with httpx-ws (which builds it from its class):
+    a :class:`BatchingSession` whose messages are capped at ``max_message``, or httpx-ws's
+    own reading (:class:`~._websocket.FeedSession`, its messages capped by nothing of
+    ours) when the installed httpx-ws is not the one it was written against."""
+    if not batching_available():
+        return FeedSession
+    if max_message == BatchingSession.max_message:
+        return BatchingSession
+    return type(f"BatchingSession{max_message}", (BatchingSession,), {"max_message": max_message})
 
 
 def receiver(ws: Any) -> Callable[[], Awaitable[Messages]]:

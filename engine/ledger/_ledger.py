@@ -122,6 +122,9 @@ class Ledger(OrderBook, PurchaseQueries):
         """Statements other than a ``SELECT`` run by this object so far: what this
         process's reads may have changed by (a cache of a read is good while it stays;
         another process writing the same file is not counted)."""
+        self.intents = 0
+        """Purchase intents this object wrote so far (counted once written): what can have
+        filled a cap since a budget was read, of this process's own writes."""
 
     # -- opening -------------------------------------------------------------------------
 
@@ -378,6 +381,7 @@ class Ledger(OrderBook, PurchaseQueries):
         if len(intents) == 1:
             written = await self._try_insert_checked(intents[0], caps)
             if written is not None:
+                self.intents += 1
                 return [written]
         # Refused (or a batch): check step by step under the write lock, to say exactly
         # why, or to write after all if what refused the fast path has changed since.
@@ -388,7 +392,9 @@ class Ledger(OrderBook, PurchaseQueries):
             now = self._clock.now()
             return [await self._insert_intent(intent, now) for intent in intents]
 
-        return await self._transaction(work)
+        purchases = await self._transaction(work)
+        self.intents += len(purchases)
+        return purchases
 
     async def _try_insert_checked(self, intent: Intent, caps: Sequence[Cap]) -> Purchase | None:
         """The fast path of one intent: a single ``INSERT ... SELECT ... WHERE <every

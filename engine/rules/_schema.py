@@ -34,7 +34,7 @@ from ._contract import Criterion, Problem
 from ._portfolio import PortfolioSettings
 from ._prices import PricesSettings
 from ._strict import StrictModel
-from ._values import USD, Duration
+from ._values import USD, Duration, Size
 from ._yaml import Document
 
 __all__ = [
@@ -83,6 +83,11 @@ class Account(StrictModel):
     """``auto`` offers permessage-deflate (RFC 7692) when the feed's websocket opens and
     uses it if the service accepts (the frames are JSON that repeats itself: several times
     fewer bytes); ``off`` never offers it (plain frames, less CPU)."""
+    feed_max_message: Size | None = None
+    """The largest message the feed may send, in bytes (``"1 MiB"``, ``"512 KiB"``, or a
+    number), inflated when compressed, joined when in fragments: a larger one closes the
+    connection (1009) and the feed connects again. Unset: 1 MiB. At least 64 KiB (the
+    feed's events are ~300 B), at most 1 GiB."""
     feed_url: str | None = None
     """Where the feed is (the website's host: ``https://host``, ``/socket.io/`` is added).
     Unset: the scheme and host of ``base_url`` (where the sandbox serves it)."""
@@ -116,6 +121,19 @@ class Account(StrictModel):
                 "(equal: every audit is a full snapshot)"
             )
         return value
+
+    @field_validator("feed_max_message")
+    @classmethod
+    def _feed_max_message(cls, value: int | None) -> int | None:
+        if value is None:
+            return None
+        # the very check the feed's client makes (its bounds are the client's)
+        from ..client import check_feed_max_message
+
+        try:
+            return check_feed_max_message(value)
+        except ConfigError as exc:
+            raise ValueError(exc.message) from None
 
     @field_validator("feed_url")
     @classmethod

@@ -7,7 +7,8 @@ it into the one internal form:
 - :data:`USD` -> ``int`` USD x 1000 (``"12.50"``, ``12.5``, ``"$12.50"`` -> ``12500``);
 - :data:`Percent` -> ``int`` basis points (``20``, ``"20%"``, ``12.5`` -> ``2000``, ``1250``);
 - :data:`Wear` -> ``float`` in ``[0, 1]``;
-- :data:`Duration` -> ``int`` seconds (``"7d"``, ``"36h"``, ``"1d12h"``, ``"90m"``, ``3600``).
+- :data:`Duration` -> ``int`` seconds (``"7d"``, ``"36h"``, ``"1d12h"``, ``"90m"``, ``3600``);
+- :data:`Size` -> ``int`` bytes (``"1 MiB"``, ``"512KiB"``, ``"2MB"``, ``1048576``).
 """
 
 from __future__ import annotations
@@ -25,11 +26,14 @@ __all__ = [
     "USD",
     "Duration",
     "Percent",
+    "Size",
     "Wear",
     "format_duration",
     "format_percent",
+    "format_size",
     "parse_duration",
     "parse_percent",
+    "parse_size",
     "parse_wear",
 ]
 
@@ -123,6 +127,44 @@ def parse_duration(value: Any) -> int:
 
 Duration = Annotated[int, BeforeValidator(parse_duration)]
 """A duration -> seconds."""
+
+
+_SIZE = re.compile(r"^\s*(\d+)\s*(b|kb|kib|mb|mib|gb|gib)?\s*$")
+_UNIT_BYTES = {
+    None: 1,
+    "b": 1,
+    "kb": 1000,
+    "kib": 1 << 10,
+    "mb": 1000**2,
+    "mib": 1 << 20,
+    "gb": 1000**3,
+    "gib": 1 << 30,
+}
+
+
+def parse_size(value: Any) -> int:
+    """``"1 MiB"``, ``"512KiB"``, ``"2MB"``, ``"300 B"`` or whole bytes -> bytes."""
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        value = int(value)  # the YAML loader's numbers: a whole one is a count of bytes
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    match = _SIZE.match(value.lower()) if isinstance(value, str) else None
+    if match is None:
+        shown = format(value, "f") if isinstance(value, Decimal) else repr(value)
+        raise ValueError(f"expected a size such as '1 MiB', '512 KiB' or 1048576, got {shown}")
+    return int(match[1]) * _UNIT_BYTES[match[2]]
+
+
+Size = Annotated[int, BeforeValidator(parse_size)]
+"""A size -> bytes."""
+
+
+def format_size(size: int) -> str:
+    """Bytes -> ``"1 MiB"`` / ``"64 KiB"`` / ``"1000 B"`` (exact, for messages)."""
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size and size % factor == 0:
+            return f"{size // factor} {unit}"
+    return f"{size} B"
 
 
 def format_duration(seconds: float) -> str:

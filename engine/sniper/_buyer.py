@@ -62,8 +62,12 @@ __all__ = ["Buyer", "BuyerSettings"]
 _DECIDED: ContextVar[tuple[EvalContext, int | None] | None] = ContextVar(
     "snipe_decided", default=None
 )
-"""The context the purchase being written was decided in, and the ledger's write count when
+"""The context the purchase being written was decided in, and the ledger's intent count when
 its budget was read: per task, since the feed's events and the steps buy side by side."""
+
+_BOUGHT: ContextVar[set[str] | None] = ContextVar("snipe_bought", default=None)
+"""The item ids bought (or reserved) by the :meth:`Buyer.execute` under way in this task,
+for its caller: per task, like ``_DECIDED``."""
 
 log = logging.getLogger("snipe.buyer")
 
@@ -121,14 +125,21 @@ class Buyer:
         context: EvalContext,
         *,
         budget_read_at: int | None = None,
-    ) -> None:
+    ) -> set[str]:
         """Buy what ``decisions`` accept, as long as buying is allowed. ``budget_read_at``:
-        the ledger's write count when ``context.budget`` was read (``None``: unknown)."""
+        the ledger's intent count (:attr:`Ledger.intents`) when ``context.budget`` was read
+        (``None``: unknown; ``-1``: before any).
+        Returns the item ids the service said were bought or reserved in this call (not
+        those refused, capped, vetoed, not sent, of unknown outcome, dry-run or paper)."""
+        bought: set[str] = set()
         token = _DECIDED.set((context, budget_read_at))
+        told = _BOUGHT.set(bought)
         try:
             await self._execute(decisions, context)
         finally:
+            _BOUGHT.reset(told)
             _DECIDED.reset(token)
+        return bought
 
     async def _execute(self, decisions: Sequence[Decision], context: EvalContext) -> None:
         self._host.notify_decisions(decisions, context)
@@ -260,7 +271,6 @@ class Buyer:
         dropped and the rest written; any other refusal refuses the batch."""
         remaining = list(decisions)
         while remaining:
-            before = self._ledger.writes
             try:
                 return await self._try_write_intents(remaining)
             except IntentRefused as exc:
@@ -270,9 +280,9 @@ class Buyer:
                     or len(remaining) == 1
                     or not dropped
                 ):
-                    await self._intent_refused(remaining, exc, before)
+                    await self._intent_refused(remaining, exc)
                     return []
-                await self._intent_refused(dropped, exc, before)
+                await self._intent_refused(dropped, exc)
                 remaining = [d for d in remaining if d.item_id != exc.item_id]
         return []
 
@@ -302,16 +312,18 @@ class Buyer:
         await self._ledger.record_intents(intents, caps=caps)
         return [(i.project_id, d) for i, d in zip(intents, decisions, strict=True)]
 
-    async def _lost_to_own_purchase(self, decisions: Sequence[Decision], before: int) -> bool:
+    async def _lost_to_own_purchase(self, decisions: Sequence[Decision]) -> bool:
         """Whether a cap refusal is the engine's own race: the feed and the steps decide
         side by side, so two decisions may both see the last room under a cap. True when
-        this engine wrote the ledger after the decision's budget was read and, asked again
-        with the budget as the ledger has it now, the rules turn the purchase down."""
+        this engine wrote a purchase intent after the decision's budget was read (the
+        ledger's intent count, by the time of the refusal, is past the one at the read:
+        only an intent fills a cap, any other write of ours explains nothing) and, asked
+        again with the budget as the ledger has it now, the rules turn the purchase down."""
         decided = _DECIDED.get()
         if decided is None or self.recheck is None:
             return False
         context, read_at = decided
-        if read_at is None or before <= read_at:
+        if read_at is None or self._ledger.intents <= read_at:
             return False
         return not await self.recheck(decisions, context)
 
@@ -319,11 +331,9 @@ class Buyer:
         entropy = self._settings.project_id_entropy
         return new_project_id(now, entropy() if entropy is not None else None)
 
-    async def _intent_refused(
-        self, decisions: Sequence[Decision], exc: IntentRefused, before: int
-    ) -> None:
+    async def _intent_refused(self, decisions: Sequence[Decision], exc: IntentRefused) -> None:
         if exc.reason is IntentRefusal.CAP:
-            if await self._lost_to_own_purchase(decisions, before):
+            if await self._lost_to_own_purchase(decisions):
                 log.info(
                     "not bought: a cap filled meanwhile by this engine's own purchase (%s)", exc
                 )
@@ -374,6 +384,9 @@ class Buyer:
         self._status.consecutive_failures = 0
         outcome = Outcome.RESERVED if reserved else Outcome.BOUGHT
         self._record(decision, outcome, None)
+        bought = _BOUGHT.get()
+        if bought is not None:
+            bought.add(decision.item_id)
         self._host.notify_purchase(decision, "bought", "reserved" if reserved else None)
 
     async def _refused(self, decision: Decision, pid: str, why: str, new_price: int | None) -> None:

@@ -256,7 +256,9 @@ class Engine(SnapshotWatch, OperatorControls):
         self.stop_reason: str | None = None
         self.feedwatch = FeedWatch(self, settings.feed)
         """The live listing feed (its client set by the session when enabled)."""
-        self._budget_cache: tuple[tuple[int, float], BudgetState] | None = None
+        self._budget_cache: tuple[tuple[int, float], BudgetState, int] | None = None
+        """The budget as last read: the ledger's write count and UTC day it is good for,
+        and the ledger's intent count when it was read (for ``Buyer``)."""
         self.heap = HeapPolicy(settings.heap, clock)
         """The cyclic GC's policy while :meth:`run` runs (``_heap.py``)."""
 
@@ -560,24 +562,29 @@ class Engine(SnapshotWatch, OperatorControls):
         self.status.listings_seen += len(listings)
         self.references.learn_phases(listings)
         decisions, context = await self.decide(listings, now, game=game)
-        if confirming:
-            self.feedwatch.confirmed(confirming, answer.items, decisions)
-        await self._buy(decisions, context)
+        confirmed: set[str] = (
+            self.feedwatch.confirmed(confirming, answer.items, decisions) if confirming else set()
+        )
+        bought = await self._buy(decisions, context)
+        if confirmed:
+            self.feedwatch.credit(confirmed, bought)
         return decisions
 
-    async def _buy(self, decisions: list[Decision], context: EvalContext) -> None:
-        """Hand accepted decisions to the buyer while buying is allowed. An unexpected
-        error on the buying path HALTs: the ledger may be behind the service now, and the
-        purchase in flight stays INTENT/UNKNOWN for the reconciler, as after a crash."""
+    async def _buy(self, decisions: list[Decision], context: EvalContext) -> set[str]:
+        """Hand accepted decisions to the buyer while buying is allowed; returns the item
+        ids the service said were bought (or reserved). An unexpected error on the buying
+        path HALTs: the ledger may be behind the service now, and the purchase in flight
+        stays INTENT/UNKNOWN for the reconciler, as after a crash."""
         if not self.status.buying_allowed:
-            return
+            return set()
         cached = self._budget_cache
         # -1: the budget was read again since this one (after a write of this engine)
-        read_at = cached[0][0] if cached is not None and cached[1] is context.budget else -1
+        read_at = cached[2] if cached is not None and cached[1] is context.budget else -1
         try:
-            await self.buyer.execute(decisions, context, budget_read_at=read_at)
+            return await self.buyer.execute(decisions, context, budget_read_at=read_at)
         except Exception as exc:
             self.guard.failed("buyer", exc, halt=True)
+            return set()
 
     def game_of(self, name: str) -> Game | None:
         """The game to search ``name`` in: the one every rule watching it names, if any."""
@@ -681,8 +688,9 @@ class Engine(SnapshotWatch, OperatorControls):
         cached = self._budget_cache
         if cached is not None and cached[0] == key:
             return cached[1]
+        intents = self.ledger.intents  # before the read: one written meanwhile is "since"
         state = await budget_state(self.ledger, now)
-        self._budget_cache = (key, state)
+        self._budget_cache = (key, state, intents)
         return state
 
     async def _still_fits(self, decisions: Sequence[Decision], context: EvalContext) -> bool:

@@ -68,6 +68,9 @@ class FeedView:
     bytes_received: int
     bytes_per_day: float | None
     bought: int
+    """Purchases a feed event started at once (no confirming search) that the service
+    said were bought or reserved: not the decisions that accepted them (a purchase
+    refused, capped or of unknown outcome is not counted)."""
     confirm_searches: int
     set_aside: int
     compressed: bool | None = None

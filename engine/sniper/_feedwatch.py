@@ -154,8 +154,10 @@ class FeedWatch:
         self.bought = 0
         self.confirm_searches = 0
         self.bought_items: set[str] = set()
-        """Item ids a feed event started a purchase of (one per purchase: bounded by the
-        budget), so a summary can tell which purchases the feed saw first."""
+        """Item ids the feed saw first that were bought: a purchase a feed event started
+        (at once, or after its confirming search) that the service said was bought or
+        reserved; not one refused, capped or of unknown outcome (one per purchase: bounded
+        by the budget), so a summary can tell which purchases the feed saw first."""
         self._first_connected_at: float | None = None
         self._last_event_at: float | None = None
         self.down_at: float | None = None
@@ -426,9 +428,9 @@ class FeedWatch:
         if shown is not None:
             self._drop_candidate(listing)  # decided: an older event's wait is over
         if buy:
-            self.bought += len(buy)
-            self.bought_items.add(listing.item_id)
-            await engine._buy(buy, context)
+            if listing.item_id in await engine._buy(buy, context):
+                self.bought += 1
+                self.bought_items.add(listing.item_id)
             return
         if shown is None:
             self._maybe_confirm(listing, rules, context, now)
@@ -440,7 +442,7 @@ class FeedWatch:
         rule that needs one passes what the feed can tell of it (else it can never be a
         deal, and costs no search)."""
         if listing.item_id in self.bought_items:
-            return  # told again (duplicated, out of order): the feed started its purchase
+            return  # told again (duplicated, out of order) after the feed's purchase of it
         view = self.engine.ruleset.view(listing.name)
         wanting = [
             r
@@ -503,16 +505,15 @@ class FeedWatch:
         taken: dict[str, list[Candidate]],
         answer: Mapping[str, Sequence[Listing]],
         decisions: list[Decision],
-    ) -> None:
+    ) -> set[str]:
         """The answer to a search that carried ``taken``: the candidates it shows were
         decided with the rest of its listings (``decisions``); those it does not show are
         skipped, counted and logged. Names with candidates told while it was on its way
-        are flagged again."""
+        are flagged again. Returns the item ids of the candidates the rules accepted (the
+        feed saw them first: :meth:`credit` them with what the buyer bought)."""
         settled = self.confirm.settle(taken, answer)
         accepted = {d.item_id for d in decisions if d.accepted}
-        for candidate in settled.found:
-            if candidate.listing.item_id in accepted:
-                self.bought_items.add(candidate.listing.item_id)  # the feed saw it first
+        found = {c.listing.item_id for c in settled.found} & accepted
         self._skipped(settled.skipped)
         if settled.skipped:
             log.info(
@@ -528,6 +529,12 @@ class FeedWatch:
         for name in taken:
             if self.confirm.waiting(name):
                 self._flag(name, self.confirm.promise(name), now, CONFIRM)
+        return found
+
+    def credit(self, found: set[str], bought: set[str]) -> None:
+        """The confirmed candidates ``found`` (:meth:`confirmed`) that the buyer then
+        ``bought``: purchases the feed saw first."""
+        self.bought_items |= found & bought
 
     def _skipped(self, skipped: list[tuple[Candidate, str]]) -> None:
         """Candidates not bought for ``skipped``'s reasons: counted with the engine's

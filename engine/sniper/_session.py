@@ -19,7 +19,7 @@ from .._errors import ConfigError, LedgerError
 from .._limiter import DEFAULT_LIMITS, Limit, RateLimiter
 from .._limitjournal import LimitJournal
 from .._plugins import PluginHost
-from ..client import GAMES, APIKey, FeedClient, MarketClient, TradeLink
+from ..client import FEED_MAX_MESSAGE, GAMES, APIKey, FeedClient, MarketClient, TradeLink
 from ..ledger import MEMORY, Ledger
 from ..paper import claim_paper_ledger, refuse_paper_ledger
 from ..reference import ReferenceHub, StoreMode
@@ -121,6 +121,7 @@ def feed_client(
         transport=transport,
         open_timeout=open_timeout,
         compression=account.feed_compression,
+        max_message=account.feed_max_message or FEED_MAX_MESSAGE,
     )
 
 

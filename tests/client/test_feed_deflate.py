@@ -265,3 +265,68 @@ def test_an_unknown_compression_mode_is_refused_naming_the_setting(value: object
     with pytest.raises(ConfigError, match="feed_compression") as caught:
         FeedClient("https://feed.example", games=["csgo"], compression=value)  # type: ignore[arg-type]
     assert "auto, off" in str(caught.value)
+
+
+def plain_frame(first: int, payload: bytes) -> bytes:
+    """A server's (unmasked) frame: ``first`` is FIN, RSV and opcode."""
+    size = len(payload)
+    if size < 126:
+        return bytes([first, size]) + payload
+    if size < 1 << 16:
+        return bytes([first, 126]) + size.to_bytes(2, "big") + payload
+    return bytes([first, 127]) + size.to_bytes(8, "big") + payload
+
+
+def in_fragments(text: str, parts: int) -> bytes:
+    """A plain text message in ``parts`` frames (text, continuations, the last with FIN)."""
+    data = text.encode()
+    cut = -(-len(data) // parts)
+    pieces = [data[at : at + cut] for at in range(0, len(data), cut)]
+    return b"".join(
+        plain_frame((0x80 if n == len(pieces) - 1 else 0) | (0x01 if n == 0 else 0x00), piece)
+        for n, piece in enumerate(pieces)
+    )
+
+
+NOTICE = '42["notice","' + "n" * 99_985 + '"]'  # a 100 KB message, in 5 fragments
+
+
+@pytest.mark.parametrize(("cap", "read"), [(64 << 10, False), (128 << 10, True)])
+async def test_a_plain_message_in_fragments_past_the_cap_ends_the_connection(
+    clock: VirtualClock, cap: int, read: bool
+) -> None:
+    # a plain session (the server declines compression) joins fragments up to the cap:
+    # past it the connection closes with 1009, the server told why, the client reconnects
+    assert len(NOTICE) == 100_000
+    after = plain_frame(0x81, FRAMES[1].encode())
+    server = RawFeed(answer=None, frames=FRAMES[:1], garbage=in_fragments(NOTICE, 5) + after)
+    fast = Backoff(initial=0.5, cap=1.0)
+    async with (
+        raw_served(server) as url,
+        FeedClient(url, games=["csgo"], clock=clock, backoff=fast, max_message=cap) as feed,
+    ):
+        connected, first = await events_of(feed, 2)
+        assert isinstance(connected, FeedConnected)
+        assert feed.health().compressed is False
+        assert isinstance(first, FeedListingEvent)
+        (then,) = await events_of(feed, 1)
+        if read:  # the big message read (an event nobody listens to), the next one too
+            assert isinstance(then, FeedListingEvent)
+            assert then.listing.item_id == "53862560252"
+            assert feed.health().disconnects == {}
+            return
+        assert isinstance(then, FeedDisconnected)
+        assert "code 1009" in then.detail
+        await until(lambda: server.closes == [1009], "the server told why")
+        await until(lambda: clock.next_deadline() is not None, "the backoff")
+        clock.advance(1.0)
+        (again,) = await events_of(feed, 1)
+        assert isinstance(again, FeedConnected)
+        assert again.generation == 2
+
+
+@pytest.mark.parametrize("value", [0, 1000, (64 << 10) - 1, (1 << 30) + 1, True, "1 MiB", None])
+def test_a_message_cap_out_of_range_is_refused_naming_the_setting(value: object) -> None:
+    with pytest.raises(ConfigError, match="feed_max_message") as caught:
+        FeedClient("https://feed.example", games=["csgo"], max_message=value)  # type: ignore[arg-type]
+    assert "between 64 KiB and 1 GiB" in str(caught.value)

@@ -1,5 +1,6 @@
 """The feed's websocket frame reader (engine/client/_wsread.py) against wsproto's own parser:
-the same events for the same bytes, however the reads cut them. Sans I/O, synchronous."""
+the same events for the same bytes, however the reads cut them; and the message cap a
+plain session keeps too (wsproto keeps none). Sans I/O, synchronous."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ from wsproto import ConnectionType
 from wsproto.events import BytesMessage, CloseConnection, Ping, Pong, TextMessage
 
 from engine.client import _feed
-from engine.client._wsread import BatchingSession, FrameReader, batching_available
+from engine.client._wsread import (
+    MAX_MESSAGE,
+    BatchingSession,
+    FrameReader,
+    batching_available,
+    session_class,
+)
 
 LISTING = '42["new",{"item_id":"1","name":"★ StatTrak™ Karambit | Doppler","price":1}]'
 
@@ -44,8 +51,10 @@ def by_wsproto(data: bytes) -> list[tuple[object, ...]]:
     return shown([*client.events()])
 
 
-def by_reader(data: bytes, step: int, limit: int) -> list[tuple[object, ...]]:
-    reader = FrameReader(wsproto.connection.Connection(ConnectionType.CLIENT))
+def by_reader(
+    data: bytes, step: int, limit: int, cap: int = MAX_MESSAGE
+) -> list[tuple[object, ...]]:
+    reader = FrameReader(wsproto.connection.Connection(ConnectionType.CLIENT), None, cap)
     events: list[str | wsproto.events.Event] = []
     for at in range(0, len(data), step):
         reader.feed(data[at : at + step])
@@ -128,3 +137,74 @@ def test_the_installed_httpx_ws_is_the_one_the_batching_session_was_written_for(
     # tenth of the speed in a burst): this says so when an upgrade changes its internals.
     assert batching_available()
     assert _feed._SESSION is BatchingSession
+
+
+def fragments(*parts: str, ping_after: int | None = None) -> bytes:
+    """A text message sent in ``parts``, a ping after the part ``ping_after``, then "z"."""
+    events: list[wsproto.events.Event] = []
+    for n, part in enumerate(parts):
+        events.append(TextMessage(part, message_finished=n == len(parts) - 1))
+        if n == ping_after:
+            events.append(Ping(b"p"))
+    return server_bytes(*events, TextMessage("z"))
+
+
+def joined(events: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+    """Text fragments joined into their message, as the session joins them."""
+    out: list[tuple[object, ...]] = []
+    partial = ""
+    for event in events:
+        if event[0] == "TextMessage":
+            partial += str(event[1])
+            if event[2]:
+                out.append(("text", partial))
+                partial = ""
+        else:
+            out.append(event)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("parts", "cap", "expected"),
+    [
+        # 3 x 400 bytes: at the cap it is read, one byte under it refused at the fragment
+        # that takes it past (the last), nothing read after it
+        (["x" * 400] * 3, 1200, [("Ping", b"p"), ("text", "x" * 1200), ("text", "z")]),
+        (["x" * 400] * 3, 1199, [("Ping", b"p"), ("close", 1009)]),
+        (["x" * 400] * 3, 799, [("Ping", b"p"), ("close", 1009)]),  # at the second
+        # one frame: at the cap read, past it refused from its header
+        (["y" * 1000], 1000, [("text", "y" * 1000), ("Ping", b"p"), ("text", "z")]),
+        (["y" * 1001], 1000, [("close", 1009)]),
+    ],
+)
+def test_a_plain_session_caps_a_message_in_fragments_too(
+    parts: list[str], cap: int, expected: list[tuple[object, ...]]
+) -> None:
+    data = fragments(*parts, ping_after=0)
+    if expected[-1] != ("close", 1009):
+        assert joined(by_wsproto(data)) == expected  # under the cap: as wsproto reads it
+    for step in (1, 7, 400, len(data)):
+        assert joined(by_reader(data, step, 64, cap=cap)) == expected, step
+
+
+def test_a_plain_frame_longer_than_the_cap_is_refused_before_it_is_buffered() -> None:
+    reader = FrameReader(wsproto.connection.Connection(ConnectionType.CLIENT), None, 1 << 16)
+    # a header that announces a terabyte: refused from the header, nothing waited for
+    reader.feed(server_bytes(TextMessage("a")) + bytes([0x81, 127]) + (1 << 40).to_bytes(8))
+    messages = reader.messages(64)
+    assert messages is not None
+    assert messages[0] == "a"
+    assert isinstance(messages[1], CloseConnection)
+    assert messages[1].code == 1009
+    assert reader.failed is messages[1]
+    reader.feed(b"\x00" * 1000)
+    assert reader.messages(64) is None  # nothing is read after the close
+
+
+def test_the_session_class_carries_the_cap_it_was_made_for() -> None:
+    assert session_class() is BatchingSession
+    assert BatchingSession.max_message == MAX_MESSAGE
+    capped = session_class(1 << 17)
+    assert issubclass(capped, BatchingSession)
+    assert capped.max_message == 1 << 17  # type: ignore[attr-defined]
+    assert session_class(1 << 17) is capped  # one class a cap

@@ -14,8 +14,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from engine._plugins import make_plugin_host
 from engine.cli import main
-from engine.cli._demo import run_demo
+from engine.cli._demo import FEED_DEALS, feed_deals, run_demo
+from engine.rules import load_rules
+from engine.sandbox import MarketConfig, Sandbox, SandboxConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -62,6 +65,41 @@ def test_the_demo_prints_progress_and_fully_written_reasons_in_100_columns_and_r
     assert seen is not None
     # the sandbox's own purchases, each put down to the one way that saw it first
     assert int(seen[1]) + int(seen[2]) == int(truth[1])
+
+
+def test_the_demo_s_market_lists_deals_while_the_engine_runs_and_the_feed_tells_them_first(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The market's own deals are there at the start, found by the first snapshot and
+    # searches; the deals it lists while the engine runs are the feed's to tell first.
+    # Three real seconds at 120x: the last is listed at 3:36 of 6:00, so even a loaded
+    # machine has over a real second to buy it.
+    assert main(["demo", "--seconds", "3", "--speed", "120", "--seed", "7"]) == 0
+    out = capsys.readouterr().out
+    assert f"The market lists {FEED_DEALS} deal(s) while the engine runs" in out
+    seen = re.search(
+        r"seen first by the live feed: (\d+), by a search or the snapshot: (\d+)$", out, re.M
+    )
+    assert seen is not None, out
+    assert 1 <= int(seen[1]) <= FEED_DEALS
+
+
+def test_the_deals_listed_for_the_feed_are_the_same_for_a_seed_and_ones_a_rule_could_buy() -> None:
+    ruleset = load_rules(ROOT / "rules.example.yaml", host=make_plugin_host())
+
+    def drawn(seed: int) -> list[tuple[str, int, float | None]]:
+        market = MarketConfig(size=4000, featured=tuple(sorted(ruleset.watched_names)))
+        sandbox = Sandbox(SandboxConfig(seed=seed, market=market))
+        return [(item.name, price, wear) for item, price, wear in feed_deals(sandbox, ruleset, 7)]
+
+    deals = drawn(7)
+    assert deals == drawn(7)  # a demo repeats
+    assert len({name for name, _, _ in deals}) == FEED_DEALS
+    for name, price, wear in deals:
+        # a rule that buys on the feed's word takes the name, and this price and float
+        rules = [r for r in ruleset.view(name).rules if not r.needs_search]
+        assert any(price <= r.max_price for r in rules), name
+        assert wear is not None  # the example's rules that take them ask for a float
 
 
 def test_on_a_terminal_the_demo_shows_a_live_panel() -> None:

@@ -280,3 +280,34 @@ async def test_with_the_feed_a_busy_priority_lane_is_spaced_not_spent_in_a_burst
     assert gaps[-1] == pytest.approx(3.0)  # 60 s / 20, once the lane is busy
     assert max(gaps) <= 3.0 + 1e-6
     assert len(purchases) >= 1
+
+
+async def test_a_confirmed_deal_sold_before_our_request_is_not_credited_to_the_feed(
+    clock: VirtualClock,
+) -> None:
+    """The search confirms the stickered deal and the rules accept it, but another buyer
+    takes it before our purchase request: the service refuses it, and the feed is not
+    credited with a purchase ("seen first by the live feed" counts what was bought)."""
+    sandbox = quiet_sandbox(clock)
+    item = sticker_item(sandbox)
+    async with rig(
+        clock, sandbox, rules_text(item.name, rule_extra=STICKERED), settings=SETTINGS
+    ) as r:
+        engine = await ready(r)
+        deal = stickered(sandbox, item, item.reference // 2)
+        buy = engine.client.buy_one_p2p
+
+        async def beaten(**kwargs: Any) -> Any:
+            sandbox.market.remove(deal.item_id)  # sold to another buyer in between
+            return await buy(**kwargs)
+
+        engine.client.buy_one_p2p = beaten  # type: ignore[method-assign]
+        await engine.on_feed_event(told(sandbox, deal))
+        await search_when_due(r)
+        purchases = await r.ledger.purchases()
+        view = await engine.view()
+    assert [(p.item_id, p.state.value) for p in purchases] == [(str(deal.item_id), "FAILED")]
+    assert purchases_of(sandbox) == []
+    assert view.feed is not None
+    assert (view.feed.confirm_searches, view.feed.confirm_found) == (1, 1)
+    assert engine.feedwatch.bought_items == set()

@@ -284,3 +284,32 @@ async def test_a_listing_of_just_before_the_connection_is_not_counted_as_missed(
     assert view.feed is not None
     assert view.feed.missed == 0
     assert view.feed.state == "trusted"
+
+
+async def test_the_feed_is_credited_only_with_purchases_that_went_through(
+    clock: VirtualClock,
+) -> None:
+    """``bought_items`` (the demo's "seen first by the live feed") and the feed's
+    ``bought`` (status, the backtest report) count what the service bought, not what the
+    rules accepted: a deal the feed told that someone else bought before our request is
+    refused by the service, and is no purchase of the feed's."""
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    async with rig(clock, sandbox, rules_text(item.name), settings=SETTINGS) as r:
+        engine = feed_on(r)
+        await engine.start()
+        await heal(r)
+        gone = plant(sandbox, item, price=item.reference // 2)
+        event = told(sandbox, gone)
+        sandbox.market.remove(gone.item_id)  # sold to another buyer first
+        await engine.on_feed_event(event)
+        deal = plant(sandbox, item, price=item.reference // 2)
+        await engine.on_feed_event(told(sandbox, deal))
+        states = {p.item_id: p.state.value for p in await r.ledger.purchases()}
+        view = await engine.view()
+    # the rules accepted both, the feed started both purchases; the service sold one
+    assert states == {str(gone.item_id): "FAILED", str(deal.item_id): "BOUGHT"}
+    assert [str(p["item_id"]) for p in purchases_of(sandbox)] == [str(deal.item_id)]
+    assert engine.feedwatch.bought_items == {str(deal.item_id)}
+    assert view.feed is not None
+    assert view.feed.bought == 1

@@ -1,5 +1,5 @@
 """The feed's settings (``account.feed``, ``feed_url``, ``audit_every``,
-``full_audit_every``), the session that
+``full_audit_every``, ``feed_max_message``), the session that
 builds its client, and where its state is shown (status file, ``snipe status``,
 ``/healthz``): table-driven where pure."""
 
@@ -92,6 +92,12 @@ def test_how_long_what_a_search_showed_is_trusted(account: str, seconds: int) ->
         ("  audit_every: 30m\n  full_audit_every: 20m\n", "account.full_audit_every"),
         ("  full_audit_every: 30d\n", "account.full_audit_every"),
         ("  full_audit_every: soon\n", "account.full_audit_every"),
+        ("  feed_max_message: 1000\n", "account.feed_max_message"),  # under 64 KiB
+        ('  feed_max_message: "63 KiB"\n', "account.feed_max_message"),
+        ('  feed_max_message: "2 GiB"\n', "account.feed_max_message"),
+        ("  feed_max_message: lots\n", "account.feed_max_message"),
+        ("  feed_max_message: -1\n", "account.feed_max_message"),
+        ("  feed_max_message: 1.5\n", "account.feed_max_message"),
     ],
 )
 def test_bad_feed_settings_are_refused_naming_the_field(account: str, field: str) -> None:
@@ -134,6 +140,39 @@ async def test_the_session_builds_the_feed_client_when_wanted(
             assert client.url.startswith(address)
             assert "k" * 20 not in client.url
             assert "k" * 20 not in repr(client)
+
+
+@pytest.mark.parametrize(
+    ("account", "size"),
+    [
+        ("", 1 << 20),  # unset: the client's default
+        ('  feed_max_message: "64 KiB"\n', 64 << 10),  # the smallest allowed
+        ('  feed_max_message: "4 MiB"\n', 4 << 20),
+        ("  feed_max_message: 200000\n", 200_000),
+        ('  feed_max_message: "1GiB"\n', 1 << 30),  # the largest allowed
+    ],
+)
+async def test_the_largest_feed_message_is_a_setting_that_reaches_the_client(
+    tmp_path: Path, account: str, size: int
+) -> None:
+    host = make_plugin_host(load_entry_points=False)
+    ruleset = load_rules_text(_rules("  feed: on\n" + account), host=host)
+    options = SessionOptions(ledger=tmp_path / "l.sqlite")
+    async with open_engine(
+        ruleset, api_key="k" * 20, clock=VirtualClock(), host=host, options=options
+    ) as engine:
+        assert engine.feedwatch.client is not None
+        assert engine.feedwatch.client.max_message == size
+
+
+def test_a_bad_message_cap_says_the_range() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_rules_text(
+            _rules("  feed_max_message: 1000\n"), host=make_plugin_host(load_entry_points=False)
+        )
+    assert "account.feed_max_message" in str(caught.value)
+    assert "between 64 KiB and 1 GiB" in str(caught.value)
+    assert "got 1000 bytes" in str(caught.value)
 
 
 @pytest.mark.parametrize(

@@ -162,3 +162,44 @@ async def test_the_feed_and_a_search_racing_for_the_last_room_under_a_cap_do_not
         assert status.outcomes[Outcome.CAPPED] == 1
         assert len(sandbox.purchase_requests) == 1
         assert truth_committed(sandbox) == item.reference // 2
+        # the engine's own intent is what filled the cap: one intent in the ledger, the
+        # purchase's (the refused one wrote none), the one the service bought
+        (purchase,) = await r.ledger.purchases()
+        assert purchase.item_id == listings[0].item_id
+        assert purchase.project_id == sandbox.purchase_requests[0]["project_id"]
+
+
+async def test_another_writers_intent_is_not_excused_by_an_own_write_that_is_no_intent(
+    clock: VirtualClock, tmp_path: Path
+) -> None:
+    """What excuses a cap refusal is an intent of this engine's own written since the
+    decision's budget was read: only that can have filled the cap. Any other write of
+    its own (an operator's control action here) says nothing about the cap, so another
+    process's intent that filled it still HALTs."""
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    price = item.reference // 2
+    deal = plant(sandbox, item, price=price)
+    rules = rules_text(item.name, rule_extra="    max_count: 1")
+    path = tmp_path / "ledger.sqlite"
+    async with (
+        await Ledger.open(path, clock=clock) as ledger,
+        await Ledger.open(path, clock=clock) as other_engine,
+        rig(clock, sandbox, rules, ledger=ledger) as r,
+    ):
+        await r.engine.start()
+        answer = await r.engine.client.search_items_by_name([item.name])
+        (listing,) = [li for li in answer.items[item.name] if li.item_id == str(deal.item_id)]
+        decisions, context = await r.engine.decide([listing], clock.now())  # room for one
+        assert [d.accepted for d in decisions] == [True]
+        await ledger.record_control("pause", actor="operator", outcome="done")
+        rival = Intent(new_project_id(clock.now()), "rival-1", item.name, price, "deals")
+        await other_engine.record_intent(rival)  # another process fills the cap
+        await r.engine._buy(decisions, context)
+        status = r.engine.status
+        intents = [p.item_id for p in await ledger.purchases()]
+    assert sandbox.purchase_requests == []
+    assert intents == ["rival-1"]  # none of this engine's
+    assert status.outcomes[Outcome.CAPPED] == 1
+    assert status.halted
+    assert "caps breach attempt refused by the ledger" in (status.halt_reason or "")
