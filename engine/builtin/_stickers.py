@@ -128,6 +128,7 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
         test=enough,
         summary=", ".join(parts),
         needs_search=needs_details,
+        listing_only=True,
     )
 
 

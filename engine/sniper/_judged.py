@@ -1,0 +1,154 @@
+"""Decisions kept per searched name: a search judges only the names whose listings changed.
+
+A search answer repeats most of its listings: the market changes a few of a name's
+listings between two searches of it, and the client's decoding (``ListingMemo``) gives a
+listing sent exactly as before as the same :class:`~engine.models.Listing` object. When a
+name's listings are those objects again, in the same order, for the same game and rule
+set, and every rule watching them declares that its decisions depend on nothing else
+(:attr:`~engine.rules.CompiledRule.listing_only`: not on the clock, the reference prices
+or the budget), its decisions are those of the last search: they are kept with the skip
+counts they contributed (:class:`~engine.sniper.SkipTally`), and counted again as they
+were, so the status and a backtest's report are the same as if they had been judged
+afresh. A name with a pair that passed its rules' checks is never kept: those go through
+the budget and the ledger each time.
+
+Sans-I/O and clock-free: the engine asks, keeps and forgets; live and backtest alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from operator import is_
+from typing import Any
+
+from ..models import Listing
+from ..rules import Decision, RuleSet
+from ._status import SkipTally, tally_skips
+
+__all__ = ["Judge", "JudgedNames"]
+
+HELD_AT_MOST = 20_000
+"""How many names' decisions are kept at most (all forgotten when full: the simplest
+bound; a rule set watches fewer names than this)."""
+
+
+Judge = Callable[[list[Listing]], "list[Decision] | None"]
+"""Judges listings: their decisions (every pair turned down by the rules' checks, in
+order), or ``None`` when a pair passed them (then nothing is kept: the caller decides the
+whole batch as before)."""
+
+
+class _Judged:
+    __slots__ = ("decisions", "each", "game", "listings", "tally")
+
+    def __init__(
+        self,
+        listings: tuple[Listing, ...],
+        game: str | None,
+        decisions: list[Decision],
+        tally: SkipTally,
+        each: dict[int, tuple[Listing, list[Decision], SkipTally]],
+    ) -> None:
+        self.listings = listings
+        self.game = game
+        self.decisions = decisions
+        self.tally = tally
+        self.each = each
+        """id(listing) -> (the listing, held alive so that its id is not reused, its
+        decisions, their skip counts)."""
+
+
+class JudgedNames:
+    """What each searched name's listings were last judged to be, under one rule set."""
+
+    __slots__ = ("_held", "_keepable", "_ruleset")
+
+    def __init__(self) -> None:
+        self._held: dict[str, _Judged] = {}
+        self._keepable: dict[str, bool] = {}
+        self._ruleset: RuleSet | None = None
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def decide(
+        self,
+        ruleset: RuleSet,
+        key: str,
+        listings: Sequence[Listing],
+        game: str | None,
+        judge: Judge,
+    ) -> tuple[list[Decision], SkipTally] | None:
+        """The decisions on the answer's ``listings`` for ``key`` (a searched name) and
+        their skip counts: kept when they are the very listings last judged for it, in
+        the same order, for ``game`` under ``ruleset``; else the listings not judged
+        then are judged (``judge``), the others' decisions kept. ``None`` when ``judge``
+        found a pair passing the rules' checks."""
+        if ruleset is not self._ruleset:  # other rules: nothing kept holds
+            self._held.clear()
+            self._keepable.clear()
+            self._ruleset = ruleset
+        held = self._held.get(key)
+        if held is not None and held.game == game:
+            if len(held.listings) == len(listings) and all(map(is_, held.listings, listings)):
+                return held.decisions, held.tally
+            before = held.each
+        else:
+            before = {}
+        each: dict[int, tuple[Listing, list[Decision], SkipTally]] = {}
+        fresh: list[Listing] = []
+        for listing in listings:
+            mine = before.get(id(listing))
+            if mine is not None and mine[0] is listing:
+                each[id(listing)] = mine
+            elif id(listing) not in each:
+                each[id(listing)] = (listing, [], _NONE)  # its decisions: below
+                fresh.append(listing)
+        if fresh:
+            judged = judge(fresh)
+            if judged is None:
+                return None
+            _split(judged, each)
+        decisions: list[Decision] = []
+        by_rule: dict[tuple[str, str], int] = {}
+        examples: dict[tuple[str, str], Any] = {}
+        for listing in listings:  # in order: counts first met first, the latest example last
+            _, mine_decisions, tally = each[id(listing)]
+            decisions += mine_decisions
+            for rule_kind, n in tally.counts:
+                by_rule[rule_kind] = by_rule.get(rule_kind, 0) + n
+            examples.update(tally.examples)
+        tally = SkipTally(tuple(by_rule.items()), examples, len(decisions))
+        if all(map(self._listing_only, {x.name for x in listings})):
+            if key not in self._held and len(self._held) >= HELD_AT_MOST:
+                self._held.clear()
+            self._held[key] = _Judged(tuple(listings), game, decisions, tally, each)
+        else:
+            self._held.pop(key, None)
+        return decisions, tally
+
+    def _listing_only(self, name: str) -> bool:
+        known = self._keepable.get(name)
+        if known is None:
+            ruleset = self._ruleset
+            assert ruleset is not None
+            known = self._keepable[name] = all(r.listing_only for r in ruleset.view(name).rules)
+        return known
+
+
+_NONE = SkipTally((), {}, 0)
+
+
+def _split(
+    judged: list[Decision], each: dict[int, tuple[Listing, list[Decision], SkipTally]]
+) -> None:
+    """Hand each judged listing its decisions (a listing's are together, in order) and
+    their skip counts."""
+    start = 0
+    for end in range(1, len(judged) + 1):
+        listing = judged[start][0]
+        if end < len(judged) and judged[end][0] is listing:
+            continue
+        mine = judged[start:end]
+        each[id(listing)] = (listing, mine, tally_skips(mine))
+        start = end
