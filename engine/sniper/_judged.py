@@ -18,8 +18,9 @@ Sans-I/O and clock-free: the engine asks, keeps and forgets; live and backtest a
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from operator import is_
-from typing import Any
+from itertools import chain
+from operator import attrgetter, is_, itemgetter
+from typing import Any, cast
 
 from ..models import Listing
 from ..rules import Decision, RuleSet
@@ -38,6 +39,10 @@ order), or ``None`` when a pair passed them (then nothing is kept: the caller de
 whole batch as before)."""
 
 
+_Each = tuple[Listing, list[Decision], SkipTally]
+"""A listing (held alive, so that its id is not reused), its decisions, their counts."""
+
+
 class _Judged:
     __slots__ = ("decisions", "each", "game", "listings", "tally")
 
@@ -47,15 +52,14 @@ class _Judged:
         game: str | None,
         decisions: list[Decision],
         tally: SkipTally,
-        each: dict[int, tuple[Listing, list[Decision], SkipTally]],
+        each: dict[int, _Each],
     ) -> None:
         self.listings = listings
         self.game = game
         self.decisions = decisions
         self.tally = tally
         self.each = each
-        """id(listing) -> (the listing, held alive so that its id is not reused, its
-        decisions, their skip counts)."""
+        """id(listing) -> what it was judged to be."""
 
 
 class JudgedNames:
@@ -95,36 +99,35 @@ class JudgedNames:
             before = held.each
         else:
             before = {}
-        each: dict[int, tuple[Listing, list[Decision], SkipTally]] = {}
-        fresh: list[Listing] = []
-        for listing in listings:
-            mine = before.get(id(listing))
-            if mine is not None and mine[0] is listing:
-                each[id(listing)] = mine
-            elif id(listing) not in each:
-                each[id(listing)] = (listing, [], _NONE)  # its decisions: below
-                fresh.append(listing)
-        if fresh:
-            judged = judge(fresh)
+        if not all(map(self._listing_only, set(map(_NAME, listings)))):
+            self._held.pop(key, None)  # judged every time, as a whole
+            judged = judge(list(listings))
+            return None if judged is None else (judged, tally_skips(judged))
+        # A listing kept in ``before`` is held alive there, so no other object has its id.
+        ids = list(map(id, listings))
+        found = dict(zip(ids, map(before.get, ids), strict=True))
+        each = cast("dict[int, _Each]", found)  # once every None is filled in below
+        if None in found.values():
+            fresh = [x for x in listings if found[id(x)] is None]
+            for listing in fresh:
+                each[id(listing)] = (listing, [], _NONE)  # its decisions, if any: below
+            judged = judge(list({id(x): x for x in fresh}.values()))
             if judged is None:
                 return None
             _split(judged, each)
-        decisions: list[Decision] = []
+        mine = list(map(each.__getitem__, ids))
+        decisions = list(chain.from_iterable(map(_DECISIONS, mine)))
         by_rule: dict[tuple[str, str], int] = {}
         examples: dict[tuple[str, str], Any] = {}
-        for listing in listings:  # in order: counts first met first, the latest example last
-            _, mine_decisions, tally = each[id(listing)]
-            decisions += mine_decisions
-            for rule_kind, n in tally.counts:
-                by_rule[rule_kind] = by_rule.get(rule_kind, 0) + n
-            examples.update(tally.examples)
+        for _, _, tally in mine:  # in order: first met first, the latest example last
+            if tally.counts:
+                for rule_kind, n in tally.counts:
+                    by_rule[rule_kind] = by_rule.get(rule_kind, 0) + n
+                examples.update(tally.examples)
         tally = SkipTally(tuple(by_rule.items()), examples, len(decisions))
-        if all(map(self._listing_only, {x.name for x in listings})):
-            if key not in self._held and len(self._held) >= HELD_AT_MOST:
-                self._held.clear()
-            self._held[key] = _Judged(tuple(listings), game, decisions, tally, each)
-        else:
-            self._held.pop(key, None)
+        if key not in self._held and len(self._held) >= HELD_AT_MOST:
+            self._held.clear()
+        self._held[key] = _Judged(tuple(listings), game, decisions, tally, each)
         return decisions, tally
 
     def _listing_only(self, name: str) -> bool:
@@ -137,11 +140,11 @@ class JudgedNames:
 
 
 _NONE = SkipTally((), {}, 0)
+_NAME = attrgetter("name")
+_DECISIONS = itemgetter(1)
 
 
-def _split(
-    judged: list[Decision], each: dict[int, tuple[Listing, list[Decision], SkipTally]]
-) -> None:
+def _split(judged: list[Decision], each: dict[int, _Each]) -> None:
     """Hand each judged listing its decisions (a listing's are together, in order) and
     their skip counts."""
     start = 0
