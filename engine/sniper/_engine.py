@@ -39,7 +39,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import compress
 from operator import itemgetter
@@ -67,11 +67,11 @@ from ._daily import DayEnds
 from ._feedwatch import FeedSettings, FeedWatch
 from ._gate import GateSettings, StartGate, TradingRefused
 from ._guard import LoopGuard, unwrap
-from ._judged import JudgedNames
+from ._judged import JudgedNames, decide_search
 from ._orders import OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
 from ._schedule import SearchPacer, SearchSchedule
-from ._status import EngineMode, EngineStatus, SkipTally
+from ._status import EngineMode, EngineStatus
 from ._view import EngineView, build_view, status_line
 from ._watch import SnapshotWatch
 
@@ -550,7 +550,8 @@ class Engine(SnapshotWatch, OperatorControls):
             await self.paper.saw_search(answer.items, sent_at, game)
         self.status.listings_seen += len(listings)
         self.references.learn_phases(listings)
-        decisions, context = await self.decide_search(answer.items, listings, now, game=game)
+        # only what changed since it was last judged is judged again (_judged.py)
+        decisions, context = await decide_search(self, answer.items, listings, now, game)
         if confirming:
             self.feedwatch.confirmed(confirming, answer.items, decisions)
         await self._buy(decisions, context)
@@ -627,7 +628,7 @@ class Engine(SnapshotWatch, OperatorControls):
     ) -> tuple[list[Decision], EvalContext]:
         """The rules' decisions for ``listings`` at ``now``, with the budget as the ledger
         has it (in-flight purchases included) and the known balance."""
-        context = self._context(listings, now, game)
+        context = self.eval_context(listings, now, game)
         # The rules' checks first, without the budget: the budget only turns down pairs
         # that pass them (the caps), so when none passes these are evaluate()'s decisions
         # whatever the ledger holds, and the ledger is not read. Most listings pass no
@@ -653,45 +654,7 @@ class Engine(SnapshotWatch, OperatorControls):
                 log.debug("%s", decision)
         return decisions, context
 
-    async def decide_search(
-        self,
-        found: Mapping[str, Sequence[Listing]],
-        listings: list[Listing],
-        now: float,
-        *,
-        game: str | None = None,
-    ) -> tuple[list[Decision], EvalContext]:
-        """:meth:`decide` for a search answer (``found``: its listings by searched name;
-        ``listings``: all of them, in that order), judging only the names whose listings
-        changed since they were last judged: the others' decisions and skip counts are
-        kept (:class:`JudgedNames`: only where they depend on the listings alone). Same
-        decisions, same counts, in the same order as :meth:`decide`."""
-        ruleset = self.ruleset
-        context: EvalContext | None = None
-
-        def judge(fresh: list[Listing]) -> list[Decision] | None:
-            nonlocal context
-            if context is None:
-                context = self._context(listings, now, game)
-            checked = scan(ruleset, fresh, context)
-            # a pair that passed the checks goes through budgets, ledger and balance
-            return None if checked.decisions else checked.rejections()
-
-        decisions: list[Decision] = []
-        tallies: list[SkipTally] = []
-        for key, group in found.items():
-            kept = self.judged.decide(ruleset, key, group, game, judge)
-            if kept is None:
-                return await self.decide(listings, now, game=game)
-            decisions += kept[0]
-            tallies.append(kept[1])
-        self.status.skipped_tallies(tallies)
-        if log.isEnabledFor(logging.DEBUG):
-            for decision in decisions:
-                log.debug("%s", decision)
-        return decisions, context if context is not None else self._context(listings, now, game)
-
-    def _context(self, listings: list[Listing], now: float, game: str | None) -> EvalContext:
+    def eval_context(self, listings: list[Listing], now: float, game: str | None) -> EvalContext:
         """What the rules judge ``listings`` with at ``now``, the budget aside."""
         # the plugins' sources as last fetched by the references step: never fetched here
         prices, as_of = self.references.held_prices()

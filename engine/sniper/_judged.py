@@ -17,16 +17,22 @@ Sans-I/O and clock-free: the engine asks, keeps and forgets; live and backtest a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from itertools import chain
 from operator import attrgetter, is_, itemgetter
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..models import Listing
-from ..rules import Decision, RuleSet
+from ..rules import Decision, EvalContext, RuleSet, scan
 from ._status import SkipTally, tally_skips
 
-__all__ = ["Judge", "JudgedNames"]
+if TYPE_CHECKING:
+    from ._engine import Engine
+
+__all__ = ["Judge", "JudgedNames", "decide_search"]
+
+log = logging.getLogger("snipe.engine")
 
 HELD_AT_MOST = 20_000
 """How many names' decisions are kept at most (all forgotten when full: the simplest
@@ -41,6 +47,32 @@ whole batch as before)."""
 
 _Each = tuple[Listing, list[Decision], SkipTally]
 """A listing (held alive, so that its id is not reused), its decisions, their counts."""
+
+
+async def decide_search(
+    engine: Engine,
+    found: Mapping[str, Sequence[Listing]],
+    listings: list[Listing],
+    now: float,
+    game: str | None,
+) -> tuple[list[Decision], EvalContext]:
+    """``engine.decide`` for a search answer (``found``: its listings by searched name;
+    ``listings``: all of them, in that order), judging only what changed since it was
+    last judged (``engine.judged``): the same decisions, and the same skip counts in
+    ``engine.status``, as ``engine.decide(listings, now, game=game)``."""
+    kept = engine.judged.decide_answer(
+        engine.ruleset, found, game, lambda: engine.eval_context(listings, now, game)
+    )
+    if kept is None:  # a pair passed the checks: budgets, ledger and balance
+        return await engine.decide(listings, now, game=game)
+    decisions, tallies, context = kept
+    engine.status.skipped_tallies(tallies)
+    if log.isEnabledFor(logging.DEBUG):
+        for decision in decisions:
+            log.debug("%s", decision)
+    if context is None:  # nothing was judged
+        context = engine.eval_context(listings, now, game)
+    return decisions, context
 
 
 class _Judged:
@@ -74,6 +106,36 @@ class JudgedNames:
 
     def __len__(self) -> int:
         return len(self._held)
+
+    def decide_answer(
+        self,
+        ruleset: RuleSet,
+        found: Mapping[str, Sequence[Listing]],
+        game: str | None,
+        make_context: Callable[[], EvalContext],
+    ) -> tuple[list[Decision], list[SkipTally], EvalContext | None] | None:
+        """A search answer's decisions (``found``: its listings by searched name), the
+        skip counts of each name, and the context the changed listings were judged in
+        (``make_context()``, made only if one was judged); ``None`` when a pair passed the
+        rules' checks (decide the whole answer as before: budgets, ledger, balance)."""
+        context: EvalContext | None = None
+
+        def judge(fresh: list[Listing]) -> list[Decision] | None:
+            nonlocal context
+            if context is None:
+                context = make_context()
+            checked = scan(ruleset, fresh, context)
+            return None if checked.decisions else checked.rejections()
+
+        decisions: list[Decision] = []
+        tallies: list[SkipTally] = []
+        for key, group in found.items():
+            kept = self.decide(ruleset, key, group, game, judge)
+            if kept is None:
+                return None
+            decisions += kept[0]
+            tallies.append(kept[1])
+        return decisions, tallies, context
 
     def decide(
         self,

@@ -18,10 +18,9 @@ from pathlib import Path
 import pytest
 
 from engine.models import Listing
-from engine.rules import Decision, EvalContext, RuleSet, evaluate, load_rules, scan
-from engine.sniper import EngineStatus
+from engine.rules import Decision, EvalContext, RuleSet, Scan, evaluate, load_rules, scan
+from engine.sniper import EngineStatus, _judged
 from engine.sniper._judged import Judge, JudgedNames
-from engine.sniper._status import SkipTally
 from engine.testing import make_context, make_listing, rules_for
 
 from .test_skip_counts import NAME, SHIPPED, START, CountingPlugin, Eager, market_listings, shown
@@ -33,28 +32,15 @@ def search_decide(
     ruleset: RuleSet,
     found: dict[str, list[Listing]],
     ctx: EvalContext,
-    judged_listings: list[Listing],
 ) -> list[Decision]:
-    """What ``Engine.decide_search`` does with a search answer (``found``: by name)."""
-    listings = [x for group in found.values() for x in group]
-
-    def judge(fresh: list[Listing]) -> list[Decision] | None:
-        judged_listings.extend(fresh)
-        checked = scan(ruleset, fresh, ctx)
-        return None if checked.decisions else checked.rejections()
-
-    decisions: list[Decision] = []
-    tallies: list[SkipTally] = []
-    for key, group in found.items():
-        kept = judged.decide(ruleset, key, group, ctx.game, judge)
-        if kept is None:  # a pair passed: the whole batch as Engine.decide does it
-            decisions = evaluate(ruleset, listings, ctx)
-            status.skipped_all(decisions, buying=any(d.accepted for d in decisions))
-            return decisions
-        decisions += kept[0]
-        tallies.append(kept[1])
-    status.skipped_tallies(tallies)
-    return decisions
+    """What ``decide_search`` does with a search answer (``found``: by name)."""
+    kept = judged.decide_answer(ruleset, found, ctx.game, lambda: ctx)
+    if kept is None:  # a pair passed: the whole answer as Engine.decide does it
+        decisions = evaluate(ruleset, [x for group in found.values() for x in group], ctx)
+        status.skipped_all(decisions, buying=any(d.accepted for d in decisions))
+        return decisions
+    status.skipped_tallies(kept[1])
+    return kept[0]
 
 
 def by_name(listings: list[Listing]) -> dict[str, list[Listing]]:
@@ -83,7 +69,16 @@ def churn(listings: list[Listing], rng: random.Random, round_: int) -> list[List
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
 @pytest.mark.parametrize("seed", [3, 11])
-def test_kept_decisions_and_counts_equal_judging_afresh(path: Path, seed: int) -> None:
+def test_kept_decisions_and_counts_equal_judging_afresh(
+    path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    looked_at: list[Listing] = []
+
+    def scan_counting(ruleset: RuleSet, fresh: list[Listing], ctx: EvalContext) -> Scan:
+        looked_at.extend(fresh)
+        return scan(ruleset, fresh, ctx)
+
+    monkeypatch.setattr(_judged, "scan", scan_counting)
     ruleset = load_rules(path)
     rng = random.Random(seed)
     listings = market_listings(ruleset, seed)
@@ -98,8 +93,8 @@ def test_kept_decisions_and_counts_equal_judging_afresh(path: Path, seed: int) -
         names = list(by_name(listings).items())
         for first in range(0, len(names), 4):  # searches of 4 names
             found = dict(names[first : first + 4])
-            looked_at: list[Listing] = []
-            decisions = search_decide(judged, status, ruleset, found, ctx, looked_at)
+            looked_at.clear()
+            decisions = search_decide(judged, status, ruleset, found, ctx)
             flat = [x for group in found.values() for x in group]
             assert decisions == evaluate(ruleset, flat, ctx)
             eager.count(decisions)
