@@ -179,14 +179,23 @@ class JudgedNames:
             _split(judged, each)
         mine = list(map(each.__getitem__, ids))
         decisions = list(chain.from_iterable(map(_DECISIONS, mine)))
-        by_rule: dict[tuple[str, str], int] = {}
-        examples: dict[tuple[str, str], Any] = {}
-        for _, _, tally in mine:  # in order: first met first, the latest example last
-            if tally.counts:
-                for rule_kind, n in tally.counts:
-                    by_rule[rule_kind] = by_rule.get(rule_kind, 0) + n
-                examples.update(tally.examples)
-        tally = SkipTally(tuple(by_rule.items()), examples, len(decisions))
+        if (
+            before
+            and held is not None
+            and len(before) == len(held.listings)
+            and len(each) == len(ids)
+        ):
+            # no listing twice, before or now: the totals follow what came and went
+            totals = dict(held.tally.counts)
+            for gone in before.keys() - each.keys():
+                for rule_kind, n in before[gone][2].counts:
+                    totals[rule_kind] -= n
+            for came in each.keys() - before.keys():
+                for rule_kind, n in each[came][2].counts:
+                    totals[rule_kind] = totals.get(rule_kind, 0) + n
+            tally = _ordered(mine, {k: n for k, n in totals.items() if n}, len(decisions))
+        else:
+            tally = _merged(mine, len(decisions))
         if key not in self._held and len(self._held) >= HELD_AT_MOST:
             self._held.clear()
         self._held[key] = _Judged(tuple(listings), game, decisions, tally, each)
@@ -204,6 +213,39 @@ class JudgedNames:
 _NONE = SkipTally((), {}, 0)
 _NAME = attrgetter("name")
 _DECISIONS = itemgetter(1)
+_KIND = itemgetter(0)
+
+
+def _merged(mine: list[_Each], decisions: int) -> SkipTally:
+    """The listings' skip counts merged in order, as counting their pairs one by one:
+    first met first, the latest example of each kind last."""
+    by_rule: dict[tuple[str, str], int] = {}
+    examples: dict[tuple[str, str], Any] = {}
+    for _, _, tally in mine:
+        if tally.counts:
+            for rule_kind, n in tally.counts:
+                by_rule[rule_kind] = by_rule.get(rule_kind, 0) + n
+            examples.update(tally.examples)
+    return SkipTally(tuple(by_rule.items()), examples, decisions)
+
+
+def _ordered(mine: list[_Each], totals: dict[tuple[str, str], int], decisions: int) -> SkipTally:
+    """:func:`_merged` when the totals are known: the order in which the kinds are first
+    met, read from the first listings, and the latest example of each, from the last
+    (a name's listings mostly meet the same kinds: a listing or two each way)."""
+    order: dict[tuple[str, str], None] = {}
+    for _, _, tally in mine:
+        order.update(dict.fromkeys(map(_KIND, tally.counts)))
+        if len(order) == len(totals):
+            break
+    latest: dict[tuple[str, str], Any] = {}
+    for _, _, tally in reversed(mine):
+        for rule_kind, example in tally.examples.items():
+            latest.setdefault(rule_kind, example)
+        if len(latest) == len(totals):
+            break
+    counts = tuple((rule_kind, totals[rule_kind]) for rule_kind in order)
+    return SkipTally(counts, {rule_kind: latest[rule_kind] for rule_kind in order}, decisions)
 
 
 def _split(judged: list[Decision], each: dict[int, _Each]) -> None:
