@@ -67,6 +67,30 @@ the rules' scan ~12%, decoding search answers ~10%, the client's request machine
 sends, decodes and judges all ~1,800 listings of its names although a handful changed
 since the last search of them: reaching 1,000x needs the search step to follow changes
 too (decisions kept per unchanged listing and rule state), not only the replay.
+
+Issue 20, third step (branch s6-follow, 2026-11-25): the search step follows changes.
+Profiled first (cProfile, first 15 min and the whole hour): counting skip reasons ~35%
+of the engine's time, the rules' scan ~14%, the rejected pairs' decisions ~5%, although
+~99% of a search's listings are the objects the previous search of the name showed (the
+client's ListingMemo). Now a name's decisions and skip counts are kept while its
+listings are the same objects (engine/sniper/_judged.py), for rules whose criteria
+declare ``listing_only`` (no clock, reference price or budget read), and only the
+listings not judged before are judged: of 10,345 names searched in the first 15 min,
+7,065 kept whole, and the others mostly changed in 1-2 of their 50 listings. Same
+fingerprint and whole report summary (skip counts, order and examples) as the old code,
+and ``--against`` output byte for byte on two parity recordings with purchases. Whole
+hour, old and new code alternated on the same recording (load 10-12 on 2 cores): before
+30.3-31.6 s CPU (114-119x real time), after 19.1-19.7 s (183-188x; "engine / replay
+12x", the replay alone 1.49-1.64 s): 1.55-1.65x. The 15 min: 15.9 s before, 4.6-5.9 s
+after. Where the rest goes (cProfile, whole hour, shares of the engine's time): the
+client's search request ~65% (decoding the whole answer ~28%: pydantic-core's parse ~6%
+and ListingMemo's comparing every listing's values ~12%; httpx building the 50-name URL
+~12% and the key's transport parsing it again ~7%; the replay's answer ~17%: changed
+names' parts ~8%, sightings ~3%, reading the query ~3%), decide_search ~10%, the
+snapshot step ~6%, the reconciler's passes ~4%. 1,000x needs the decoding to follow
+changes as the decisions now do (a name's part of an answer is the same text while its
+version holds: decoded once per version, as ``SnapshotChanges`` did for the snapshot)
+and a lighter request path in the client.
 """
 
 from __future__ import annotations

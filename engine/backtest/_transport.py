@@ -300,9 +300,23 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         if held is not None and held[0] == version and now < held[1]:
             return held[2], held[3]
         found, until = self.market.listings_of(name, include_hold=include_hold, now=now)
-        entries = [self._entry_text(item_id, row, now) for item_id, row in found]
-        ids = [item_id for item_id, _ in entries]
-        part = f"{json.dumps(name)}: [{', '.join(t for _, t in entries)}]"
+        # _entry_text's check inline: most of a changed name's listings are as they were
+        texts, details, references = self._texts, self.market.details, self.market.references
+        entries = []
+        for item_id, row in found:
+            held_text = texts.get(item_id)
+            if (
+                held_text is not None
+                and held_text[0] is row
+                and held_text[1] is details.get(item_id)
+                and held_text[2] == references.get(row[0])
+                and held_text[3] == (row[2] is not None and row[2] > now)
+            ):
+                entries.append(held_text[4])
+            else:
+                entries.append(self._entry_text(item_id, row, now)[1])
+        ids = [item_id for item_id, _ in found]
+        part = f"{json.dumps(name)}: [{', '.join(entries)}]"
         self._parts[key] = (version, until, part, ids)
         return part, ids
 

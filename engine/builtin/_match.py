@@ -114,6 +114,7 @@ def compile_match(value: Match, rule: RuleContext) -> Compiled:
         summary=summary,
         games=frozenset() if value.game is None else frozenset({value.game}),
         needs_search=False,
+        listing_only=True,  # the listing's fields, its name and the context's game
     )
 
 

@@ -121,6 +121,13 @@ class PlatformPrice(PriceSource):
     def reference(self, listing: Listing, view: NameView, ctx: EvalContext) -> Money | None:
         return listing.platform_price or None
 
+    def quote(self, listing: Listing, view: NameView, ctx: EvalContext) -> Quote | None:
+        """The listing's own price, current (as of now): never a table of the context,
+        which the engine fills only for the sources it fetches (this one is never
+        fetched), so a discount against it reads the listing alone."""
+        price = listing.platform_price
+        return Quote(price, None, ctx.now) if price else None
+
 
 @dataclass(frozen=True, slots=True)
 class Chosen:
@@ -306,6 +313,7 @@ def compile_price(value: PriceBounds, rule: RuleContext) -> Compiled:
         test=within,
         summary=f"price {format_usd(low)}-{shown_high}",
         needs_search=False,
+        listing_only=True,
     )
 
 
@@ -377,6 +385,9 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
         describe=describe,
         references=value.sources,
         needs_search=sticker_weighted(rule),
+        # against the listing's own platform_price alone: its quote is as of now, so no
+        # guard or reason reads the clock (age 0), and no other reference is read
+        listing_only=value.sources == (PlatformPrice.name,),
     )
 
 

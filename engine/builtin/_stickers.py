@@ -150,6 +150,7 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
         summary=", ".join(parts),
         needs_search=needs_details,
         feed_test=could_be_enough if needs_details else None,
+        listing_only=True,
     )
 
 

@@ -84,7 +84,11 @@ def compile_float(value: FloatRange, rule: RuleContext) -> Compiled:
         return wear is not None and low <= wear <= high
 
     return Compiled(
-        predicate=in_range, test=within, summary=f"float {low:g}-{high:g}", needs_search=False
+        predicate=in_range,
+        test=within,
+        summary=f"float {low:g}-{high:g}",
+        needs_search=False,
+        listing_only=True,
     )
 
 
@@ -108,7 +112,11 @@ def compile_phases(value: frozenset[str], rule: RuleContext) -> Compiled:
         return (listing.phase or view.phase) in wanted
 
     return Compiled(
-        predicate=has_phase, test=wanted_phase, summary=f"phase {shown}", needs_search=False
+        predicate=has_phase,
+        test=wanted_phase,
+        summary=f"phase {shown}",
+        needs_search=False,
+        listing_only=True,
     )
 
 

@@ -107,6 +107,10 @@ class CompiledRule:
     trade_locked: float | None = None
     """The longest trade lock (seconds from now) a criterion of the rule accepts; ``None``:
     the rule buys tradable listings only."""
+    listing_only: bool = False
+    """Every criterion of the rule that judges listings is :attr:`Compiled.listing_only`
+    (the core's checks are): its decisions depend on the listing, its name view and the
+    context's game alone."""
     needs_search: bool = False
     """A criterion of the rule needs more than a feed event carries (see
     :attr:`Compiled.needs_search`): a feed listing is confirmed by a search first."""
@@ -308,6 +312,7 @@ def compile_rule(
         references=tuple(dict.fromkeys(declared.references)),
         trade_locked=declared.trade_locked,
         needs_search=declared.needs_search,
+        listing_only=declared.listing_only,
         tests=tuple(tests),
     )
     return rule, problems
@@ -323,6 +328,7 @@ class _Declared:
         self.references: list[str] = []
         self.trade_locked: float | None = None
         self.needs_search = False
+        self.listing_only = True
 
     def add(
         self,
@@ -341,6 +347,8 @@ class _Declared:
             self.games = games if self.games is None else self.games & games
         if compiled.needs_search and (compiled.predicate or compiled.test) is not None:
             self.needs_search = True
+        if not compiled.listing_only and (compiled.predicate or compiled.test) is not None:
+            self.listing_only = False
         if compiled.trade_locked is not None:
             self.trade_locked = max(self.trade_locked or 0.0, float(compiled.trade_locked))
         unknown = [n for n in compiled.references if n not in price_sources]

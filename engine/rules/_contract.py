@@ -195,6 +195,13 @@ class Compiled:
     them, and an accepted one is bought with ``allow_trade_locked``. The predicate must
     still judge each lock itself (give the reason a wait is too long); the core does not
     repeat that check."""
+    listing_only: bool = False
+    """Whether the predicate's (and the test's) answers and reasons depend on nothing but
+    the listing, its name view and :attr:`EvalContext.game`: not on the clock, the
+    reference prices or the budget. The engine then keeps a listing's decisions while
+    the listing, its game and the rules are unchanged, and judges only what changed (a
+    search repeats most of its listings). False by default, so a criterion that does not
+    say is judged afresh every time."""
     needs_search: bool = True
     """Whether the predicate needs what only a v2 search returns (stickers' wear and
     price; anything beyond the listing fields of the live feed: ``item_id``, ``name``,

@@ -10,9 +10,11 @@ cap queries add it, so a cap here is the plain limit).
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from .._money import format_usd
 from ..ledger import Cap, Ledger, utc_day_start
-from ..rules import BudgetState, RuleSet, RuleSpend
+from ..rules import BudgetState, Decision, RuleSet, RuleSpend
 
 __all__ = ["budget_state", "budget_words", "caps_for_rule"]
 
@@ -71,3 +73,21 @@ def budget_words(committed: int, exposure: int) -> str:
         f"committed {format_usd(committed + exposure)} (purchases {format_usd(committed)}"
         f" + buy-order exposure {format_usd(exposure)})"
     )
+
+
+def within_balance(decisions: list[Decision], balance: int | None) -> list[Decision]:
+    """``decisions`` with the accepted ones past the wallet's ``balance`` (``None``:
+    unknown, nothing turned down) turned down, in order: what one batch may buy."""
+    # a backtest decides on millions of pairs: most batches accept none (C-level test)
+    if balance is None or not any(map(attrgetter("accepted"), decisions)):
+        return decisions
+    left = balance
+    out = []
+    for d in decisions:
+        if d.accepted and d.price > left:
+            why = f"balance {format_usd(left)} is below the price {format_usd(d.price)}"
+            d = Decision(d.listing, d.rule, False, (why,), d.price, d.action, d.priority, False)
+        elif d.accepted:
+            left -= d.price
+        out.append(d)
+    return out

@@ -50,7 +50,6 @@ import anyio
 from .._clock import Clock, event_or_deadline
 from .._errors import APIError, KeyRejected, RateLimited
 from .._limiter import Lane, RateLimiter
-from .._money import format_usd
 from .._plugins import PluginHost
 from ..client import FeedEvent, Game, MarketClient, TradeLink
 from ..ledger import Ledger, utc_day_start
@@ -60,7 +59,7 @@ from ..reference import ReferenceHub
 from ..rules import BudgetState, Decision, EvalContext, RuleSet, evaluate, scan
 from ..snapshot import SnapshotTracker
 from ._bandwidth import rule_games
-from ._budget import budget_state, caps_for_rule
+from ._budget import budget_state, caps_for_rule, within_balance
 from ._buyer import Buyer, BuyerSettings
 from ._controls import OperatorControls
 from ._daily import DayEnds
@@ -68,6 +67,7 @@ from ._feedwatch import FeedSettings, FeedWatch
 from ._gate import GateSettings, StartGate, TradingRefused
 from ._guard import LoopGuard, unwrap
 from ._heap import HeapPolicy, HeapSettings
+from ._judged import JudgedNames, decide_search
 from ._orders import OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
 from ._schedule import SearchPacer, SearchSchedule
@@ -261,6 +261,8 @@ class Engine(SnapshotWatch, OperatorControls):
         and the ledger's intent count when it was read (for ``Buyer``)."""
         self.heap = HeapPolicy(settings.heap, clock)
         """The cyclic GC's policy while :meth:`run` runs (``_heap.py``)."""
+        self.judged = JudgedNames()
+        """Each searched name's decisions, kept while its listings stand (``_judged.py``)."""
 
     def _follow_rules(self, ruleset: RuleSet) -> None:
         """What the engine derives from its rules (at start, and when they are replaced)."""
@@ -561,7 +563,8 @@ class Engine(SnapshotWatch, OperatorControls):
             await self.paper.saw_search(answer.items, sent_at, game)
         self.status.listings_seen += len(listings)
         self.references.learn_phases(listings)
-        decisions, context = await self.decide(listings, now, game=game)
+        # only what changed since it was last judged is judged again (_judged.py)
+        decisions, context = await decide_search(self, answer.items, listings, now, game)
         confirmed: set[str] = (
             self.feedwatch.confirmed(confirming, answer.items, decisions) if confirming else set()
         )
@@ -643,16 +646,7 @@ class Engine(SnapshotWatch, OperatorControls):
     ) -> tuple[list[Decision], EvalContext]:
         """The rules' decisions for ``listings`` at ``now``, with the budget as the ledger
         has it (in-flight purchases included) and the known balance."""
-        # the plugins' sources as last fetched by the references step: never fetched here
-        prices, as_of = self.references.held_prices()
-        context = EvalContext(
-            now=now,
-            reference_prices=prices,
-            game=game,
-            references=self.references.quotes(listings, self.ruleset.view, now),
-            reference_as_of=as_of,
-            sticker_prices=self.feedwatch.known.sticker_prices(now),
-        )
+        context = self.eval_context(listings, now, game)
         # The rules' checks first, without the budget: the budget only turns down pairs
         # that pass them (the caps), so when none passes these are evaluate()'s decisions
         # whatever the ledger holds, and the ledger is not read. Most listings pass no
@@ -668,7 +662,7 @@ class Engine(SnapshotWatch, OperatorControls):
             decisions = evaluate(self.ruleset, listings, context)
             if self.paper is not None:  # the simulated wallet, as the ledger has it now
                 self.balance = await self.paper.wallet_left()
-            decisions = self._within_balance(decisions)
+            decisions = within_balance(decisions, self.balance)
             decisions = await self._not_bought_yet(decisions)
             candidates = sum(map(_ACCEPTED, decisions))
             self.status.candidates += candidates
@@ -677,6 +671,19 @@ class Engine(SnapshotWatch, OperatorControls):
             for decision in decisions:
                 log.debug("%s", decision)
         return decisions, context
+
+    def eval_context(self, listings: list[Listing], now: float, game: str | None) -> EvalContext:
+        """What the rules judge ``listings`` with at ``now``, the budget aside."""
+        # the plugins' sources as last fetched by the references step: never fetched here
+        prices, as_of = self.references.held_prices()
+        return EvalContext(
+            now=now,
+            reference_prices=prices,
+            game=game,
+            references=self.references.quotes(listings, self.ruleset.view, now),
+            reference_as_of=as_of,
+            sticker_prices=self.feedwatch.known.sticker_prices(now),
+        )
 
     async def _budget_now(self, now: float) -> BudgetState:
         """The budget as the ledger has it, read again only when this engine's ledger has
@@ -701,21 +708,6 @@ class Engine(SnapshotWatch, OperatorControls):
         wanted = {(d.item_id, d.rule) for d in decisions}
         again = evaluate(self.ruleset, [d.listing for d in decisions], fresh)
         return all(d.accepted for d in again if (d.item_id, d.rule) in wanted)
-
-    def _within_balance(self, decisions: list[Decision]) -> list[Decision]:
-        # a backtest decides on millions of pairs: most batches accept none (C-level test)
-        if self.balance is None or not any(map(_ACCEPTED, decisions)):
-            return decisions
-        left = self.balance
-        out = []
-        for d in decisions:
-            if d.accepted and d.price > left:
-                why = f"balance {format_usd(left)} is below the price {format_usd(d.price)}"
-                d = Decision(d.listing, d.rule, False, (why,), d.price, d.action, d.priority, False)
-            elif d.accepted:
-                left -= d.price
-            out.append(d)
-        return out
 
     async def _not_bought_yet(self, decisions: list[Decision]) -> list[Decision]:
         """Turn down listings that already have a live purchase (bought, or its outcome

@@ -22,7 +22,9 @@ __all__ = [
     "EngineStatus",
     "Outcome",
     "PurchaseRecord",
+    "SkipTally",
     "reason_kind",
+    "tally_skips",
 ]
 
 _Example = tuple["CompiledRule", int, Any, Any, Any]
@@ -107,7 +109,9 @@ class EngineStatus:
     _skip_examples: dict[tuple[str, str], str | _Example] = field(default_factory=dict, repr=False)
     _examples_unmade: bool = field(default=False, repr=False)
     _skip_by_rule: Counter[tuple[str, str]] = field(default_factory=Counter, repr=False)
-    _skips_pending: list[Scan | Sequence[Decision]] = field(default_factory=list, repr=False)
+    _skips_pending: list[Scan | Sequence[Decision] | _Tallied] = field(
+        default_factory=list, repr=False
+    )
     """Batches whose skip reasons are not counted yet, oldest first (see
     :meth:`skipped_scan`)."""
     _skips_pending_listings: int = field(default=0, repr=False)
@@ -259,53 +263,32 @@ class EngineStatus:
         building a decision or a reason now."""
         self._hold(checked, len(checked.listings) + len(checked.decisions), False)
 
-    def _hold(self, batch: Scan | Sequence[Decision], size: int, buying: bool) -> None:
+    def _hold(self, batch: Scan | Sequence[Decision] | _Tallied, size: int, buying: bool) -> None:
         self._skips_pending.append(batch)
         self._skips_pending_listings += size
         if not buying and self._skips_pending_listings >= SKIPS_HELD:
             self._count_skips()
+
+    def skipped_tallies(self, tallies: Sequence[SkipTally]) -> None:
+        """Count the reasons ``tallies`` hold (see :func:`tally_skips`), in order, as
+        :meth:`skipped_all` of the decisions they were made from would."""
+        self._hold(_Tallied(tallies), sum(t.decisions for t in tallies), False)
 
     def _count_skips(self) -> None:
         pending, self._skips_pending = self._skips_pending, []
         self._skips_pending_listings = 0
         by_rule: dict[tuple[str, str], int] = {}
         examples: dict[tuple[str, str], str | _Example] = {}
-        kinds, kind_of, found_in = _KINDS, reason_kind, rejection_kinds
         for batch in pending:
-            if isinstance(batch, Scan):  # the pairs its rules' checks turned down first
-                context = batch.context
-                for rule, listing, view in batch.rejected():
-                    for reason in found_in(rule, listing, view, context):
-                        if isinstance(reason, str):
-                            key = (rule.name, kinds.get(reason) or kind_of(reason))
-                            examples[key] = reason
-                        else:  # of one kind (engine.rules.rejection_kinds): no text
-                            key = rule.site_kinds[reason]
-                            examples[key] = (rule, reason, listing, view, context)
-                        by_rule[key] = by_rule.get(key, 0) + 1
-                decisions: Sequence[Decision] = batch.decisions
+            if isinstance(batch, _Tallied):
+                for held in batch:
+                    # a name's counts made when it was judged: merged in the same order
+                    # (first seen first, the latest example last) as counting its pairs
+                    for key, n in held.counts:
+                        by_rule[key] = by_rule.get(key, 0) + n
+                    examples.update(held.examples)
             else:
-                decisions = batch
-            for decision in decisions:
-                if decision[2]:  # accepted (a Decision is a tuple: no property call per pair)
-                    continue
-                found: Sequence[int | str] | None = decision[7]  # reasons made when allocating
-                if found is None:  # turned down by its rule's checks: made on demand
-                    rule, listing, view, context = (
-                        decision[8],
-                        decision[0],
-                        decision[9],
-                        decision[10],
-                    )
-                    found = found_in(rule, listing, view, context)
-                for reason in found:
-                    if isinstance(reason, str):
-                        key = (decision[1], kinds.get(reason) or kind_of(reason))
-                        examples[key] = reason
-                    else:
-                        key = rule.site_kinds[reason]
-                        examples[key] = (rule, reason, listing, view, context)
-                    by_rule[key] = by_rule.get(key, 0) + 1
+                _tally_into(batch, by_rule, examples)
         reasons, counted = self._skip_reasons, self._skip_by_rule
         for key, n in by_rule.items():
             reasons[key[1]] += n
@@ -313,6 +296,84 @@ class EngineStatus:
         if examples:
             self._skip_examples.update(examples)
             self._examples_unmade = True
+
+
+class SkipTally:
+    """The skip counts of one batch of decisions, made once (:func:`tally_skips`) and
+    counted again each time the same decisions stand (a name whose listings did not
+    change since they were judged): ``counts`` in the order the keys were first met,
+    ``examples`` the latest of each key. Never changed once made."""
+
+    __slots__ = ("counts", "decisions", "examples")
+
+    def __init__(
+        self,
+        counts: tuple[tuple[tuple[str, str], int], ...],
+        examples: dict[tuple[str, str], str | _Example],
+        decisions: int,
+    ) -> None:
+        self.counts = counts
+        self.examples = examples
+        self.decisions = decisions
+
+
+class _Tallied(tuple[SkipTally, ...]):
+    """A batch of :class:`SkipTally` held for counting (told apart from decisions)."""
+
+    __slots__ = ()
+
+
+def tally_skips(decisions: Sequence[Decision]) -> SkipTally:
+    """The skip counts of ``decisions``, as :meth:`EngineStatus.skipped_all` would count
+    them (same reasons, same examples: worked out from the same compiled rules)."""
+    by_rule: dict[tuple[str, str], int] = {}
+    examples: dict[tuple[str, str], str | _Example] = {}
+    _tally_into(decisions, by_rule, examples)
+    return SkipTally(tuple(by_rule.items()), examples, len(decisions))
+
+
+def _tally_into(
+    batch: Scan | Sequence[Decision],
+    by_rule: dict[tuple[str, str], int],
+    examples: dict[tuple[str, str], str | _Example],
+) -> None:
+    """Count every reason of every pair ``batch`` turned down into ``by_rule`` (key:
+    (rule, kind)), the latest of each key into ``examples``."""
+    kinds, kind_of, found_in = _KINDS, reason_kind, rejection_kinds
+    if isinstance(batch, Scan):  # the pairs its rules' checks turned down first
+        context = batch.context
+        for rule, listing, view in batch.rejected():
+            for reason in found_in(rule, listing, view, context):
+                if isinstance(reason, str):
+                    key = (rule.name, kinds.get(reason) or kind_of(reason))
+                    examples[key] = reason
+                else:  # of one kind (engine.rules.rejection_kinds): no text
+                    key = rule.site_kinds[reason]
+                    examples[key] = (rule, reason, listing, view, context)
+                by_rule[key] = by_rule.get(key, 0) + 1
+        decisions: Sequence[Decision] = batch.decisions
+    else:
+        decisions = batch
+    for decision in decisions:
+        if decision[2]:  # accepted (a Decision is a tuple: no property call per pair)
+            continue
+        found: Sequence[int | str] | None = decision[7]  # reasons made when allocating
+        if found is None:  # turned down by its rule's checks: made on demand
+            rule, listing, view, context = (
+                decision[8],
+                decision[0],
+                decision[9],
+                decision[10],
+            )
+            found = found_in(rule, listing, view, context)
+        for reason in found:
+            if isinstance(reason, str):
+                key = (decision[1], kinds.get(reason) or kind_of(reason))
+                examples[key] = reason
+            else:
+                key = rule.site_kinds[reason]
+                examples[key] = (rule, reason, listing, view, context)
+            by_rule[key] = by_rule.get(key, 0) + 1
 
 
 def _power_of_ten(n: int) -> bool:

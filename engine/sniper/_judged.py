@@ -1,0 +1,261 @@
+"""Decisions kept per searched name: a search judges only the names whose listings changed.
+
+A search answer repeats most of its listings: the market changes a few of a name's
+listings between two searches of it, and the client's decoding (``ListingMemo``) gives a
+listing sent exactly as before as the same :class:`~engine.models.Listing` object. When a
+name's listings are those objects again, in the same order, for the same game and rule
+set, and every rule watching them declares that its decisions depend on nothing else
+(:attr:`~engine.rules.CompiledRule.listing_only`: not on the clock, the reference prices
+or the budget), its decisions are those of the last search: they are kept with the skip
+counts they contributed (:class:`~engine.sniper.SkipTally`), and counted again as they
+were, so the status and a backtest's report are the same as if they had been judged
+afresh. A name with a pair that passed its rules' checks is never kept: those go through
+the budget and the ledger each time.
+
+Sans-I/O and clock-free: the engine asks, keeps and forgets; live and backtest alike.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
+from operator import attrgetter, is_, itemgetter
+from typing import TYPE_CHECKING, Any, cast
+
+from ..models import Listing
+from ..rules import Decision, EvalContext, RuleSet, scan
+from ._status import SkipTally, tally_skips
+
+if TYPE_CHECKING:
+    from ._engine import Engine
+
+__all__ = ["Judge", "JudgedNames", "decide_search"]
+
+log = logging.getLogger("snipe.engine")
+
+HELD_AT_MOST = 20_000
+"""How many names' decisions are kept at most (all forgotten when full: the simplest
+bound; a rule set watches fewer names than this)."""
+
+
+Judge = Callable[[list[Listing]], "list[Decision] | None"]
+"""Judges listings: their decisions (every pair turned down by the rules' checks, in
+order), or ``None`` when a pair passed them (then nothing is kept: the caller decides the
+whole batch as before)."""
+
+
+_Each = tuple[Listing, list[Decision], SkipTally]
+"""A listing (held alive, so that its id is not reused), its decisions, their counts."""
+
+
+async def decide_search(
+    engine: Engine,
+    found: Mapping[str, Sequence[Listing]],
+    listings: list[Listing],
+    now: float,
+    game: str | None,
+) -> tuple[list[Decision], EvalContext]:
+    """``engine.decide`` for a search answer (``found``: its listings by searched name;
+    ``listings``: all of them, in that order), judging only what changed since it was
+    last judged (``engine.judged``): the same decisions, and the same skip counts in
+    ``engine.status``, as ``engine.decide(listings, now, game=game)``."""
+    kept = engine.judged.decide_answer(
+        engine.ruleset, found, game, lambda: engine.eval_context(listings, now, game)
+    )
+    if kept is None:  # a pair passed the checks: budgets, ledger and balance
+        return await engine.decide(listings, now, game=game)
+    decisions, tallies, context = kept
+    engine.status.skipped_tallies(tallies)
+    if log.isEnabledFor(logging.DEBUG):
+        for decision in decisions:
+            log.debug("%s", decision)
+    if context is None:  # nothing was judged
+        context = engine.eval_context(listings, now, game)
+    return decisions, context
+
+
+class _Judged:
+    __slots__ = ("decisions", "each", "game", "listings", "tally")
+
+    def __init__(
+        self,
+        listings: tuple[Listing, ...],
+        game: str | None,
+        decisions: list[Decision],
+        tally: SkipTally,
+        each: dict[int, _Each],
+    ) -> None:
+        self.listings = listings
+        self.game = game
+        self.decisions = decisions
+        self.tally = tally
+        self.each = each
+        """id(listing) -> what it was judged to be."""
+
+
+class JudgedNames:
+    """What each searched name's listings were last judged to be, under one rule set."""
+
+    __slots__ = ("_held", "_keepable", "_ruleset")
+
+    def __init__(self) -> None:
+        self._held: dict[str, _Judged] = {}
+        self._keepable: dict[str, bool] = {}
+        self._ruleset: RuleSet | None = None
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def decide_answer(
+        self,
+        ruleset: RuleSet,
+        found: Mapping[str, Sequence[Listing]],
+        game: str | None,
+        make_context: Callable[[], EvalContext],
+    ) -> tuple[list[Decision], list[SkipTally], EvalContext | None] | None:
+        """A search answer's decisions (``found``: its listings by searched name), the
+        skip counts of each name, and the context the changed listings were judged in
+        (``make_context()``, made only if one was judged); ``None`` when a pair passed the
+        rules' checks (decide the whole answer as before: budgets, ledger, balance)."""
+        context: EvalContext | None = None
+
+        def judge(fresh: list[Listing]) -> list[Decision] | None:
+            nonlocal context
+            if context is None:
+                context = make_context()
+            checked = scan(ruleset, fresh, context)
+            return None if checked.decisions else checked.rejections()
+
+        decisions: list[Decision] = []
+        tallies: list[SkipTally] = []
+        for key, group in found.items():
+            kept = self.decide(ruleset, key, group, game, judge)
+            if kept is None:
+                return None
+            decisions += kept[0]
+            tallies.append(kept[1])
+        return decisions, tallies, context
+
+    def decide(
+        self,
+        ruleset: RuleSet,
+        key: str,
+        listings: Sequence[Listing],
+        game: str | None,
+        judge: Judge,
+    ) -> tuple[list[Decision], SkipTally] | None:
+        """The decisions on the answer's ``listings`` for ``key`` (a searched name) and
+        their skip counts: kept when they are the very listings last judged for it, in
+        the same order, for ``game`` under ``ruleset``; else the listings not judged
+        then are judged (``judge``), the others' decisions kept. ``None`` when ``judge``
+        found a pair passing the rules' checks."""
+        if ruleset is not self._ruleset:  # other rules: nothing kept holds
+            self._held.clear()
+            self._keepable.clear()
+            self._ruleset = ruleset
+        held = self._held.get(key)
+        if held is not None and held.game == game:
+            if len(held.listings) == len(listings) and all(map(is_, held.listings, listings)):
+                return held.decisions, held.tally
+            before = held.each
+        else:
+            before = {}
+        if not all(map(self._listing_only, set(map(_NAME, listings)))):
+            self._held.pop(key, None)  # judged every time, as a whole
+            judged = judge(list(listings))
+            return None if judged is None else (judged, tally_skips(judged))
+        # A listing kept in ``before`` is held alive there, so no other object has its id.
+        ids = list(map(id, listings))
+        found = dict(zip(ids, map(before.get, ids), strict=True))
+        each = cast("dict[int, _Each]", found)  # once every None is filled in below
+        if None in found.values():
+            fresh = [x for x in listings if found[id(x)] is None]
+            for listing in fresh:
+                each[id(listing)] = (listing, [], _NONE)  # its decisions, if any: below
+            judged = judge(list({id(x): x for x in fresh}.values()))
+            if judged is None:
+                return None
+            _split(judged, each)
+        mine = list(map(each.__getitem__, ids))
+        decisions = list(chain.from_iterable(map(_DECISIONS, mine)))
+        if (
+            before
+            and held is not None
+            and len(before) == len(held.listings)
+            and len(each) == len(ids)
+        ):
+            # no listing twice, before or now: the totals follow what came and went
+            totals = dict(held.tally.counts)
+            for gone in before.keys() - each.keys():
+                for rule_kind, n in before[gone][2].counts:
+                    totals[rule_kind] -= n
+            for came in each.keys() - before.keys():
+                for rule_kind, n in each[came][2].counts:
+                    totals[rule_kind] = totals.get(rule_kind, 0) + n
+            tally = _ordered(mine, {k: n for k, n in totals.items() if n}, len(decisions))
+        else:
+            tally = _merged(mine, len(decisions))
+        if key not in self._held and len(self._held) >= HELD_AT_MOST:
+            self._held.clear()
+        self._held[key] = _Judged(tuple(listings), game, decisions, tally, each)
+        return decisions, tally
+
+    def _listing_only(self, name: str) -> bool:
+        known = self._keepable.get(name)
+        if known is None:
+            ruleset = self._ruleset
+            assert ruleset is not None
+            known = self._keepable[name] = all(r.listing_only for r in ruleset.view(name).rules)
+        return known
+
+
+_NONE = SkipTally((), {}, 0)
+_NAME = attrgetter("name")
+_DECISIONS = itemgetter(1)
+_KIND = itemgetter(0)
+
+
+def _merged(mine: list[_Each], decisions: int) -> SkipTally:
+    """The listings' skip counts merged in order, as counting their pairs one by one:
+    first met first, the latest example of each kind last."""
+    by_rule: dict[tuple[str, str], int] = {}
+    examples: dict[tuple[str, str], Any] = {}
+    for _, _, tally in mine:
+        if tally.counts:
+            for rule_kind, n in tally.counts:
+                by_rule[rule_kind] = by_rule.get(rule_kind, 0) + n
+            examples.update(tally.examples)
+    return SkipTally(tuple(by_rule.items()), examples, decisions)
+
+
+def _ordered(mine: list[_Each], totals: dict[tuple[str, str], int], decisions: int) -> SkipTally:
+    """:func:`_merged` when the totals are known: the order in which the kinds are first
+    met, read from the first listings, and the latest example of each, from the last
+    (a name's listings mostly meet the same kinds: a listing or two each way)."""
+    order: dict[tuple[str, str], None] = {}
+    for _, _, tally in mine:
+        order.update(dict.fromkeys(map(_KIND, tally.counts)))
+        if len(order) == len(totals):
+            break
+    latest: dict[tuple[str, str], Any] = {}
+    for _, _, tally in reversed(mine):
+        for rule_kind, example in tally.examples.items():
+            latest.setdefault(rule_kind, example)
+        if len(latest) == len(totals):
+            break
+    counts = tuple((rule_kind, totals[rule_kind]) for rule_kind in order)
+    return SkipTally(counts, {rule_kind: latest[rule_kind] for rule_kind in order}, decisions)
+
+
+def _split(judged: list[Decision], each: dict[int, _Each]) -> None:
+    """Hand each judged listing its decisions (a listing's are together, in order) and
+    their skip counts."""
+    start = 0
+    for end in range(1, len(judged) + 1):
+        listing = judged[start][0]
+        if end < len(judged) and judged[end][0] is listing:
+            continue
+        mine = judged[start:end]
+        each[id(listing)] = (listing, mine, tally_skips(mine))
+        start = end
