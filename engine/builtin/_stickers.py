@@ -108,6 +108,20 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
             return f"sticker value {format_usd(value_)} below {format_usd(min_value)}"
         return None
 
+    def stickers_kind(listing: Listing, view: NameView, ctx: EvalContext) -> int | None:
+        if not listing.stickers and listing.sticker_names:  # enough_stickers' returns
+            if needs_details:
+                return 0
+            n = sum(1 for s in listing.sticker_names if not names or s in names)
+            value_ = 0
+        else:
+            n, value_ = count(listing)
+        if min_count is not None and n < min_count:
+            return 1
+        if min_value is not None and value_ < min_value:
+            return 2
+        return None
+
     none_is_enough = not min_count and not min_value
 
     def enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
@@ -126,6 +140,7 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
     return Compiled(
         predicate=enough_stickers,
         test=enough,
+        kinds=stickers_kind,
         summary=", ".join(parts),
         needs_search=needs_details,
     )

@@ -26,8 +26,9 @@ from typing import Any, cast
 
 from .._money import Money, format_usd
 from ..models import Listing
-from ._compile import NO_REASON, CompiledRule, RuleSet
+from ._compile import CompiledRule, RuleSet
 from ._contract import EvalContext, NameView, RuleSpend
+from ._kinds import NO_REASON
 
 __all__ = [
     "NO_REASON",
