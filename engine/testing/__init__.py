@@ -20,8 +20,9 @@ sticker wear, trade-locked without ``send_until``, ...), always answers ``None``
 non-empty reason, answers the same twice, and agrees with the fast ``test`` and
 ``kinds`` when there are (and ``kinds`` gives one kind per kind of reason: the same
 blanked text, see :data:`~engine.rules.ReasonKind`). It also checks the declarations
-the core reads instead of the criterion's key (see :class:`~engine.rules.Compiled`): ``games`` are games the service knows, ``references``
-name registered price sources, ``trade_locked`` is ``None`` or a wait of at least 0 s.
+the core reads instead of the criterion's key (see :class:`~engine.rules.Compiled`):
+``games`` are games the service knows, ``references`` name registered price sources,
+``trade_locked`` is ``None`` or a wait of at least 0 s.
 
 A criterion that reads a reference price or accepts trade-locked listings must declare it
 (``references=``, ``trade_locked=``); without the declaration the engine neither supplies
