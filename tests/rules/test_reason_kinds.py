@@ -154,6 +154,12 @@ REFERENCE_RULES = f"""rules:
     max_price: "1000.00"
     phases: [Ruby, Phase 2]
     stickers: {{min_count: 2}}
+  - name: branded
+    match:
+      names: ["★ Karambit | Doppler Phase 2 (Factory New)", "{NAME}"]
+      game: csgo
+      brand: [Karambit, AK-47]
+    max_price: "1000.00"
 """
 
 
@@ -183,6 +189,7 @@ def awkward_listings(rng: random.Random) -> list[Listing]:
             fields["sticker_names"] = ["S1", "S2"][: rng.randrange(1, 3)]
         if "Doppler" in name:
             fields["phase"] = rng.choice(["", "Phase 2", "Phase 3", "Ruby", "Emerald"])
+        fields["brand"] = rng.choice([None, "Karambit", "AK-47", "M4A4", "Glock-18"])
         out.append(make_listing(**fields))
     return out
 
@@ -206,11 +213,12 @@ def reference_tables(rng: random.Random, listings: list[Listing]) -> dict[str, A
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_built_in_criteria_find_the_same_reasons_by_kind(seed: int) -> None:
+@pytest.mark.parametrize("game", ["csgo", "tf2", None])
+def test_the_built_in_criteria_find_the_same_reasons_by_kind(seed: int, game: str | None) -> None:
     ruleset = rules_for(REFERENCE_RULES)
     rng = random.Random(seed)
     listings = awkward_listings(rng)
-    ctx = make_context(references=reference_tables(rng, listings))
+    ctx = make_context(references=reference_tables(rng, listings), game=game)
     texts = 0
     for listing in listings:
         view = ruleset.view(listing.name)
@@ -227,7 +235,7 @@ def test_counting_by_kind_equals_counting_by_text(seed: int) -> None:
     same rules compiled with every criterion's ``kinds`` removed)."""
     rng = random.Random(seed)
     listings = awkward_listings(rng)
-    ctx = make_context(references=reference_tables(rng, listings))
+    ctx = make_context(references=reference_tables(rng, listings), game=("tf2", None)[seed % 2])
     shown = []
     for with_kinds in (True, False):
         ruleset = rules_for(REFERENCE_RULES, *(() if with_kinds else (("nokinds", NoKinds()),)))
