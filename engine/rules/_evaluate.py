@@ -258,17 +258,27 @@ class Scan:
         """The (rule, listing, view) pairs the rules' checks turned down, in the order
         :func:`evaluate` gives their decisions. Nothing is checked again: a watched pair
         is turned down unless the scan's checks passed it (``passes`` is pure), so this
-        costs a name lookup per listing and a set lookup per pair."""
+        costs a name lookup per listing (in one C pass, as :func:`scan`'s) and, for a
+        listing some rule passed, a set lookup per pair. Listed at once in a
+        comprehension (a generator's resumption per pair cost more than the pair)."""
+        listings = self._listings
+        # a name not seen (or forgotten) is worked out again by the index
+        entries: list[Any] = list(map(self.ruleset._index.__getitem__, map(_NAME, listings)))
+        watched = zip(compress(listings, entries), filter(None, entries), strict=True)
+        if not self._passed:
+            return iter(
+                [(rule, listing, entry[0]) for listing, entry in watched for rule in entry[1]]
+            )
+        chosen = {id(listing) for _, listing, _ in self._passed}
         passed = {(id(rule), id(listing)) for rule, listing, _ in self._passed}
-        index = self.ruleset._index  # a name not seen (or forgotten) is worked out again
-        for listing in self._listings:
-            entry = index[listing.name]
-            if not entry:
-                continue
-            view = entry[0]
-            for rule in entry[1]:
-                if not passed or (id(rule), id(listing)) not in passed:
-                    yield rule, listing, view
+        return iter(
+            [
+                (rule, listing, entry[0])
+                for listing, entry in watched
+                for rule in entry[1]
+                if id(listing) not in chosen or (id(rule), id(listing)) not in passed
+            ]
+        )
 
     def rejected_by_rule(self) -> dict[str, int]:
         """Per rule, how many listings its checks turned down (pairs the rule watched,
