@@ -108,9 +108,11 @@ class CompiledRule:
     """The criteria's fast tests that ``passes`` runs after its core checks, in order
     (``None``: unknown, only ``passes`` is called); :mod:`engine.rules._plan` inlines them."""
     kinds: Kinds | None = field(default=None, repr=False)
-    """``check`` without the text of the predicates whose reasons are of one kind (see
-    :data:`Kinds`; ``None``: unknown, use ``check``). Generated beside ``check`` from the
-    same predicates, so a count by kind cannot disagree with the reasons."""
+    """``check`` for counting: an id per kind of reason instead of its text, for the
+    core's one-kind predicates and the criteria that give ``kinds`` (see :data:`Kinds`
+    and :mod:`engine.rules._kinds`; ``None``: unknown, use ``check``). Generated beside
+    ``check`` from the same predicates, so a count by kind cannot disagree with the
+    reasons."""
     sites: tuple[tuple[Predicate, str, str], ...] = field(default=(), repr=False)
     """The predicates ``check`` runs, in order: (predicate, key, plugin)."""
     site_kinds: Sequence[tuple[str, str]] = field(default=(), repr=False)
