@@ -68,8 +68,12 @@ squeezed): a criterion may say which kind of reason it gives without its text
 (``Compiled.kinds``, ``engine.rules.ReasonKind``), and every built-in one does, so a
 criterion's reason too is counted by kind; its text is made once per kind, to learn it,
 and for the examples read. The last line, same runs, counting by text against by kind:
-1.45x, 1.32x, 1.31x (only the core's reasons by kind, the code before: 1.23x, 1.77x,
-0.91x in the alternated runs: noise of this load). Profiled (cProfile for the Python
+1.45x, 1.32x, 1.31x, 1.06x, 1.98x over five runs (only the core's reasons by kind, the
+code before: 1.23x, 1.77x, 0.91x in the alternated runs: the noise of this load);
+in instructions (valgrind, deterministic; 5,000 watched listings): by text 100.3M, by
+kind 76.4M, 1.31x. What is left of counting by kind is deciding again which predicates
+fail (the criteria's ``kinds`` cost about what their tests cost) and the status's own
+loop over the reasons (``engine/sniper``). Profiled (cProfile for the Python
 side; valgrind's instruction counts for before/after, as this virtual machine has no
 hardware counters): the scan spends its time on (1) reading each listing's name, 780 of
 its 2,228 instructions per listing but 35-84% of its CPU time, since a name read misses
