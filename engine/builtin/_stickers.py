@@ -109,10 +109,13 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
         return None
 
     def stickers_kind(listing: Listing, view: NameView, ctx: EvalContext) -> int | None:
-        if not listing.stickers and listing.sticker_names:  # enough_stickers' returns
-            if needs_details:
-                return 0
-            n = sum(1 for s in listing.sticker_names if not names or s in names)
+        if not listing.stickers:  # enough_stickers' returns (count() of none: 0, $0)
+            if listing.sticker_names:
+                if needs_details:
+                    return 0
+                n = sum(1 for s in listing.sticker_names if not names or s in names)
+            else:
+                n = 0
             value_ = 0
         else:
             n, value_ = count(listing)
@@ -129,7 +132,8 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
             if listing.sticker_names:
                 return enough_stickers(listing, view, ctx) is None
             return none_is_enough
-        return _enough(count(listing), min_count, min_value)
+        n, value = count(listing)  # _enough, inlined: this runs per listing scanned
+        return (min_count is None or n >= min_count) and (min_value is None or value >= min_value)
 
     parts = []
     if min_count is not None:
@@ -144,11 +148,6 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
         summary=", ".join(parts),
         needs_search=needs_details,
     )
-
-
-def _enough(found: tuple[int, Money], min_count: int | None, min_value: Money | None) -> bool:
-    n, value = found
-    return (min_count is None or n >= min_count) and (min_value is None or value >= min_value)
 
 
 @hookimpl
