@@ -61,9 +61,41 @@ most of the text is still made. A 15-minute backtest of bench_backtest's 100k ma
 PYTHONPATH) and after alternated three times: 7.9/7.3/7.7 s CPU before, 7.3/7.6/8.4 s
 after: no difference above the noise; under cProfile the skip counting is a third of the
 engine's time both before and after (11.1 of 31.2 s, 5.4 of 15.8 s before; 5.9 of
-17.8 s, 8.6 of 25.0 s after). What is left: criteria declaring the kinds of their reasons
-(engine/builtin's discount, stickers, float), so that their text too is made only for an
-example.
+17.8 s, 8.6 of 25.0 s after).
+
+Criteria's kinds (2026-11-25, s6-kinds; load 8-11 on the 2 cores, so every figure is
+squeezed): a criterion may say which kind of reason it gives without its text
+(``Compiled.kinds``, ``engine.rules.ReasonKind``), and every built-in one does, so a
+criterion's reason too is counted by kind; its text is made once per kind, to learn it,
+and for the examples read. The last line, same runs, counting by text against by kind:
+1.45x, 1.32x, 1.31x, 1.06x, 1.98x, 1.46x, 1.53x over seven runs (only the core's reasons
+by kind, the code before: 1.23x, 1.77x, 0.91x in the alternated runs: the noise of this
+load); in instructions (valgrind, deterministic; 5,000 watched listings): by text
+100.3M, by kind 72.6M, 1.38x; the engine's counting before (by kind for the core's
+reasons only) took 93.2M, so 1.28x fewer. What is left of counting by kind is deciding
+again which predicates fail (the criteria's ``kinds`` cost about what their tests cost)
+and the status's own loop over the reasons (``engine/sniper``). Profiled (cProfile for
+the Python side; valgrind's instruction counts for before/after, as this virtual machine
+has no hardware counters): the scan spends its time on (1) reading each listing's name,
+780 of its 2,140 instructions per listing but 35-84% of its CPU time, since a name read
+misses the cache (the bench's 20,000 shuffled listings hold ~30 MB: the same scan over a
+pool of 2,500, one answer's worth, ran 1.7-2.8M/s when the shuffled pool ran 0.7-1.0M/s,
+same process); (2) each watched listing's attribute reads, four or more, each through
+pydantic's ``BaseModel.__getattr__`` hook, which keeps CPython from specialising them
+(2.7x a plain object's read measured in a loop; ``engine/models``, outside the rules);
+(3) allocating the passing pairs, whose key function was a third: now a comprehension's
+keys, the caps checked inline; (4) the stickers criterion's test, one call fewer per
+stickered listing. Instructions per listing of the whole-market scan 2,317 before, 2,140
+after (-7.6%, 25,000 listings, deterministic). Tried and dropped: calling the plans from
+C (``map(operator.call, ...)`` over plans bound to their views): scan/evaluate fell to
+1.00-1.02x, since a call from C into Python is not inlined as a Python-to-Python one.
+The alternated runs (before/after, 300k listings): scan 800k/525k/646k vs 846k/590k/715k
+listings/s, scan/evaluate 1.38/0.99/1.35x vs 1.49/1.26/1.17x; watched-only
+1.39/1.57/1.65x vs 1.44/1.42/1.95x; the final code's two runs: 684k/674k listings/s,
+1.29/1.12x, watched 1.61/2.47x. 2M/s is not shown on this bench: its floor, the name
+lookups alone, ran at 1.0-2.0M/s in these runs. Counting skips: ``Scan.rejected`` lists
+the pairs in one comprehension (a generator's resumption, a tuple and two ``id()`` per
+pair were 0.27 s of the 0.97 s profiled, now 0.09 s).
 Run:
 ``.venv/bin/python bench/bench_rules.py [--listings N]``.
 """

@@ -84,6 +84,12 @@ def snipe_register_criteria() -> Sequence[Criterion]:
     wait) it accepts trade-locked listings, which the engine then asks the service for and
     buys with ``allow_trade_locked``. The built-in criteria declare the same way.
 
+    Beside its predicate, a ``Compiled`` may give two optional fast forms of it: ``test``
+    (pass or fail, run while deciding) and ``kinds`` (:data:`~engine.rules.ReasonKind`:
+    which kind of reason, without its text, run while counting the skip reasons a status
+    or a backtest report shows). Without them the engine calls the predicate and counts
+    its text: the same decisions and counts, only slower.
+
     Not ``firstresult``: every plugin's list is collected.
     """
     raise NotImplementedError

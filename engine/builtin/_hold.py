@@ -16,11 +16,14 @@ Tradable listings pass this criterion untouched.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from pydantic import Field
 
 from ..hookspecs import hookimpl
 from ..models import Listing
 from ..rules import (
+    BASIS_POINTS,
     Compiled,
     Criterion,
     Duration,
@@ -29,6 +32,7 @@ from ..rules import (
     Percent,
     RuleContext,
     StrictModel,
+    duration_shape,
     format_duration,
     format_percent,
 )
@@ -91,6 +95,31 @@ def compile_hold(value: Hold, rule: RuleContext) -> Compiled:
             return f"no reference price from {versus} to price the wait"
         return discount_reason(listing.price, ref, needed, f"needed for a {days}-day hold")
 
+    def hold_kind(listing: Listing, view: NameView, ctx: EvalContext) -> Hashable | None:
+        unlock_at = listing.unlock_at  # hold_ok's returns, in order
+        if unlock_at is None:
+            return None
+        wait = max(0.0, unlock_at - ctx.now)
+        if wait > max_wait:
+            return (0, duration_shape(wait))
+        send_until = listing.send_until
+        if send_until is None:
+            return 1
+        left = send_until - max(float(unlock_at), ctx.now)
+        if left < window:
+            return (2, duration_shape(left))
+        if worth is None:
+            return None
+        days = -(-int(wait) // _DAY)
+        needed = min(10_000, base_points + extra + per_day * days)
+        ref = worth(listing, view, ctx)
+        if ref is None:
+            return 3
+        price = listing.price
+        if price * BASIS_POINTS * BASIS_POINTS <= ref * (BASIS_POINTS - needed):
+            return None
+        return 4 if 1 - price * BASIS_POINTS / ref < 0 else 5  # discount_reason's two
+
     summary = f"trade lock up to {format_duration(max_wait)}"
     if extra or per_day:
         summary += f" for an extra {format_percent(extra)} + {format_percent(per_day)}/day discount"
@@ -101,6 +130,7 @@ def compile_hold(value: Hold, rule: RuleContext) -> Compiled:
     return Compiled(
         predicate=hold_ok,
         test=tradable_or_ok,
+        kinds=hold_kind,
         summary=summary,
         trade_locked=float(max_wait),
         needs_search=sticker_weighted(rule),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Hashable
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
@@ -91,7 +92,8 @@ def compile_match(value: Match, rule: RuleContext) -> Compiled:
             return f"exterior {shown} not in {', '.join(value.exterior)}"
         return None
 
-    checks = []
+    # (predicate, kinds) per per-listing check
+    checks: list[tuple[Any, Any]] = []
     if value.game is not None:
         checks.append(_game_check(value.game))
     if value.brand:
@@ -100,7 +102,7 @@ def compile_match(value: Match, rule: RuleContext) -> Compiled:
         checks.append(_field_check("type", frozenset(value.type)))
     if phase_of:
         checks.append(_named_phase_check(phase_of, unphased))
-    predicate = _all(checks) if checks else None
+    predicate, kinds = _all(checks) if checks else (None, None)
     summary = "name " + ", ".join(
         [*(repr(n) for n in value.names[:3]), *value.patterns[:3], *value.regex[:3]]
     )
@@ -108,6 +110,7 @@ def compile_match(value: Match, rule: RuleContext) -> Compiled:
         summary += f" (+{len(value.names) - 3} names)"
     return Compiled(
         predicate=predicate,
+        kinds=kinds,
         name_filter=name_filter,
         names=frozenset(exact),  # base names: the market lists a Doppler under its base name
         patterns=(*value.patterns, *(f"/{r}/" for r in value.regex)),
@@ -124,18 +127,26 @@ def _selector(regexes: list[str]) -> Any:
     return re.compile("|".join(f"(?:{r})" for r in regexes)).search
 
 
-def _all(checks: list[Any]) -> Any:
+def _all(checks: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+    """One predicate (and its kinds) for several checks: every failing check's reason,
+    joined; its kind, the checks' kinds together (one kind of joined text each)."""
     if len(checks) == 1:
         return checks[0]
+    predicates = [predicate for predicate, _ in checks]
+    kinds_of = [kinds for _, kinds in checks]
 
     def every(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
-        reasons = [r for r in (c(listing, view, ctx) for c in checks) if r is not None]
+        reasons = [r for r in (c(listing, view, ctx) for c in predicates) if r is not None]
         return "; ".join(reasons) if reasons else None
 
-    return every
+    def every_kind(listing: Listing, view: NameView, ctx: EvalContext) -> Hashable | None:
+        found = tuple(k(listing, view, ctx) for k in kinds_of)
+        return None if all(kind is None for kind in found) else found
+
+    return every, every_kind
 
 
-def _game_check(game: str) -> Any:
+def _game_check(game: str) -> tuple[Any, Any]:
     def same_game(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
         if ctx.game == game:
             return None
@@ -143,10 +154,15 @@ def _game_check(game: str) -> Any:
             return f"the game of this listing is not known (rule wants {game})"
         return f"game {ctx.game} is not {game}"
 
-    return same_game
+    def game_kind(listing: Listing, view: NameView, ctx: EvalContext) -> Hashable | None:
+        if ctx.game == game:
+            return None
+        return 0 if ctx.game is None else ctx.game  # a word of the reason
+
+    return same_game, game_kind
 
 
-def _field_check(field: str, allowed: frozenset[str]) -> Any:
+def _field_check(field: str, allowed: frozenset[str]) -> tuple[Any, Any]:
     wanted = ", ".join(sorted(allowed))
 
     def has_field(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
@@ -157,10 +173,16 @@ def _field_check(field: str, allowed: frozenset[str]) -> Any:
             return f"listing carries no {field} (rule wants {wanted})"
         return f"{field} {actual} not in {wanted}"
 
-    return has_field
+    def field_kind(listing: Listing, view: NameView, ctx: EvalContext) -> Hashable | None:
+        actual = getattr(listing, field)
+        if actual in allowed:
+            return None
+        return 0 if actual is None else actual  # words of the reason
+
+    return has_field, field_kind
 
 
-def _named_phase_check(phase_of: dict[str, set[str]], unphased: set[str]) -> Any:
+def _named_phase_check(phase_of: dict[str, set[str]], unphased: set[str]) -> tuple[Any, Any]:
     def named_phase(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
         wanted = phase_of.get(view.base_name)
         if wanted is None or view.base_name in unphased:
@@ -170,7 +192,16 @@ def _named_phase_check(phase_of: dict[str, set[str]], unphased: set[str]) -> Any
             return None
         return f"phase {phase or 'none'} is not the {', '.join(sorted(wanted))} named in the rule"
 
-    return named_phase
+    def named_phase_kind(listing: Listing, view: NameView, ctx: EvalContext) -> Hashable | None:
+        wanted = phase_of.get(view.base_name)
+        if wanted is None or view.base_name in unphased:
+            return None
+        phase = listing.phase or view.phase
+        if phase in wanted:
+            return None
+        return (view.base_name, phase)  # the phases named for the base name, and the phase
+
+    return named_phase, named_phase_kind
 
 
 @hookimpl

@@ -8,7 +8,7 @@ value ("count 10% of the sticker value"), so a stickered item may cost more.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ from ..rules import (
     RuleContext,
     StrictModel,
     closest,
+    duration_shape,
     format_duration,
     format_percent,
 )
@@ -307,10 +308,19 @@ def compile_price(value: PriceBounds, rule: RuleContext) -> Compiled:
     def within(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
         return low <= listing.price <= ceiling
 
+    def bounds_kind(listing: Listing, view: NameView, ctx: EvalContext) -> int | None:
+        price = listing.price  # in_bounds' returns, in order
+        if price < low:
+            return 0
+        if high is not None and price > high:
+            return 1
+        return None
+
     shown_high = format_usd(high) if high is not None else "any"
     return Compiled(
         predicate=in_bounds,
         test=within,
+        kinds=bounds_kind,
         summary=f"price {format_usd(low)}-{shown_high}",
         needs_search=False,
         listing_only=True,
@@ -353,6 +363,27 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
             ref = listing.platform_price
             return bool(ref) and listing.price * BASIS_POINTS <= ref * keep  # type: ignore[operator]
 
+    def discount_kind(listing: Listing, view: NameView, ctx: EvalContext) -> Hashable | None:
+        # discounted's reason, told by what its text is made of beyond numbers: the
+        # chooser's own text when there is no reference (few distinct: source and phase
+        # names), else "no discount"/"discount", the source, and which extras it shows
+        chosen = choose(listing, view, ctx)
+        if isinstance(chosen, str):
+            return chosen
+        price, worth = listing.price, chosen.worth
+        if price * squared <= worth * keep:
+            return None
+        quote = chosen.quote
+        as_of = quote.as_of
+        age = None if as_of is None or ctx.now - as_of < 1 else duration_shape(ctx.now - as_of)
+        return (
+            1 - price * BASIS_POINTS / worth < 0,  # discount_reason's "no discount"
+            chosen.source,
+            worth // BASIS_POINTS != quote.price,
+            quote.observations is None,
+            age,
+        )
+
     def describe(listing: Listing, view: NameView, ctx: EvalContext) -> str:
         chosen = choose(listing, view, ctx)
         if isinstance(chosen, str):
@@ -381,6 +412,7 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
     return Compiled(
         predicate=discounted,
         test=cheap_enough,
+        kinds=discount_kind,
         summary=summary,
         describe=describe,
         references=value.sources,

@@ -108,6 +108,23 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
             return f"sticker value {format_usd(value_)} below {format_usd(min_value)}"
         return None
 
+    def stickers_kind(listing: Listing, view: NameView, ctx: EvalContext) -> int | None:
+        if not listing.stickers:  # enough_stickers' returns (count() of none: 0, $0)
+            if listing.sticker_names:
+                if needs_details:
+                    return 0
+                n = sum(1 for s in listing.sticker_names if not names or s in names)
+            else:
+                n = 0
+            value_ = 0
+        else:
+            n, value_ = count(listing)
+        if min_count is not None and n < min_count:
+            return 1
+        if min_value is not None and value_ < min_value:
+            return 2
+        return None
+
     none_is_enough = not min_count and not min_value
 
     def enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
@@ -115,7 +132,8 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
             if listing.sticker_names:
                 return enough_stickers(listing, view, ctx) is None
             return none_is_enough
-        return _enough(count(listing), min_count, min_value)
+        n, value = count(listing)  # _enough, inlined: this runs per listing scanned
+        return (min_count is None or n >= min_count) and (min_value is None or value >= min_value)
 
     # what the feed's sticker names already tell: a search can only show fewer counted
     # stickers (slots and wear filter some out) and, at the prices last seen, no more value
@@ -147,16 +165,12 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
     return Compiled(
         predicate=enough_stickers,
         test=enough,
+        kinds=stickers_kind,
         summary=", ".join(parts),
         needs_search=needs_details,
         feed_test=could_be_enough if needs_details else None,
         listing_only=True,
     )
-
-
-def _enough(found: tuple[int, Money], min_count: int | None, min_value: Money | None) -> bool:
-    n, value = found
-    return (min_count is None or n >= min_count) and (min_value is None or value >= min_value)
 
 
 @hookimpl

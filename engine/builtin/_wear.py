@@ -8,6 +8,7 @@ phase that its named items never come in is reported when the file is loaded.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, model_validator
@@ -83,13 +84,30 @@ def compile_float(value: FloatRange, rule: RuleContext) -> Compiled:
         wear = listing.float_value
         return wear is not None and low <= wear <= high
 
+    def wear_kind(listing: Listing, view: NameView, ctx: EvalContext) -> Hashable | None:
+        wear = listing.float_value  # in_range's returns, in order
+        if wear is None:
+            return 0
+        if wear < low:
+            return 1 if _plain(wear) else (1, wear)
+        if wear > high:
+            return 2 if _plain(wear) else (2, wear)
+        return None
+
     return Compiled(
         predicate=in_range,
         test=within,
+        kinds=wear_kind,
         summary=f"float {low:g}-{high:g}",
         needs_search=False,
         listing_only=True,
     )
+
+
+def _plain(wear: float) -> bool:
+    """Whether ``f"{wear:.6g}"`` is written without an exponent (``0.123457``, not
+    ``1e-05``): the wears whose reasons are of one kind. Any other is its own kind."""
+    return wear == 0 or 1e-4 <= abs(wear) < 1e5
 
 
 def compile_phases(value: frozenset[str], rule: RuleContext) -> Compiled:
@@ -111,9 +129,17 @@ def compile_phases(value: frozenset[str], rule: RuleContext) -> Compiled:
     def wanted_phase(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
         return (listing.phase or view.phase) in wanted
 
+    def phase_kind(listing: Listing, view: NameView, ctx: EvalContext) -> Hashable | None:
+        # has_phase's returns: no phase (0), or the phase, a word of its reason
+        phase = listing.phase or view.phase
+        if phase in wanted:
+            return None
+        return 0 if phase is None else phase
+
     return Compiled(
         predicate=has_phase,
         test=wanted_phase,
+        kinds=phase_kind,
         summary=f"phase {shown}",
         needs_search=False,
         listing_only=True,

@@ -32,9 +32,11 @@ from ._contract import (
     Predicate,
     PriceSource,
     Problem,
+    ReasonKind,
     RuleContext,
     Test,
 )
+from ._kinds import NO_REASON, TRADE_LOCKED, Kinds, KindTable, make_kinds, raised
 from ._names import split_name
 from ._plan import Plan, make_plan
 from ._portfolio import PortfolioSettings
@@ -52,23 +54,10 @@ from ._schema import (
 __all__ = ["Check", "CompiledRule", "Kinds", "RuleSet", "compile_rule"]
 
 Check = Callable[[Listing, NameView, EvalContext], list[str] | None]
-Kinds = Callable[[Listing, NameView, EvalContext], list[int | str] | None]
-"""A rule's check for counting: ``None`` when every predicate passes, else per failing
-predicate, in ``check``'s order, either its reason (text) or, for a predicate whose
-reasons are all of one kind (:attr:`CompiledRule.site_kinds`), its index: no text made."""
 Passes = Callable[[Listing, NameView, EvalContext], bool]
 """A rule's whole per-listing check: ``None`` when every predicate passes, else reasons."""
 
 _VIEW_CACHE_LIMIT = 500_000
-
-NO_REASON = "a criterion rejected the listing without a reason"
-"""The reason of a pair the rule's checks turned down while none of its predicates said
-why (a fast test that disagrees with its predicate, or raised)."""
-
-TRADE_LOCKED = (
-    "trade-locked listing, and the rule has no criterion that accepts one, such as "
-    "`hold:` (it buys tradable items only)"
-)
 
 IndexEntry = tuple[()] | tuple[NameView, tuple["CompiledRule", ...], Plan]
 """A name's entry in :class:`RuleSet`'s index: ``()`` when no rule watches it."""
@@ -124,24 +113,30 @@ class CompiledRule:
     """The criteria's fast tests that ``passes`` runs after its core checks, in order
     (``None``: unknown, only ``passes`` is called); :mod:`engine.rules._plan` inlines them."""
     kinds: Kinds | None = field(default=None, repr=False)
-    """``check`` without the text of the predicates whose reasons are of one kind (see
-    :data:`Kinds`; ``None``: unknown, use ``check``). Generated beside ``check`` from the
-    same predicates, so a count by kind cannot disagree with the reasons."""
+    """``check`` for counting: an id per kind of reason instead of its text, for the
+    core's one-kind predicates and the criteria that give ``kinds`` (see :data:`Kinds`
+    and :mod:`engine.rules._kinds`; ``None``: unknown, use ``check``). Generated beside
+    ``check`` from the same predicates, so a count by kind cannot disagree with the
+    reasons."""
     sites: tuple[tuple[Predicate, str, str], ...] = field(default=(), repr=False)
     """The predicates ``check`` runs, in order: (predicate, key, plugin)."""
-    site_kinds: tuple[tuple[str, str], ...] = field(default=(), repr=False)
-    """Per predicate of ``sites``: (rule name, the kind of every reason it gives, i.e. the
-    reason with its numbers blanked as ``engine.sniper``'s ``reason_kind`` does); the kind
-    is ``""`` when its reasons differ in kind (their text is made to count them)."""
+    site_kinds: Sequence[tuple[str, str]] = field(default=(), repr=False)
+    """Per id ``kinds`` gives: (rule name, the kind of the reasons it stands for, i.e. the
+    reason with its numbers blanked as ``engine.sniper``'s ``reason_kind`` does). Ids
+    below ``len(sites)`` are the predicates of ``sites`` (kind ``""`` unless all its
+    reasons are of one kind, known when compiling); the kinds criteria give get ids after
+    them as they are met (see :mod:`engine.rules._kinds`): the list grows."""
+    kind_sites: Sequence[int] = field(default=(), repr=False)
+    """Per id of ``site_kinds``: the index in ``sites`` of the predicate it is of."""
 
-    def site_reason(self, site: int, listing: Listing, view: NameView, ctx: EvalContext) -> str:
-        """The reason predicate number ``site`` of ``sites`` gives ``listing`` (which
-        ``kinds`` found failing it): the text ``check`` has in its place."""
-        predicate, key, plugin = self.sites[site]
+    def site_reason(self, found: int, listing: Listing, view: NameView, ctx: EvalContext) -> str:
+        """The reason for the id ``found`` that ``kinds`` gave ``listing``: the text of
+        its predicate (of ``sites``), which ``check`` has in its place."""
+        predicate, key, plugin = self.sites[self.kind_sites[found] if self.kind_sites else found]
         try:
             reason = predicate(listing, view, ctx)
         except Exception as exc:
-            return _raised(key, plugin, exc)
+            return raised(key, plugin, exc)
         return reason if reason is not None else NO_REASON
 
     def accepted_summaries(
@@ -181,6 +176,7 @@ def compile_rule(
         (_max_price_predicate(core.max_price), "max_price", "core")
     ]
     tests: list[Test] = []
+    counted_by: dict[int, ReasonKind | None] = {}  # site -> the criterion's kinds
     feed_tests: list[Test] = []
     name_filters: list[NameFilter] = []
     names: set[str] = set()
@@ -227,6 +223,7 @@ def compile_rule(
         problems.extend(declared.add(compiled, key, criterion.plugin, price_sources, reported, ctx))
         if compiled.predicate is not None:
             predicates.append((compiled.predicate, key, criterion.plugin))
+            counted_by[len(predicates) - 1] = compiled.kinds
             tests.append(compiled.test or _as_test(compiled.predicate))
             if not compiled.needs_search:
                 feed_tests.append(tests[-1])
@@ -272,6 +269,9 @@ def compile_rule(
         )
     if declared.trade_locked is None:
         predicates.insert(1, (_tradable_predicate, "trade lock", "core"))
+        counted_by = {site + 1: kinds for site, kinds in counted_by.items()}
+    sites = tuple(predicates)
+    table = KindTable(core.name, sites)
     game = declared.game()
     if core.action == "buy_order" and game is None:
         problems.append(
@@ -298,10 +298,13 @@ def compile_rule(
         criteria=tuple(values),
         summaries=tuple(summaries),
         name_filters=tuple(name_filters),
-        check=_chain(tuple(predicates)),
-        kinds=_kinds(tuple(predicates), core.max_price),
-        sites=tuple(predicates),
-        site_kinds=tuple(_site_kind(core.name, key, plugin) for _, key, plugin in predicates),
+        check=_chain(sites),
+        kinds=make_kinds(
+            sites, [counted_by.get(i) for i in range(len(sites))], core.max_price, table
+        ),
+        sites=sites,
+        site_kinds=table.site_kinds,
+        kind_sites=table.kind_sites,
         passes=_all_pass(core.max_price, declared.trade_locked is None, tuple(tests)),
         feed_passes=_all_pass(core.max_price, declared.trade_locked is None, tuple(feed_tests))
         if declared.needs_search
@@ -382,7 +385,7 @@ def _chain(predicates: tuple[tuple[Predicate, str, str], ...]) -> Check:
     every turned-down pair the engine counts, and a loop over the predicates cost a
     third of that.
     """
-    namespace: dict[str, Any] = {"_raised": _raised}
+    namespace: dict[str, Any] = {"_raised": raised}
     lines = ["def check(listing, view, ctx):", "    reasons = None"]
     for i, (predicate, key, plugin) in enumerate(predicates):
         namespace[f"p_{i}"] = predicate
@@ -403,59 +406,6 @@ def _chain(predicates: tuple[tuple[Predicate, str, str], ...]) -> Check:
     exec("\n".join(lines) + "\n", namespace)
     check: Check = namespace["check"]
     return check
-
-
-# The predicates of the core whose reasons are of one kind: (key, plugin) -> (the
-# condition its predicate tests, in :func:`_kinds`'s namespace; the kind of its reasons).
-# tests/rules/test_reason_kinds.py checks each kind against the reasons made.
-_ONE_KIND: dict[tuple[str, str], tuple[str, str]] = {
-    ("max_price", "core"): ("listing.price <= max_price", "price # above max_price #"),
-    ("trade lock", "core"): ("listing.unlock_at is None", TRADE_LOCKED),
-}
-
-
-def _site_kind(rule: str, key: str, plugin: str) -> tuple[str, str]:
-    coded = _ONE_KIND.get((key, plugin))
-    return (rule, "" if coded is None else coded[1])
-
-
-def _kinds(predicates: tuple[tuple[Predicate, str, str], ...], max_price: Money) -> Kinds:
-    """``check`` for counting (see :data:`Kinds`): generated as :func:`_chain` is, from
-    the same predicates; a core predicate of one kind of reason runs as its condition
-    (the one its predicate tests) and gives its index, not its text."""
-    namespace: dict[str, Any] = {"_raised": _raised, "max_price": max_price}
-    lines = ["def kinds(listing, view, ctx):", "    reasons = None"]
-    for i, (predicate, key, plugin) in enumerate(predicates):
-        namespace[f"p_{i}"] = predicate
-        namespace[f"key_{i}"] = key
-        namespace[f"plugin_{i}"] = plugin
-        coded = _ONE_KIND.get((key, plugin))
-        if coded is not None:
-            found = f"None if {coded[0]} else {i}"
-        else:
-            found = f"p_{i}(listing, view, ctx)"
-        lines += [
-            "    try:",
-            f"        reason = {found}",
-            "    except Exception as exc:",
-            f"        reason = _raised(key_{i}, plugin_{i}, exc)",
-            "    if reason is not None:",
-            "        if reasons is None:",
-            "            reasons = [reason]",
-            "        else:",
-            "            reasons.append(reason)",
-        ]
-    lines.append("    return reasons")
-    exec("\n".join(lines) + "\n", namespace)
-    kinds: Kinds = namespace["kinds"]
-    return kinds
-
-
-def _raised(key: str, plugin: str, exc: Exception) -> str:
-    return (
-        f"criterion {key!r} (plugin {plugin}) raised {type(exc).__name__}: {exc}; "
-        "rejected to be safe"
-    )
 
 
 def _all_pass(max_price: Money, tradable_only: bool, tests: tuple[Test, ...]) -> Passes:

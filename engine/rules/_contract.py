@@ -11,11 +11,18 @@ does not (``"float 0.23 above max 0.15"``). It must be pure (same listing and co
 answer), must not raise on a listing that lacks the data it looks at (return a reason
 instead: a filter that cannot be checked rejects, it is never silently skipped), and must
 not do I/O.
+
+Two optional fast forms of the predicate let the engine skip building text: ``test``
+(pass or fail) runs while deciding, and ``kinds`` (which kind of reason) while counting
+the skip reasons a status or a backtest report shows. Reasons are counted by kind: the
+text with its numbers blanked (``"float # above max #"``), one full example per kind.
+A criterion without ``kinds`` is counted from its predicate's text, the same counts; see
+:data:`ReasonKind` to write one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -34,6 +41,7 @@ __all__ = [
     "PriceSource",
     "Problem",
     "Quote",
+    "ReasonKind",
     "RuleContext",
     "RuleSpend",
     "Test",
@@ -131,6 +139,28 @@ Predicate = Callable[[Listing, NameView, EvalContext], str | None]
 Test = Callable[[Listing, NameView, EvalContext], bool]
 """``(listing, name view, context) -> True`` when it passes: a predicate without reasons."""
 
+ReasonKind = Callable[[Listing, NameView, EvalContext], Hashable | None]
+"""``(listing, name view, context) -> None`` when the predicate passes the listing, else a
+*kind*: any hashable value standing for the reason the predicate gives, without its text.
+
+The engine counts skip reasons by the reason's text with its numbers blanked (each run of
+digits, with a leading ``-`` or ``$``, its ``,`` separators and one decimal part, becomes
+``#``) and shows one full reason per kind, made by the predicate when read. With
+``kinds``, it makes the text only the first time it meets a kind (to learn its blanked
+text), then counts that kind without text. The rule: **two listings given the same kind
+get reasons whose blanked texts are equal.** So a kind is usually one small int per
+``return`` of the predicate, paired with whatever the reason takes from the listing that
+is not a number (a phase name, a source name) or that is written in more than one shape
+(``2d 4h`` vs ``36m``, ``1e-05`` vs ``0.5``). A finer kind than needed is harmless (two
+kinds with the same blanked text are counted together); a coarser one miscounts. A value
+whose shape is hard to tell may itself be the kind (``(1, wear)``): the engine keeps a
+few hundred kinds per criterion of a rule and counts any beyond from the text.
+
+``kinds`` must agree with the predicate on pass or fail and must not raise more than it
+does (when it raises, the predicate decides, with its text). The contract kit
+(:func:`engine.testing.check_criterion_contract`) checks both rules on its edge listings.
+"""
+
 Describe = Callable[[Listing, NameView, EvalContext], str]
 """``(listing, name view, context) -> text`` saying what an accepted listing measured."""
 
@@ -151,6 +181,9 @@ class Compiled:
     fail, without building a reason; when given, it must agree with ``predicate`` on every
     listing (the contract kit checks that). The engine runs ``test`` on every listing and
     ``predicate`` only when someone reads the reasons of a rejection.
+    ``kinds`` is an optional form of ``predicate`` for counting: the kind of the reason it
+    gives, without its text (see :data:`ReasonKind`); without it, reasons are counted
+    from their text, the same counts at the cost of making every text.
     ``patterns`` describes selections beyond exact names (globs, regexes): a rule with any
     needs the catalogue scanned, since its names are not known in advance.
 
@@ -218,6 +251,10 @@ class Compiled:
     sticker names, stickers whose known prices cannot add up to the value asked), so
     such a feed listing costs no confirming search. ``None``: the feed tells nothing of
     it (every listing that passes the rule's other checks is searched)."""
+    kinds: ReasonKind | None = None
+    """The kind of the reason ``predicate`` gives a listing, without its text (see
+    :data:`ReasonKind`); ``None``: the engine counts this criterion's reasons from their
+    text. Ignored without a predicate."""
 
 
 @dataclass(frozen=True, slots=True)

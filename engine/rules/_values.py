@@ -28,6 +28,7 @@ __all__ = [
     "Percent",
     "Size",
     "Wear",
+    "duration_shape",
     "format_duration",
     "format_percent",
     "format_size",
@@ -181,3 +182,17 @@ def format_duration(seconds: float) -> str:
     if minutes and not days:
         parts.append(f"{minutes}m")
     return " ".join(parts) or f"{seconds}s"
+
+
+def duration_shape(seconds: float) -> int:
+    """Which parts :func:`format_duration` writes for ``seconds``, the sign aside: 4 for
+    days, 2 for hours, 1 for minutes, 0 for seconds only. Two durations of one shape read
+    alike once their numbers are blanked, as skip reasons are counted (a criterion's
+    :data:`~engine.rules.ReasonKind` tells a reason's kind with it, without the text)."""
+    days, rest = divmod(abs(int(seconds)), 86_400)
+    shape = 4 if days else 0
+    if rest >= 3_600:
+        shape |= 2
+    if not days and rest % 3_600 >= 60:
+        shape |= 1
+    return shape

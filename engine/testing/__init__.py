@@ -17,11 +17,13 @@ does not clash with a built-in one, a schema that accepts the valid values and r
 invalid ones, a ``compile`` returning :class:`~engine.rules.Compiled`, and a predicate that
 never raises on the awkward listings of :data:`EDGE_LISTINGS` (no float, no phase, null
 sticker wear, trade-locked without ``send_until``, ...), always answers ``None`` or a
-non-empty reason, answers the same twice, and agrees with the fast ``test`` when there is
-one (and a ``feed_test``, when declared, never turns down what the predicate accepts).
-It also checks the declarations the core reads instead of the criterion's key (see
-:class:`~engine.rules.Compiled`): ``games`` are games the service knows, ``references``
-name registered price sources, ``trade_locked`` is ``None`` or a wait of at least 0 s.
+non-empty reason, answers the same twice, and agrees with the fast ``test`` and
+``kinds`` when there are (and ``kinds`` gives one kind per kind of reason: the same
+blanked text, see :data:`~engine.rules.ReasonKind`; a ``feed_test``, when declared, never
+turns down what the predicate accepts). It also checks the declarations the core reads
+instead of the criterion's key (see :class:`~engine.rules.Compiled`): ``games`` are games
+the service knows, ``references`` name registered price sources, ``trade_locked`` is
+``None`` or a wait of at least 0 s.
 
 A criterion that reads a reference price or accepts trade-locked listings must declare it
 (``references=``, ``trade_locked=``); without the declaration the engine neither supplies
@@ -57,6 +59,7 @@ from ..rules import (
     load_rules_text,
     split_name,
 )
+from ..rules._kinds import blank_numbers
 
 __all__ = [
     "EDGE_LISTINGS",
@@ -209,8 +212,9 @@ def check_criterion_contract(
         assert isinstance(compiled, Compiled), f"compile returned {compiled!r}, not Compiled"
         assert isinstance(compiled.summary, str), "summary must be a string"
         _check_declarations(f"{criterion.key}={value!r}", compiled, price_sources)
+        seen: dict[Any, tuple[str, str]] = {}  # kind -> (blanked reason, listing label)
         for label, listing in EDGE_LISTINGS.items():
-            _check_answers(criterion.key, value, compiled, label, listing, ctx)
+            _check_answers(criterion.key, value, compiled, label, listing, ctx, seen)
 
 
 def _check_declarations(
@@ -236,7 +240,13 @@ def _check_declarations(
 
 
 def _check_answers(
-    key: str, value: Any, compiled: Compiled, label: str, listing: Listing, ctx: EvalContext
+    key: str,
+    value: Any,
+    compiled: Compiled,
+    label: str,
+    listing: Listing,
+    ctx: EvalContext,
+    seen: dict[Any, tuple[str, str]],
 ) -> None:
     parts = split_name(listing.name)
     view = NameView(parts.name, parts.base_name, parts.phase, parts.exterior)
@@ -275,6 +285,39 @@ def _check_answers(
             f"feed_test for {where} turns down a listing the predicate accepts: the feed "
             "would cost it its confirming search, and the purchase"
         )
+    if compiled.kinds is not None:
+        _check_kind(compiled, where, label, listing, view, ctx, first, seen)
+
+
+def _check_kind(
+    compiled: Compiled,
+    where: str,
+    label: str,
+    listing: Listing,
+    view: NameView,
+    ctx: EvalContext,
+    reason: str | None,
+    seen: dict[Any, tuple[str, str]],
+) -> None:
+    """``kinds`` agrees with the predicate's ``reason`` and one kind stands for one
+    blanked text (see :data:`engine.rules.ReasonKind`)."""
+    assert compiled.kinds is not None
+    try:
+        kind = compiled.kinds(listing, view, ctx)
+        hash(kind)
+    except Exception as exc:
+        raise AssertionError(f"kinds raised for {where}: {exc!r}") from exc
+    assert (kind is None) is (reason is None), (
+        f"kinds and predicate disagree for {where}: kind {kind!r}, predicate {reason!r}"
+    )
+    if reason is None:
+        return
+    blanked = blank_numbers(reason)
+    other = seen.setdefault(kind, (blanked, label))
+    assert other[0] == blanked, (
+        f"kinds gives {kind!r} for two kinds of reason: {other[0]!r} (the {other[1]!r} "
+        f"listing) and {blanked!r} ({where}); give each its own kind"
+    )
 
 
 def rules_for(yaml_rules: str, *plugins: tuple[str, object]) -> RuleSet:

@@ -54,6 +54,24 @@ def disagreeing(value: Any, rule: RuleContext) -> Compiled:
     )
 
 
+def float_reason(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+    if listing.float_value is None:
+        return "no float"
+    return f"float {listing.float_value} above 0.1" if listing.float_value > 0.1 else None
+
+
+def kinds_disagreeing(value: Any, rule: RuleContext) -> Compiled:
+    return Compiled(predicate=float_reason, kinds=lambda listing, view, ctx: None)
+
+
+def kinds_too_coarse(value: Any, rule: RuleContext) -> Compiled:
+    # one kind for "no float" and "float # above #": counted together, shown as one
+    return Compiled(
+        predicate=float_reason,
+        kinds=lambda listing, view, ctx: None if float_reason(listing, view, ctx) is None else 0,
+    )
+
+
 def declaring(**declared: Any) -> Any:
     def compile_(value: Any, rule: RuleContext) -> Compiled:
         return Compiled(predicate=lambda listing, view, ctx: None, **declared)
@@ -81,6 +99,8 @@ def declaring(**declared: Any) -> Any:
             Criterion("hasty", bool, declaring(feed_test=lambda listing, view, ctx: False), "d"),
             "feed_test for hasty=True on the 'plain' listing turns down",
         ),
+        (Criterion("fickle", bool, kinds_disagreeing, "d"), "kinds and predicate disagree"),
+        (Criterion("coarse", bool, kinds_too_coarse, "d"), "kinds gives 0 for two kinds"),
     ],
 )
 def test_the_kit_catches_broken_criteria(criterion: Criterion, message: str) -> None:

@@ -83,7 +83,16 @@ def compile_paint_seed(value: PaintSeed, rule: RuleContext) -> Compiled:
             return None
         return f"paint seed {seed} not in {shown}"
 
-    return Compiled(predicate=has_seed, summary=f"paint seed in {shown}")
+    def seed_kind(listing: Listing, view: NameView, ctx: EvalContext) -> int | None:
+        # Optional: which of has_seed's reasons it would give, without the text, so that
+        # counting skip reasons makes none. Same answers as has_seed: None to accept, else
+        # one value per kind of reason (two reasons of one kind differ in numbers only).
+        seed = listing.paintseed
+        if seed is None:
+            return 0
+        return None if seed in wanted else 1
+
+    return Compiled(predicate=has_seed, kinds=seed_kind, summary=f"paint seed in {shown}")
 
 
 def _describe(seeds: list[int]) -> str:
