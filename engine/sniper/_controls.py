@@ -26,6 +26,7 @@ from .._errors import ConfigError
 from ..rules import RuleSet, load_rules
 
 if TYPE_CHECKING:
+    from ..rules import Decision
     from ._buyer import Buyer
     from ._engine import Engine, EngineSettings
     from ._orders import OrderManager
@@ -46,6 +47,10 @@ log = logging.getLogger("snipe.engine")
 
 ResumeOutcome = Literal["resumed", "not paused", "halted"]
 
+HELD_BACK_NAMES = 1000
+"""Names :meth:`OperatorControls.hold_back` remembers: beyond them a long pause's
+deals are left to the audits."""
+
 
 class OperatorControls:
     """Pause, resume, replace the rules, request a stop (see the module's docstring)."""
@@ -58,6 +63,31 @@ class OperatorControls:
     schedule: SearchSchedule
     stop_requested: anyio.Event
     stop_reason: str | None
+    _held_back: set[str]
+    """Names with a listing the rules accepted while buying was not allowed (paused, a
+    kill file, the start-up gate): searched again once it is (:meth:`release_held_back`),
+    as a trusted feed tells a listing once and no background search looks again."""
+
+    def wake(self) -> None:
+        raise NotImplementedError  # the engine's own: its runners read their due times
+
+    def hold_back(self, decisions: list[Decision]) -> None:
+        """Buying is not allowed now: remember the names of ``decisions``' accepted
+        listings (at most :data:`HELD_BACK_NAMES`)."""
+        for d in decisions:
+            if d.accepted and len(self._held_back) < HELD_BACK_NAMES:
+                self._held_back.add(d.listing.name)
+
+    def release_held_back(self, now: float) -> None:
+        """Buying is allowed: the names held back go to the priority lane, so the
+        listings seen meanwhile are searched and, if still there, bought."""
+        if not self._held_back or not self.status.buying_allowed:
+            return
+        names, self._held_back = self._held_back, set()
+        log.info("buying allowed again: %d name(s) held back searched again", len(names))
+        for name in sorted(names):
+            self.schedule.flag(name, promise=0, at=now)
+        self.wake()
 
     def _follow_rules(self, ruleset: RuleSet) -> None:
         raise NotImplementedError  # the engine's own: what it derives from its rules

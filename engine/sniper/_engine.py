@@ -261,6 +261,7 @@ class Engine(SnapshotWatch, OperatorControls):
         and the ledger's intent count when it was read (for ``Buyer``)."""
         self.heap = HeapPolicy(settings.heap, clock)
         """The cyclic GC's policy while :meth:`run` runs (``_heap.py``)."""
+        self._held_back = set()
         self.judged = JudgedNames()
         """Each searched name's decisions, kept while its listings stand (``_judged.py``)."""
 
@@ -427,14 +428,14 @@ class Engine(SnapshotWatch, OperatorControls):
                 self._stepped.set()
                 self._stepped = anyio.Event()
             done.append(StepDone(k, at, decisions))
+        self.release_held_back(self.clock.now())
         return done
 
     async def _step_one(self, kind: str, now: float) -> list[Decision] | None:
         if kind == "search":
             return await self._step_search(now)
         other = {"snapshot": self._step_snapshot, "references": self._step_references}
-        other.update(reconcile=self._step_reconcile, status=self._step_status)
-        await other[kind](now)
+        await {**other, "reconcile": self._step_reconcile, "status": self._step_status}[kind](now)
         return None
 
     async def _runner(self, kind: str) -> None:
@@ -522,10 +523,10 @@ class Engine(SnapshotWatch, OperatorControls):
             if self.feedwatch.connected:
                 return max(free, self.pacer.priority_at(now))
             return free
-        if self.feedwatch.trusted:
+        if self.feedwatch.trusted and not self.schedule.never_searched():
             # The feed tells every new listing and price change as it happens: a background
-            # search of the stalest names would only repeat it (and cost the bandwidth of
-            # its answer). Searches that confirm an event or a suspect are flagged: above.
+            # search of a name searched before would only repeat it (and cost the bandwidth
+            # of its answer). Searches that confirm an event or a suspect are flagged: above.
             return math.inf
         flags_at = now if self._polling else self._next_snapshot_at
         return max(free, self.pacer.background_at(now, flags_at=flags_at))
@@ -574,11 +575,12 @@ class Engine(SnapshotWatch, OperatorControls):
         return decisions
 
     async def _buy(self, decisions: list[Decision], context: EvalContext) -> set[str]:
-        """Hand accepted decisions to the buyer while buying is allowed; returns the item
-        ids the service said were bought (or reserved). An unexpected error on the buying
-        path HALTs: the ledger may be behind the service now, and the purchase in flight
-        stays INTENT/UNKNOWN for the reconciler, as after a crash."""
+        """Hand accepted decisions to the buyer while buying is allowed (else hold them
+        back); returns the item ids the service said were bought (or reserved). An
+        unexpected error on the buying path HALTs: the ledger may be behind the service
+        now, and the purchase in flight stays INTENT/UNKNOWN for the reconciler."""
         if not self.status.buying_allowed:
+            self.hold_back(decisions)
             return set()
         cached = self._budget_cache
         # -1: the budget was read again since this one (after a write of this engine)

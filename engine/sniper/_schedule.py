@@ -96,22 +96,22 @@ class SearchSchedule:
         self, group_of: Callable[[str], object] | None = None, *, flagged_only: bool = False
     ) -> tuple[str, ...]:
         """The next names to search, at most ``batch_size``: flagged first, then stalest
-        (with ``flagged_only``, none of those when a name is flagged: every name costs
-        its answer's bytes, ~11 KB of JSON for 50 listings, and the live feed already
-        tells what a stale name's search would).
+        (with ``flagged_only``, only names never searched, and none when a name is
+        flagged: every name costs its answer's bytes, ~11 KB of JSON for 50 listings, and
+        the live feed already tells what a searched name's next search would; what was
+        listed before it connected is shown by a name's first search alone).
 
         With ``group_of``, every name of the batch is in the group of the most urgent name
         (one search request covers one game), the others waiting for a later batch.
         """
         hot = sorted(self._hot, key=lambda n: (-self._hot[n][0], self._hot[n][1], n))
-        rest = (
-            []
-            if flagged_only and hot
-            else sorted(
+        if flagged_only:
+            rest = [] if hot else sorted(self.never_searched())
+        else:
+            rest = sorted(
                 (n for n in self.watched if n not in self._hot),
                 key=lambda n: (self._last_searched.get(n, float("-inf")), n),
             )
-        )
         ordered = itertools.chain(hot, rest)
         if group_of is not None:
             first = next(ordered, None)
@@ -120,6 +120,10 @@ class SearchSchedule:
             group = group_of(first)
             ordered = itertools.chain((first,), (n for n in ordered if group_of(n) == group))
         return tuple(itertools.islice(ordered, self.batch_size))
+
+    def never_searched(self) -> frozenset[str]:
+        """The watched names no search has shown yet (at start, or new in the rules)."""
+        return self.watched - self._last_searched.keys()
 
     def searched(self, names: Iterable[str], *, at: float) -> None:
         """Record that ``names`` were searched at ``at``; they stop being flagged."""

@@ -81,7 +81,9 @@ def test_the_demo_s_market_lists_deals_while_the_engine_runs_and_the_feed_tells_
         r"seen first by the live feed: (\d+), by a search or the snapshot: (\d+)$", out, re.M
     )
     assert seen is not None, out
-    assert 1 <= int(seen[1]) <= FEED_DEALS
+    # at least one planted deal; the market's reprices are told by the feed too (an update
+    # decided on what an earlier search showed), so more may be the feed's
+    assert int(seen[1]) >= 1
 
 
 def test_the_deals_listed_for_the_feed_are_the_same_for_a_seed_and_ones_a_rule_could_buy() -> None:

@@ -79,6 +79,9 @@ async def settle(r: Rig) -> None:
     snapshots = r.engine.status.snapshots
     await audit(r)
     assert r.engine.status.snapshots == snapshots + 1
+    while r.engine.schedule.never_searched():  # the first search of every watched name
+        r.clock.advance(max(0.0, r.engine.next_due("search") - r.clock.now()))
+        await r.engine.step("search")
 
 
 async def test_a_deal_the_feed_never_told_is_found_by_the_cheap_audit_and_bought_once(

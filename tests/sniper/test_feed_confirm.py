@@ -70,11 +70,12 @@ async def search_when_due(r: Rig) -> None:
 
 
 async def ready(r: Rig) -> Engine:
-    """The engine started with a feed, its gap healed, the heal's flags searched."""
+    """The engine started with a feed, its gap healed, the heal's flags searched and
+    every watched name searched once (what was listed before the feed connected)."""
     engine = feed_on(r)
     await engine.start()
     await heal(r)
-    while engine.schedule.hot_count:
+    while engine.schedule.hot_count or engine.schedule.never_searched():
         await search_when_due(r)
     return engine
 

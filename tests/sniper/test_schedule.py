@@ -83,3 +83,24 @@ def test_a_batch_keeps_to_the_group_of_its_most_urgent_name() -> None:
     assert schedule.next_batch(game) == ("b2", "b1")
     schedule.searched(["b1", "b2"], at=1.0)
     assert schedule.next_batch(game) == ("a1", "a2", "a3")
+
+
+@pytest.mark.parametrize(
+    ("searched", "flagged", "batch"),
+    [
+        ("", "", ("a", "b", "c")),  # at start: every name once, what the feed cannot tell
+        ("a b", "", ("c", "d")),  # the rest of the first sweep, never the searched again
+        ("a b c d", "", ()),  # swept: the feed tells the rest
+        ("a", "d", ("d",)),  # a flag first, alone
+        ("a b c d", "b", ("b",)),
+    ],
+)
+def test_with_the_feed_trusted_only_flagged_or_never_searched_names_are_searched(
+    searched: str, flagged: str, batch: tuple[str, ...]
+) -> None:
+    schedule = make("a b c d")
+    schedule.searched(searched.split(), at=0.0)
+    for name in flagged.split():
+        schedule.flag(name, promise=1, at=1.0)
+    assert schedule.next_batch(flagged_only=True) == batch
+    assert schedule.never_searched() == {"a", "b", "c", "d"} - set(searched.split())
