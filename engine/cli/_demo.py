@@ -45,8 +45,7 @@ from .._money import format_usd
 from .._plugins import make_plugin_host
 from ..ledger import MEMORY
 from ..rules import RuleSet, load_rules
-from ..sandbox import FeedConfig, MarketConfig, Sandbox, SandboxConfig, served
-from ..sandbox._catalogue import CatalogueItem
+from ..sandbox import CatalogueItem, FeedConfig, MarketConfig, Sandbox, SandboxConfig, served
 from ..sniper import (
     Engine,
     EngineMode,

@@ -37,6 +37,7 @@ from ._evaluate import (
     scan,
     summarize_rejections,
 )
+from ._kinds import blank_numbers
 from ._load import LoadResult, check_rules_file, check_rules_text, load_rules, load_rules_text
 from ._names import NameParts, doppler_phases, known_phases, split_name
 from ._portfolio import VALUE_SOURCES, PortfolioSettings
@@ -105,6 +106,7 @@ __all__ = [
     "StrictModel",
     "Test",
     "Wear",
+    "blank_numbers",
     "check_rules_file",
     "check_rules_text",
     "closest",

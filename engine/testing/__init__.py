@@ -55,11 +55,11 @@ from ..rules import (
     Quote,
     RuleContext,
     RuleSet,
+    blank_numbers,
     evaluate,
     load_rules_text,
     split_name,
 )
-from ..rules._kinds import blank_numbers
 
 __all__ = [
     "EDGE_LISTINGS",
