@@ -110,9 +110,11 @@ def test_the_dashboard_in_a_browser(tmp_path: Path) -> None:
         def bought() -> int:
             return len(market.get("/_sandbox/ground-truth").json()["purchases"])
 
-        def searches() -> int:
-            status = api.get("/api/status", headers={"authorization": f"Bearer {READ}"})
-            return int(status.json()["searches"])
+        def watched() -> int:
+            # searches, and the live feed's events: while the feed is trusted the engine
+            # searches only to confirm a feed listing
+            status = api.get("/api/status", headers={"authorization": f"Bearer {READ}"}).json()
+            return int(status["searches"]) + int((status["feed"] or {}).get("events", 0))
 
         def text(element_id: str) -> str:
             return str(browser.find_element(By.ID, element_id).text)
@@ -166,8 +168,8 @@ def test_the_dashboard_in_a_browser(tmp_path: Path) -> None:
         page_shows("mode", "paused")
         page_shows("why-not", "Paused: paused through the API by control")
         before = bought()
-        searched = searches()
-        wait_for("searches while paused", lambda: searches() >= searched + 5, 180)
+        seen = watched()
+        wait_for("the market watched while paused", lambda: watched() >= seen + 5, 180)
         assert bought() == before
         shot("2-paused")
 
@@ -185,8 +187,8 @@ def test_the_dashboard_in_a_browser(tmp_path: Path) -> None:
         # buying goes on: still allowed, still searching, under the old rules
         page_shows("mode", "running")
         assert not browser.find_element(By.ID, "why-not").is_displayed()
-        searched = searches()
-        wait_for("searches after the refused reload", lambda: searches() >= searched + 3, 180)
+        seen = watched()
+        wait_for("the market watched after the refused reload", lambda: watched() >= seen + 3, 180)
         status = api.get("/api/status", headers={"authorization": f"Bearer {READ}"}).json()
         assert status["buying_allowed"] is True
         assert status["rules_file"] == str(rules)
