@@ -23,7 +23,16 @@ from engine.sniper import EngineStatus, _judged
 from engine.sniper._judged import Judge, JudgedNames
 from engine.testing import make_context, make_listing, rules_for
 
-from .test_skip_counts import NAME, SHIPPED, START, CountingPlugin, Eager, market_listings, shown
+from .test_skip_counts import (
+    NAME,
+    SHIPPED,
+    START,
+    CountingPlugin,
+    Eager,
+    market_listings,
+    never_rules,
+    shown,
+)
 
 
 def search_decide(
@@ -195,15 +204,7 @@ def test_a_rule_reading_the_clock_is_judged_every_time() -> None:
 
 def test_a_plugin_criterion_that_does_not_say_is_judged_every_time() -> None:
     plugin = CountingPlugin()
-    ruleset = rules_for(
-        f"""rules:
-  - name: never
-    match: {{names: ["{NAME}"]}}
-    max_price: "50.00"
-    never: true
-""",
-        ("never", plugin),
-    )
+    ruleset = never_rules(plugin)
     assert [r.listing_only for r in ruleset.rules] == [False]
     judged = JudgedNames()
     listings = listings_of(2)

@@ -161,9 +161,9 @@ class CountingPlugin:
 NAME = "AK-47 | Redline (Field-Tested)"
 
 
-def test_no_reason_is_made_until_the_counts_are_read() -> None:
-    plugin = CountingPlugin()
-    ruleset = rules_for(
+def never_rules(plugin: CountingPlugin) -> RuleSet:
+    """One rule on :data:`NAME` whose plugin criterion turns down every listing."""
+    return rules_for(
         f"""rules:
   - name: never
     match: {{names: ["{NAME}"]}}
@@ -172,6 +172,11 @@ def test_no_reason_is_made_until_the_counts_are_read() -> None:
 """,
         ("never", plugin),
     )
+
+
+def test_no_reason_is_made_until_the_counts_are_read() -> None:
+    plugin = CountingPlugin()
+    ruleset = never_rules(plugin)
     status = EngineStatus()
     for n in range(20):
         listing = make_listing(name=NAME, item_id=str(n), price=10_000 + n)
@@ -186,15 +191,7 @@ def test_no_reason_is_made_until_the_counts_are_read() -> None:
 
 def test_held_batches_are_counted_before_they_pile_up() -> None:
     plugin = CountingPlugin()
-    ruleset = rules_for(
-        f"""rules:
-  - name: never
-    match: {{names: ["{NAME}"]}}
-    max_price: "50.00"
-    never: true
-""",
-        ("never", plugin),
-    )
+    ruleset = never_rules(plugin)
     status = EngineStatus()
     listings = [make_listing(name=NAME, item_id=str(n)) for n in range(100)]
     for _ in range(SKIPS_HELD // len(listings) + 1):
@@ -225,15 +222,7 @@ def test_a_single_count_keeps_its_place_among_held_batches() -> None:
 
 def test_a_batch_that_buys_never_waits_for_the_held_reasons() -> None:
     plugin = CountingPlugin()
-    ruleset = rules_for(
-        f"""rules:
-  - name: never
-    match: {{names: ["{NAME}"]}}
-    max_price: "50.00"
-    never: true
-""",
-        ("never", plugin),
-    )
+    ruleset = never_rules(plugin)
     status = EngineStatus()
     listings = [make_listing(name=NAME, item_id=str(n)) for n in range(SKIPS_HELD)]
     decisions = evaluate(ruleset, listings, make_context())
