@@ -45,6 +45,7 @@ from typing import Any
 from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
 from ._feedrecord import FeedRecordError, connected_from, decode_feed
 from ._format import Record, RecordingError
+from ._trade import BuyAnswer, FillModel, ReplayTrade
 
 __all__ = ["BuyAnswer", "FillModel", "ReplayMarket", "ReplayTrade"]
 
@@ -54,66 +55,13 @@ Held = tuple[str, int, int | None, int | None]
 _ALL = 1 << 62
 """A position past any listing: an answer that looked at every listing of its name."""
 
-SETTLE_SECONDS = 60.0
-"""How long after an instant purchase its trade reports completed."""
+_FILL = FillModel()
 
 _LISTING_EVENTS = frozenset({"new", "update", "removed"})
 
 SOURCES = ("feed", "snapshot", "catalogue", "search")
 """Where the engine may first see a listing (:meth:`ReplayMarket.sighted`); at one
 instant, the first in this order counts."""
-
-
-@dataclass(frozen=True)
-class FillModel:
-    """How purchases fill. ``latency`` is in seconds."""
-
-    seed: int = 0
-    latency: float = 0.25
-    race_factor: float = 1.5
-    race_max: float = 0.9
-
-
-@dataclass
-class ReplayTrade:
-    """A purchase the replay market accepted."""
-
-    id: int
-    project_id: str | None
-    item_id: str
-    name: str
-    price: int
-    created: float
-    unlock_at: int | None
-    send_until: int | None
-    reference: int | None
-    later_price: int | None = None
-    """The cheapest listing of the name ``value_after`` seconds after the purchase."""
-    later_past_end: bool = False
-    """The recording ended first: ``later_price`` is from its end."""
-
-    def status(self, now: float) -> tuple[int, str | None, str | None]:
-        """``(numeric status, escrow_status, refund reason)`` at ``now``."""
-        if self.unlock_at is None:
-            return (5 if now >= self.created + SETTLE_SECONDS else 2), None, None
-        if self.send_until is not None and self.send_until < self.unlock_at:
-            if now >= self.send_until:
-                return 6, "failed", "not delivered by send_until"
-            return 0, "awaiting_unlock", None
-        if now < self.unlock_at:
-            return 0, "awaiting_unlock", None
-        return 5, "completed", None
-
-
-@dataclass(frozen=True)
-class BuyAnswer:
-    """The answer to one purchase: a trade, or a refusal ``msg`` (with ``new_price``)."""
-
-    trade: ReplayTrade | None = None
-    msg: str | None = None
-    new_price: int | None = None
-    why: str = ""
-    """``gone``, ``lost race``, ``price changed``, ``trade-locked`` or ``balance``."""
 
 
 @dataclass
@@ -132,7 +80,7 @@ class ReplayMarket:
         self,
         records: Iterator[Record],
         *,
-        fill: FillModel = FillModel(),
+        fill: FillModel = _FILL,
         keep: Callable[[str], bool] | None = None,
         ceiling: Callable[[str], int | None] | None = None,
         balance: int = 1_000_000,
@@ -212,12 +160,22 @@ class ReplayMarket:
             return False
         self._pending.append(record)
         if record.k == "feed":
-            # an unwatched event (most of the feed) is the one feed record not queued
-            # here: advance_to tells it by that, and only counts it
-            if not self._unwatched(record):
-                self._pending_feed.append(record)
-                ev = record.body.get("ev")
-                self._read_up = True if ev == "up" else False if ev == "down" else self._read_up
+            # An unwatched event (most of the feed) is the one feed record not queued
+            # here: advance_to tells it by that, and only counts it. A listing or removal
+            # of a name no rule watches: the market holds none of its listings and the
+            # engine ignores it (it only counts it), so it is applied without being
+            # decoded (like a search's entries of such names), and never stops the clock.
+            body = record.body
+            ev = body.get("ev")
+            if ev in _LISTING_EVENTS:
+                item = body.get("item")
+                name = item.get("name") if isinstance(item, dict) else None
+                if isinstance(name, str):
+                    keep = self._keep.get(name)
+                    if not (self.kept(name) if keep is None else keep):
+                        return True
+            self._pending_feed.append(record)
+            self._read_up = True if ev == "up" else False if ev == "down" else self._read_up
         elif (record.k == "head" or record.k == "resume") and self._changes_connection(record):
             self._pending_feed.append(record)
         return True
@@ -235,17 +193,6 @@ class ReplayMarket:
         # resume: what was up ended; up again when the segment began with it up
         self._read_up = self._read_segment_up
         return was or self._read_up
-
-    def _unwatched(self, record: Record) -> bool:
-        """A feed listing or removal of a name no rule watches: the market holds none of
-        its listings and the engine ignores it (it only counts it), so it is applied
-        without being decoded (like a search's entries of such names) and never stops
-        the clock."""
-        item = record.body.get("item")
-        if record.body.get("ev") not in _LISTING_EVENTS or not isinstance(item, dict):
-            return False
-        name = item.get("name")
-        return isinstance(name, str) and not self.kept(name)
 
     def _peek(self) -> Record | None:
         if not self._pending and not self._read_one():
@@ -274,26 +221,35 @@ class ReplayMarket:
 
     def advance_to(self, when: float) -> None:
         """Apply every record (and resolve every price mark) due at or before ``when``."""
+        # Hot (once per feed record): locals, no call but reading for a counted one.
+        pending, pending_feed, marks, counters = (
+            self._pending,
+            self._pending_feed,
+            self._marks,
+            self.counters,
+        )
         while True:
-            record = self._peek()
-            mark_at = self._marks[0][0] if self._marks else None
-            if record is not None and record.t <= when and (mark_at is None or record.t <= mark_at):
-                self._pending.popleft()
-                if self._pending_feed and self._pending_feed[0] is record:
-                    self._pending_feed.popleft()
-                    self._apply(record)
-                elif record.k == "feed":  # unwatched (see _read_one): counted, not decoded
-                    self.counters.records += 1
-                    self.counters.events += 1
-                    self.feed_records += 1
-                else:
-                    self._apply(record)
-                self.applied_until = record.t
-            elif mark_at is not None and mark_at <= when:
-                _, _, name, done = heapq.heappop(self._marks)
+            if pending or self._read_one():
+                record = pending[0]
+                t = record.t
+                if t <= when and (not marks or t <= marks[0][0]):
+                    pending.popleft()
+                    if pending_feed and pending_feed[0] is record:
+                        pending_feed.popleft()
+                        self._apply(record)
+                    elif record.k == "feed":  # unwatched (see _read_one): counted only
+                        counters.records += 1
+                        counters.events += 1
+                        self.feed_records += 1
+                    else:
+                        self._apply(record)
+                    self.applied_until = t
+                    continue
+            if marks and marks[0][0] <= when:
+                _, _, name, done = heapq.heappop(marks)
                 done(self.cheapest(name), False)
-            else:
-                return
+                continue
+            return
 
     def finish(self) -> None:
         """Resolve the price marks still pending with the last state (flagged as such)."""
@@ -679,8 +635,51 @@ class ReplayMarket:
     def _upsert(
         self, item_id: str, name: str, price: int, unlock_at: int | None, send_until: int | None
     ) -> None:
-        row: dict[str, list[Any]] = {"id": [str(item_id)], "name": [name], "price": [price]}
-        self._add_rows({**row, "unlock": [unlock_at], "send": [send_until]})
+        """One entry's listing (a search's, a page's, a feed event's): :meth:`_add_rows`
+        for one row, then its place changed (its details are new), without building
+        columns or looking its place up again (a watched feed event's hot path)."""
+        if type(price) is not int or type(name) is not str:
+            raise ValueError(f"listing {item_id!r}: bad id, name or price")
+        known = self._names.get(name) or self._about(name)
+        changed, listings, journal = self._changed, self.listings, self.journal
+        row = listings.get(item_id)
+        if not known[0] or item_id in self._gone:
+            if row is not None:  # (never: a gone or unkept listing is not held)
+                changed(row[0], bisect_left(self.by_name[row[0]], (row[1], item_id)))
+            return
+        if row is None:
+            listings[item_id] = (name, price, unlock_at, send_until)
+            ranked = self.by_name.get(name)
+            if ranked is None:
+                self.by_name[name] = [(price, item_id)]
+                at = 0
+            else:
+                at = bisect_left(ranked, (price, item_id))
+                ranked.insert(at, (price, item_id))
+            changed(name, at)
+            if journal is not None:
+                journal[item_id] = None
+                self._order[item_id] = self._serial
+                self._serial += 1
+        else:
+            name = row[0]
+            listings[item_id] = (name, price, row[2], row[3])
+            ranked = self.by_name[name]
+            if price != row[1]:
+                was = bisect_left(ranked, (row[1], item_id))
+                del ranked[was]
+                at = bisect_left(ranked, (price, item_id))
+                ranked.insert(at, (price, item_id))
+                changed(name, min(was, at))
+                if journal is not None:
+                    journal[item_id] = None
+            else:
+                at = bisect_left(ranked, (price, item_id))
+        limit = known[1]
+        if limit is not None and price <= limit:
+            self._candidates.add(item_id)
+            self._unsnapshotted[item_id] = None
+        changed(name, at)
 
     def _maybe_candidate(self, item_id: str, name: str, price: int) -> None:
         known = self._names.get(name) or self._about(name)
@@ -709,9 +708,6 @@ class ReplayMarket:
                 _epoch(entry.get("unlock_at")),
                 _epoch(entry.get("send_until")),
             )
-            row = self.listings.get(item_id)
-            if row is not None:  # its details are new: its entry changed
-                self._changed(row[0], bisect_left(self.by_name[row[0]], (row[1], item_id)))
         self.counters.events += len(entries)
 
     def _remove(self, item_id: str, *, gone: bool) -> None:

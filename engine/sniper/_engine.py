@@ -397,7 +397,7 @@ class Engine(SnapshotWatch, OperatorControls):
         changes (a search with nothing to search waits for a snapshot). Only meaningful
         after :meth:`start`."""
         if kind is None:
-            return min(self.next_due(k) for k in self.step_kinds())
+            return min(map(self.next_due, self.step_kinds()))
         due = self._due_at.get(kind, math.inf)
         if kind == "search":
             if self._search_stopped or not (self.schedule.watched or self._catalogue_games):

@@ -55,6 +55,12 @@ class SearchSchedule:
     flagged (metrics measure detection latency from there)."""
     _sources: dict[str, set[str]] = field(default_factory=dict)
     """Flagged name -> who flagged it (:meth:`flag`'s ``source``), for :meth:`unflag`."""
+    _never: tuple[frozenset[str], int, frozenset[str]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """:meth:`never_searched` as of ``(watched, len(_last_searched))``: names are only
+    ever added to ``_last_searched``, so the answer holds while both do (the engine asks
+    once per feed event, through ``Engine.next_due``)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.batch_size <= MAX_NAMES_PER_SEARCH:
@@ -123,7 +129,12 @@ class SearchSchedule:
 
     def never_searched(self) -> frozenset[str]:
         """The watched names no search has shown yet (at start, or new in the rules)."""
-        return self.watched - self._last_searched.keys()
+        never = self._never
+        if never is None or never[0] is not self.watched or never[1] != len(self._last_searched):
+            searched = self._last_searched
+            unsearched = frozenset(self.watched - searched.keys())
+            never = self._never = (self.watched, len(searched), unsearched)
+        return never[2]
 
     def searched(self, names: Iterable[str], *, at: float) -> None:
         """Record that ``names`` were searched at ``at``; they stop being flagged."""
