@@ -435,13 +435,24 @@ def read_records(directory: str | os.PathLike[str]) -> Iterator[Record]:
         raise RecordingError("the recording has no segments", location=str(root))
     last = float("-inf")
     for path in segments:
-        for record in _read_segment(path, kinds):
+        # _read_segment's loop, inlined: one generator fewer per record (a feed hour is
+        # 1.5 million of them)
+        name, first = str(path), True
+        for line_number, line in enumerate(_lines(path), start=1):
+            record = _parse_line(line, f"{name}:{line_number}", kinds)
+            if first and record.k != "head":
+                raise RecordingError(
+                    "a segment must start with a head record", location=record.where
+                )
+            first = False
             if record.t < last:
                 raise RecordingError(
                     f"time runs backwards ({record.t} after {last})", location=record.where
                 )
             last = record.t
             yield record
+        if first:
+            raise RecordingError("empty segment", location=name)
 
 
 def _read_segment(path: Path, kinds: frozenset[str] = KINDS) -> Iterator[Record]:
