@@ -25,34 +25,41 @@ listings for rules the feed cannot judge, the snapshot and audits), its handling
 feed's events (Engine.on_feed_event: FeedWatch, the one decision path, the audit book,
 the confirm queue), and the rest, the replay (reading, the market, the driver).
 
-Last measured (2026-11-25, 2 shared cores heavily loaded by 8 engineers, CPython 3.11;
-rules.example.yaml watches ~24% of the events). Profiled first (cProfile, (c) on 5 min,
-shares of the engine's time; this bench measured only the market then): the steps
-~50% (confirming searches: skip counting and the rules' scan of ~1,900 listings an
-answer), reading the recording ~15% (json.loads ~9%), applying it ~14% (decoding a watched
-event ~5%, written back to JSON first; each unwatched one checked twice, ~3%), handing over
-and deciding the events ~12%, Engine.next_due once per stop ~5%. No Engine.IO frame and
-no websocket: the replay hands the engine FeedEvents decoded once, with no turn of the
-event loop per event. Old code (commit dc77329) and new alternated on the first 5 min of
-the 15-min recording, identical fingerprints:
+Last measured (2026-11-25, session 7, 2 shared cores, load 4-8 from 8 engineers, CPython
+3.11; rules.example.yaml watches ~24% of the events; this recording has no confirming
+search: its rules need none). Profiled first (cProfile, (c) on 5 min): the replay's own
+work ~60% (reading ~6 us a record, half of it pydantic-core's parse; a watched listing
+applied through _add_rows' one-row columns and looked up by a second bisect; an unwatched
+record checked by a method call when read and again in advance_to's per-record calls),
+the engine's decisions on watched events ~25% (Engine.decide: the rules' scan, skip
+counting, the references' quotes), Engine.next_due ~10% (SearchSchedule.never_searched
+was a set difference of every watched name, each time), the steps ~5-10% (8 searches,
+2 snapshots, audits: no longer the half they were). Cut: a watched listing applied as one
+row, its place found once; unwatched records told apart inline and counted in
+advance_to's own loop; never_searched kept while the watched names and the count of
+searched names hold; read_records runs each segment's lines itself. Main (c9958dc) and
+this branch alternated in one shell on the 15-min recording, identical fingerprints
+(session 6 had measured 16-18x -> 22-23x for its own cut, on 5 min under other load):
 
-  (a) read only: 44,800-51,000 records/s before, 61,200-69,000/s after (1.3-1.5x);
-  (b) market alone: 25,000-30,000 feed events/s before, 46,300-52,700/s after (1.8x);
-  (c) engine with the feed: 17.3-18.7 s CPU before (16-17x real time), 12.9-13.7 s after
-      (22-23x); the replay's part 54.8-58.5 -> 32.5-34.8 us per feed event, the engine's
-      per watched event 60-66 -> 46-51 us (noise: its code did not change), its steps
-      6.6-7.9 s either way; without the steps 28-30x -> 44-48x real time;
-  (d) feed off: 8.9-12.6 s CPU (24-34x); (c)/(d) 1.38-1.48 before, 1.42-1.46 after.
+  (a) read only: 3.5-3.8 s CPU (112,000-120,000 records/s) on main, 3.5-4.4 s here
+      (noise: 0.72-0.76 s against 0.86-0.98 s on 5 min, best of 3, alternated);
+  (b) market alone: 8.0-10.4 s on main (40,600-52,400 feed events/s), 6.7-8.3 s here
+      (50,700-62,800/s);
+  (c) engine with the feed: 20.1-23.0 s CPU on main (39-45x real time), 18.0-18.2 s here
+      (49-50x); the replay's part 32-37 -> 27-28 us per feed event, the engine's per
+      watched event 51-60 -> 50-52 us (its code did not change), steps 1.1-1.3 s either
+      way; a quieter alternation of (c) alone: 20.0-24.7 s on main, 15.4-19.9 s here
+      (36-45x -> 45-59x), same-run ratios 0.73-0.91;
+  (d) feed off: 20.4-25.0 s; (c)/(d) 0.83-0.92.
 
-The whole 15 min: (a) 94,300 -> 115,800 records/s, (b) 33,100 -> 54,500 feed events/s,
-(c) 50.3 s -> 41.6 s CPU (18x -> 22x real time), (d) 37.1 / 30.1 s. The target, 300x
-(12 s an hour), is far: an hour now costs ~56 s of replay, ~19 s of feed events in the
-engine and ~80 s of steps on this machine. What remains: reading (~6 us a record, half
-of it pydantic-core's parse: a parser that skips the items of unwatched events would
-halve it), Engine.next_due once per watched event (~15 us: it is not monotone in time,
-so the driver cannot cache it without changing decisions), the decision path per
-watched event (the rules' scan and skip counting, ~45 us) and the confirming searches
-(each decodes and decides ~1,900 listings: the search step following changes).
+The target, 300x (12 s an hour), is far: an hour now costs ~45 s of replay (reading ~12 s
+of it: a parser that skips the items of unwatched events would halve that, but must not
+let a malformed line of one pass unnoticed), ~20 s of the engine's decisions on watched
+events (~50 us each: the rules' scan and skip counting, the references' quotes and the
+feed's own bookkeeping; issue 20 point 3's work on the scan lowers it, on the same
+path as live), ~5 s of steps and ~5 us of Engine.next_due per watched event (not
+monotone in time, so the driver cannot cache it without changing decisions; live runners
+read it once per wake).
 """
 
 from __future__ import annotations
