@@ -104,3 +104,32 @@ def test_with_the_feed_trusted_only_flagged_or_never_searched_names_are_searched
         schedule.flag(name, promise=1, at=1.0)
     assert schedule.next_batch(flagged_only=True) == batch
     assert schedule.never_searched() == {"a", "b", "c", "d"} - set(searched.split())
+
+
+@pytest.mark.parametrize(
+    ("steps", "never"),
+    [
+        # each step: "watch NAMES" or "search NAMES"; never_searched asked after each
+        (["search a", "search b"], ["b c d", "c d"]),
+        (["watch a b c d e", "search e"], ["b c d e", "b c d"]),
+        (["search a b c d", "watch a b c d e"], ["", "e"]),
+        (["search a", "watch c d", "search c"], ["b c d", "c d", "d"]),
+        # z searched before it is watched (a search of a name the rules no longer watch)
+        (["search z", "watch a b c d z"], ["b c d", "b c d"]),
+        (["search a", "search a"], ["b c d", "b c d"]),
+    ],
+)
+def test_never_searched_follows_every_search_and_every_change_of_watched_names(
+    steps: list[str], never: list[str]
+) -> None:
+    # Asked once per feed event (through Engine.next_due), the answer is kept between
+    # changes: it must still follow each of them.
+    schedule = make("a b c d")
+    schedule.searched(["a"], at=0.0)
+    for at, (step, expected) in enumerate(zip(steps, never, strict=True), start=1):
+        verb, *names = step.split()
+        if verb == "watch":
+            schedule.watch(names)
+        else:
+            schedule.searched(names, at=float(at))
+        assert schedule.never_searched() == set(expected.split()), step
