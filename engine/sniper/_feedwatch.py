@@ -725,7 +725,12 @@ class FeedWatch:
         is distrusted. The listings themselves go through the engine's decisions as any
         search's do; what they show of stickers is kept (``_known.py``)."""
         if self.enabled:
-            self.known.saw_answer(items, self.engine.clock.now())
+            now = self.engine.clock.now()
+            self.known.saw_answer(items, now)
+            self.confirm.shown(items)  # told while it was on its way: no second search
+            for name in items:  # the answer took their flag (SearchSchedule.searched)
+                if self.confirm.waiting(name):
+                    self._flag(name, self.confirm.promise(name), now, CONFIRM)
         if not self._suspects:
             return
         engine = self.engine
