@@ -118,8 +118,10 @@ from detection_bytes import (
     FULL_AUDIT_EVERY,
     SAMPLE_FRAMES,
     Meter,
+    SearchSent,
     measure_frames,
     report_bytes,
+    tag_searches,
 )
 
 from engine import VirtualClock
@@ -261,6 +263,12 @@ class RunResult:
     audits_cheap: int = 0
     audits_full: int = 0
     suspects: int = 0
+    search_log: list[SearchSent] = field(default_factory=list)
+    search_purchases: int = 0
+    """Purchase requests sent on a search's answer (in the feed way: confirmed ones)."""
+    search_gzip_by: Counter[str] = field(default_factory=Counter)
+    games: Counter[str] = field(default_factory=Counter)
+    """The market's changes of the run by game (the client is sent csgo's)."""
 
     def figures(self, rule: str) -> tuple[float, float]:
         lat = sorted(self.latencies.get(rule, []))
@@ -567,9 +575,11 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
     engine, clock, meter, market = s.engine, s.clock, s.meter, s.sandbox.market
     feed = FeedClient("http://sandbox", games=["csgo"], clock=clock)
     engine.feedwatch.client = feed  # the connection itself is played here, below
+    searched = tag_searches(engine, meter, clock)
     wire = Wire(delay[0], delay[1], random.Random(f"wire:{seed}"))
     waits: list[float] = []
     arrive: dict[str, float] = {}  # a qualifying listing's new event: when it arrives
+    games: Counter[str] = Counter()
     busy = 0.0
     try:
         await engine.start()
@@ -620,6 +630,7 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
             # what the market did meanwhile (requests advance it too) goes on the wire
             changes, cursor, _ = market.changes.read(cursor)
             for change in changes:
+                games[change.listing.game] += 1
                 if change.listing.game == "csgo":
                     arrives = wire.send(change.at, change_frame(change))
                     item_id = str(change.listing.item_id)
@@ -650,6 +661,10 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
     result.price_rows = meter.price_rows
     result.price_gzip = meter.price_gzip
     result.search_gzip = meter.search_gzip
+    result.search_gzip_by = meter.search_gzip_by
+    result.search_log = searched
+    result.search_purchases = sum(1 for source in meter.sources.values() if source == "search")
+    result.games = games
     result.price_encodings = meter.price_encodings
     queue = engine.feedwatch.confirm
     result.confirm.update(queue.skipped)
