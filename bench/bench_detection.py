@@ -63,38 +63,37 @@ publishes it, in both ways.
     .venv/bin/python bench/bench_detection.py [--hours 0.05] [--seed 7] [--wire-delay 0.05 0.3]
         [--naive]  (also issue 5's baseline: a poller searching the names round-robin)
 
-Last measured (2026-11-25 01:30 UTC, branch s6-bytes: confirming searches cut at the
-cause; ``--hours 0.05`` (the default): 0.05 h of arrivals + 180 s, ~120 planted
-listings, seed 7, wire delay 50-300 ms; 2-core machine, shared):
+Last measured (2026-11-25 04:42 UTC, branch s7-feed17; ``--hours 0.05`` (the default):
+0.05 h of arrivals + 180 s, ~120 planted listings, seed 7, wire delay 50-300 ms; 2-core
+machine, shared, load ~8):
 
-- no confirming search (rule ``deals``): feed median 0.159 s, p95 0.260 s (58 of 58
-  qualifying requested): target (<= 0.25 s / <= 1 s) met; the snapshot way on the same
-  market: median 20.2 s, p95 57.3 s; ratio snapshot/feed 127x (median), 220x (p95).
-- confirmed by a search (rule ``stickered``): feed median 1.611 s, p95 3.710 s (55 of
-  56; before this branch, same run: 1.629 s / 3.770 s); the snapshot way median 23.3 s,
-  p95 55.0 s. 118 confirming searches carried 766 feed listings (before: 32,012): a
-  listing whose sticker names cannot reach $20 at the stickers' prices searches showed
-  in the last 5 minutes (``Compiled.feed_test``), or with no sticker at all, costs no
-  search; 5,142 events (updates of listings a search had shown) were decided on that
-  search's stickers (``engine/sniper/_known.py``); their answers showed 582, 235 were
-  beyond the 50 cheapest of their name (some known so from an answer of the last 10 s,
-  without a search), 19 removed first, 6 gone. Each search asks for the names with a
-  candidate only (before: filled up to 50 names with the stalest). About 80% of the
-  candidates left are bought once their search shows them (the rule takes any listing
-  of its 40 names with $20 of stickers under $300, churn included): what is left costs
-  ~20 KB of JSON per confirmed purchase.
-- the engine under the feed: 150,820 events handled (419/s, bursts of 2,800/s), busy
-  5.1% of the time; an event waited for the engine p50 0 ms, p99 34 ms, max 357 ms;
-  the audit found 0 missed listings.
-- bytes per day, extrapolated to the live csgo market: frames 9.77 GB as sent (263 B a
-  frame), 1.73 GB with permessage-deflate (46 B, measured on a socket); full snapshots
-  1.44 GB; cheap audits 1.75 GB (0.21 GB gzip'd); searches 2.67 GB as the sandbox sends
-  them (before: 15.87 GB). Totals with the frames deflated and no JSON gzip'd: 7.65 GB/day
-  with the sticker rule (before: 20.85 GB), 4.98 GB without confirming searches (rule
-  ``deals`` alone needs none): the target (<= 5 GB) is met without a sticker rule, not
-  with one, whose confirmed purchases cost their searches; csgo's share of the frames
-  (69%) deflated and the JSON answers gzip'd: 3.13 GB/day with the sticker rule (before
-  4.13), 2.91 GB without.
+- no confirming search (rule ``deals``): feed median 0.170 s, p95 0.289 s (58 of 58
+  requested): target (<= 0.25 s / <= 1 s) met; the snapshot way median 20.2 s, p95
+  57.3 s: 119x / 199x. Confirmed by a search (rule ``stickered``): median 2.17 s, p95
+  22.55 s (55 of 56), the same on main in this session (c9958dc: 2.16 s / 22.56 s;
+  s6 measured 1.61 s / 3.71 s before the start's search of every watched name, 20
+  searches at the priority lane's pace, came in with 0dee3c8: not investigated here).
+- the engine under the feed: 150,623 events handled (418/s, bursts of 2,800/s), busy
+  4.8% of the time; an event waited p50 0 ms, p99 29 ms, max 313 ms; 0 missed.
+- frames: the sandbox sends a connection its subscribed games' events only: csgo made
+  96.7% of the run's 155,874 changes, and the client was sent those 150,623. Live,
+  csgo's share of ~430 events/s is ASSUMED the same (~416/s; 69% by snapshot size).
+- bytes per day, live csgo: **watching 4.92 GB** (target <= 5 GB: met; 3.38 GB if the
+  service gzips its JSON): frames 1.67 GB deflated (46.5 B a frame on a socket; plain
+  9.44 GB), full audits 1.08 GB (24 x 45 MB), cheap audits 1.75 GB (296 answers x
+  30,000 rows assumed x 197 B), heals 0.36 GB (4 reconnections assumed), the start's
+  search of every watched name 1.3 MB (once a day assumed), the rest 0.06 GB. **Per
+  confirmed purchase 14.2 KB** of confirming searches (1.2 KB gzip'd): 9.7 MB of 97
+  searches for 685 purchases made on their answers; totals 7.25 GB/day at the run's
+  volume (164,400 purchases a day: the rule takes any stickered listing of 40 names)
+  and 4.92 GB/day at 100 confirmed purchases a day (assumed realistic: +1.4 MB). Counted
+  as before (every game's frames, the run's every search scaled to a day, its start's
+  sweep of 1,000 names included): 7.70 GB/day. Of the 819 names the confirming searches
+  asked for, 54 had been searched at most 3 s before (the pace of 20 a minute), each
+  for a listing told after that search was sent: no repeat without a new candidate.
+- the audits: no waste found to cut without weakening them (``GET /v1/prices`` has no
+  name filter; the base after a full snapshot could come from that snapshot, ~0.2
+  GB/day less, only if its counts are the snapshot's: hold listings may differ).
 """
 
 from __future__ import annotations
@@ -118,8 +117,10 @@ from detection_bytes import (
     FULL_AUDIT_EVERY,
     SAMPLE_FRAMES,
     Meter,
+    SearchSent,
     measure_frames,
     report_bytes,
+    tag_searches,
 )
 
 from engine import VirtualClock
@@ -261,6 +262,12 @@ class RunResult:
     audits_cheap: int = 0
     audits_full: int = 0
     suspects: int = 0
+    search_log: list[SearchSent] = field(default_factory=list)
+    search_purchases: int = 0
+    """Purchase requests sent on a search's answer (in the feed way: confirmed ones)."""
+    search_gzip_by: Counter[str] = field(default_factory=Counter)
+    games: Counter[str] = field(default_factory=Counter)
+    """The market's changes of the run by game (the client is sent csgo's)."""
 
     def figures(self, rule: str) -> tuple[float, float]:
         lat = sorted(self.latencies.get(rule, []))
@@ -567,9 +574,11 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
     engine, clock, meter, market = s.engine, s.clock, s.meter, s.sandbox.market
     feed = FeedClient("http://sandbox", games=["csgo"], clock=clock)
     engine.feedwatch.client = feed  # the connection itself is played here, below
+    searched = tag_searches(engine, meter, clock)
     wire = Wire(delay[0], delay[1], random.Random(f"wire:{seed}"))
     waits: list[float] = []
     arrive: dict[str, float] = {}  # a qualifying listing's new event: when it arrives
+    games: Counter[str] = Counter()
     busy = 0.0
     try:
         await engine.start()
@@ -620,6 +629,7 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
             # what the market did meanwhile (requests advance it too) goes on the wire
             changes, cursor, _ = market.changes.read(cursor)
             for change in changes:
+                games[change.listing.game] += 1
                 if change.listing.game == "csgo":
                     arrives = wire.send(change.at, change_frame(change))
                     item_id = str(change.listing.item_id)
@@ -650,6 +660,10 @@ async def run_feed(seed: int, hours: float, delay: tuple[float, float]) -> RunRe
     result.price_rows = meter.price_rows
     result.price_gzip = meter.price_gzip
     result.search_gzip = meter.search_gzip
+    result.search_gzip_by = meter.search_gzip_by
+    result.search_log = searched
+    result.search_purchases = sum(1 for source in meter.sources.values() if source == "search")
+    result.games = games
     result.price_encodings = meter.price_encodings
     queue = engine.feedwatch.confirm
     result.confirm.update(queue.skipped)

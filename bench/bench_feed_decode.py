@@ -125,6 +125,41 @@ other: 10 pairs of the full path alone, then 3 runs of this bench (2 of main's):
 - ``--no-gc-freeze`` (the full path with nothing frozen, the scaffolding walked too):
   112.6 ms.
 
+Trio against asyncio, and an event's cost (2026-11-25 04:00-04:40 UTC, the machine
+loaded 4-9 on its 2 cores):
+
+- what the event loop adds is per batch of 64 events, not per event, and nearly the same
+  on both: a checkpoint 4.8 us on asyncio / 6.1 us on trio, the reading task's unbuffered
+  hand-over of a list to the feed client 33.7 / 34.3 us, the consumer's receive of a
+  queued batch (anyio checkpoints first) 5.9 / 8.4 us; with the stream's read, ~4 turns a
+  batch: < 1 us an event, trio's share ~0.1 us of it. The same decoded events through
+  ``FeedWatch.consume`` with no socket and no turn cost the engine the same on both
+  (~25-28 us an event). The 1% trio missed by in the integrator's run is the machine's
+  noise, not a cost of trio.
+- larger hand-overs and batches (256 frames, the whole of most reads in one turn):
+  no gain in rate, and the longest stall went to 40-62 ms (the reader runs further
+  ahead, so more queued events for each pass of the cyclic GC to walk): kept at 64.
+- an event's time (cProfile of 40,000 decoded events through ``consume``, proportions):
+  decoding ~13-16 us (pydantic's ``validate_json`` costs about what ``json.loads`` does);
+  the engine ~25 us, of which ``Engine.decide`` 40% (the rules' context 11%, the skip
+  reasons counted later 12%, ``scan`` 5%, a turned-down ``Decision`` built per rule 6%),
+  the confirm queue's candidates 11%, name views 10% (the first sighting of a name),
+  the three coroutine calls and the loop guard per event 5%.
+- cut here: an event no rule's checks pass is settled by ``scan`` alone, its skip
+  reasons held as the ``Scan`` (what ``decide`` did for such a batch, less the
+  decisions); a name's highest ``max_price`` and whether any rule confirms are made once
+  per rule set, the name's view looked up once. Instructions (valgrind's cachegrind, the
+  engine's part of 6,000 decoded events, setup subtracted): 579.1 M before, 535.1 M
+  after: 7.6% less, ~89,000 an event.
+- this bench, same window, main before (``c9958dc``) then this branch: full path
+  asyncio 16,718 -> 20,560 events per CPU second (ratio to json.loads 0.08 -> 0.11),
+  trio 18,649 -> 23,592 (0.09 -> 0.11); longest stall 14.0 -> 12.3 ms and 21.7 ->
+  10.9 ms. Alternating runs of the full path alone (3 pairs, then 2 pairs of 4) gave
+  asyncio 16,300-21,800 against 16,600-23,100 on main, trio 14,800-23,200 against
+  15,500-20,400: the load's noise is larger than the gain, which is why the
+  instruction count above is the figure to trust. A clear margin over 20,000 on both
+  backends is not shown on this machine.
+
 Run: ``.venv/bin/python bench/bench_feed_decode.py [--events N] [--backend trio]
 [--no-gc-freeze]``
 """

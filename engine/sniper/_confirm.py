@@ -208,6 +208,28 @@ class ConfirmQueue:
         self.skipped.update(SKIP_KINDS[why] for _, why in skipped)
         return Settled(found, skipped)
 
+    def shown(self, answer: Mapping[str, Sequence[Listing]]) -> int:
+        """A search answered with ``answer``: the waiting candidates it shows at the price
+        they were told at are no longer waiting (the answer's own decisions judge them,
+        stickers and all, as their own search would: searching their names again would
+        only show them again). Those told while it was on its way are the ones: a
+        candidate waiting at the time of sending was taken. Counted as found; returns how
+        many."""
+        dropped = 0
+        for name, listings in answer.items():
+            waiting = self._waiting.get(name)
+            if not waiting:
+                continue
+            for listing in listings:
+                packed = waiting.get(listing.item_id)
+                if packed is not None and packed[1] == listing.price:
+                    self._drop(listing.item_id)
+                    dropped += 1
+                    if name not in self._waiting:
+                        break
+        self.found += dropped
+        return dropped
+
     def _drop(self, item_id: str) -> Candidate | None:
         name = self._name_of.pop(item_id, None)
         if name is None:

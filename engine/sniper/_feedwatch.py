@@ -75,7 +75,7 @@ from ..client import (
     Game,
 )
 from ..models import Listing
-from ..rules import CompiledRule, Decision, EvalContext
+from ..rules import CompiledRule, Decision, EvalContext, NameView, scan
 from ..snapshot import NameSummary, NewListing, SnapshotDiff
 from ._auditbook import AuditBook, NameCount, Suspect
 from ._confirm import BEYOND, REMOVED, SKIP_KINDS, Candidate, ConfirmQueue
@@ -107,6 +107,7 @@ with the reader's own turn and a pass of the cyclic GC between two, the loop's l
 stall in bench/bench_feed_decode.py went from 34-45 ms to 22-25 ms, at no cost in rate."""
 
 log = logging.getLogger("snipe.engine.feed")
+_ENGINE_LOG = logging.getLogger("snipe.engine")  # Engine.decide logs every decision at DEBUG
 
 CONFIRM = "confirm"
 """The source of a priority-lane flag put for the feed's candidates
@@ -164,6 +165,10 @@ class FeedWatch:
         """When the client found the connection gone (its clock), at the last disconnect."""
         self._confirms: dict[str, bool] = {}
         self._confirms_of: object = None
+        self._any_confirms = False
+        # a watching rule set's highest max_price, by the rules tuple of a name's view
+        # (shared by its names; kept with the tuple so a reused id cannot mislead)
+        self._ceilings: dict[int, tuple[tuple[CompiledRule, ...], int]] = {}
         self.confirm = ConfirmQueue()
         self.known = KnownListings(settings.sticker_prices_for, settings.known_limit)
         """What recent searches showed of listings and stickers' prices (``_known.py``)."""
@@ -192,8 +197,22 @@ class FeedWatch:
         ruleset = self.engine.ruleset
         if self._confirms_of is not ruleset:
             self._confirms = {r.name: r.needs_search for r in ruleset.rules}
+            self._any_confirms = any(self._confirms.values())
             self._confirms_of = ruleset
+            self._ceilings = {}
         return self._confirms
+
+    def _ceiling(self, rules: tuple[CompiledRule, ...]) -> int:
+        """The highest ``max_price`` of ``rules`` (a name's watching rules), made once per
+        tuple: above it no rule could buy, and the event costs no decision."""
+        known = self._ceilings.get(id(rules))
+        if known is not None and known[0] is rules:
+            return known[1]
+        if len(self._ceilings) >= 4096:  # views are remade when the rule set's cache fills
+            self._ceilings.clear()
+        ceiling = max(r.max_price for r in rules)
+        self._ceilings[id(rules)] = (rules, ceiling)
+        return ceiling
 
     # -- state ---------------------------------------------------------------------------
 
@@ -406,7 +425,8 @@ class FeedWatch:
         self.events += 1
         self._last_event_at = now
         listing = event.listing
-        rules = engine.ruleset.view(listing.name).rules
+        view = engine.ruleset.view(listing.name)
+        rules = view.rules
         if not rules:
             return
         # re-told ids move to the end, so the oldest is first (see _forget)
@@ -414,12 +434,24 @@ class FeedWatch:
         self._seen[listing.item_id] = now
         if self.cheap_tier:
             self.book.told(listing.name, listing.item_id, listing.price, event.kind, now)
-        if listing.price > max(r.max_price for r in rules):
+        confirms = self._needs_search()  # first: it resets the ceilings of a new rule set
+        if listing.price > self._ceiling(rules):
             return  # no rule could buy it: no ledger read
-        confirms = self._needs_search()
         # a listing a recent search showed: decided on what it showed, by every rule
-        shown = self.known.enrich(listing, now) if any(confirms.values()) else None
-        decisions, context = await engine.decide([shown or listing], now, game=listing.game)
+        shown = self.known.enrich(listing, now) if self._any_confirms else None
+        subject = shown or listing
+        context = engine.eval_context([subject], now, listing.game)
+        checked = scan(engine.ruleset, [subject], context)
+        if not checked.decisions and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
+            # What Engine.decide does when no rule's checks pass (its decisions are all
+            # turn-downs, the budget and the ledger unread), without a Decision built
+            # per turned-down pair: the skip counts are the same, worked out when read.
+            # A listing some rule passes (or a debug log of every decision) goes through
+            # decide itself, the one path to a purchase.
+            engine.status.skipped_scan(checked)
+            decisions: list[Decision] = []
+        else:
+            decisions, context = await engine.decide([subject], now, game=listing.game)
         buy = [
             d
             for d in decisions
@@ -433,20 +465,19 @@ class FeedWatch:
                 self.bought_items.add(listing.item_id)
             return
         if shown is None:
-            self._maybe_confirm(listing, rules, context, now)
+            self._maybe_confirm(listing, view, context, now)
 
     def _maybe_confirm(
-        self, listing: Listing, rules: tuple[CompiledRule, ...], context: EvalContext, now: float
+        self, listing: Listing, view: NameView, context: EvalContext, now: float
     ) -> None:
         """A listing no rule bought on the event: a candidate for a confirming search if a
         rule that needs one passes what the feed can tell of it (else it can never be a
         deal, and costs no search)."""
-        if listing.item_id in self.bought_items:
-            return  # told again (duplicated, out of order) after the feed's purchase of it
-        view = self.engine.ruleset.view(listing.name)
+        if not self._any_confirms or listing.item_id in self.bought_items:
+            return  # no rule confirms; or told again after the feed's purchase of it
         wanting = [
             r
-            for r in rules
+            for r in view.rules
             if r.needs_search
             and listing.price <= r.max_price
             and (r.feed_passes is None or r.feed_passes(listing, view, context))
@@ -694,7 +725,12 @@ class FeedWatch:
         is distrusted. The listings themselves go through the engine's decisions as any
         search's do; what they show of stickers is kept (``_known.py``)."""
         if self.enabled:
-            self.known.saw_answer(items, self.engine.clock.now())
+            now = self.engine.clock.now()
+            self.known.saw_answer(items, now)
+            self.confirm.shown(items)  # told while it was on its way: no second search
+            for name in items:  # the answer took their flag (SearchSchedule.searched)
+                if self.confirm.waiting(name):
+                    self._flag(name, self.confirm.promise(name), now, CONFIRM)
         if not self._suspects:
             return
         engine = self.engine

@@ -312,3 +312,68 @@ async def test_a_confirmed_deal_sold_before_our_request_is_not_credited_to_the_f
     assert view.feed is not None
     assert (view.feed.confirm_searches, view.feed.confirm_found) == (1, 1)
     assert engine.feedwatch.bought_items == set()
+
+
+async def test_a_deal_told_while_its_names_search_is_on_its_way_is_decided_by_its_answer(
+    clock: VirtualClock,
+) -> None:
+    # The search was sent before the event came, but the service served it after the
+    # listing appeared: its answer shows the listing (stickers and all) and decides it,
+    # so the name is not searched again for it.
+    sandbox = quiet_sandbox(clock)
+    item = sticker_item(sandbox)
+    async with rig(
+        clock, sandbox, rules_text(item.name, rule_extra=STICKERED), settings=SETTINGS
+    ) as r:
+        engine = await ready(r)
+        first = stickered(sandbox, item, item.reference // 2)
+        await engine.on_feed_event(told(sandbox, first))
+        second = stickered(sandbox, item, item.reference // 2 + 1)
+        search = engine.client.search_items_by_name
+
+        async def told_meanwhile(names: Any, **kwargs: Any) -> Any:
+            await engine.on_feed_event(told(sandbox, second))  # listed before the answer
+            return await search(names, **kwargs)
+
+        engine.client.search_items_by_name = told_meanwhile  # type: ignore[method-assign]
+        await search_when_due(r)
+        engine.client.search_items_by_name = search  # type: ignore[method-assign]
+        waiting = engine.feedwatch.confirm.waiting(item.name)
+        flagged = engine.schedule.hot_count
+        purchases = {p.item_id for p in await r.ledger.purchases()}
+    assert purchases == {str(first.item_id), str(second.item_id)}  # both, by the answer
+    assert (waiting, flagged) == (False, 0)  # nothing left to confirm: no second search
+    assert engine.feedwatch.confirm_searches == 1
+
+
+async def test_a_deal_told_while_a_search_is_on_its_way_and_not_in_its_answer_waits_flagged(
+    clock: VirtualClock,
+) -> None:
+    # Listed after the service served the search: the answer cannot show it, and taking
+    # the name's flag with it must not leave the listing waiting unflagged.
+    sandbox = quiet_sandbox(clock)
+    item = sticker_item(sandbox)
+    async with rig(
+        clock, sandbox, rules_text(item.name, rule_extra=STICKERED), settings=SETTINGS
+    ) as r:
+        engine = await ready(r)
+        first = stickered(sandbox, item, item.reference // 2)
+        await engine.on_feed_event(told(sandbox, first))
+        search = engine.client.search_items_by_name
+        later: list[SandboxListing] = []
+
+        async def listed_after(names: Any, **kwargs: Any) -> Any:
+            answer = await search(names, **kwargs)
+            later.append(stickered(sandbox, item, item.reference // 2 + 1))
+            await engine.on_feed_event(told(sandbox, later[0]))
+            return answer
+
+        engine.client.search_items_by_name = listed_after  # type: ignore[method-assign]
+        await search_when_due(r)
+        engine.client.search_items_by_name = search  # type: ignore[method-assign]
+        assert engine.feedwatch.confirm.waiting(item.name)
+        assert engine.schedule.hot_count == 1  # flagged: its search comes next
+        await search_when_due(r)
+        purchases = {p.item_id for p in await r.ledger.purchases()}
+    assert purchases == {str(first.item_id), str(later[0].item_id)}
+    assert engine.feedwatch.confirm_searches == 2

@@ -15,7 +15,7 @@ from engine.client import (
 from engine.hookspecs import hookimpl
 from engine.metrics import EngineMetrics
 from engine.models import FeedListing, FeedRemoval
-from engine.rules import Compiled, Criterion, RuleContext
+from engine.rules import Compiled, Criterion, RuleContext, evaluate
 from engine.sandbox import Sandbox
 from engine.sandbox._feed import listing_payload, removed_payload
 from engine.sandbox._market import Listing as SandboxListing
@@ -94,6 +94,31 @@ async def test_a_listing_the_rules_reject_is_not_bought(clock: VirtualClock) -> 
         assert await r.ledger.purchases() == []
         assert engine.schedule.hot_count == 0  # nothing to confirm either
     assert purchases_of(sandbox) == []
+
+
+async def test_turned_down_feed_events_count_the_reasons_the_rules_give(
+    clock: VirtualClock,
+) -> None:
+    # An event no rule's checks pass is decided without a decision built per rule (its
+    # reasons are worked out when the counts are read): the counts and the examples are
+    # still those of the rules' own evaluation of the same listings.
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    async with rig(clock, sandbox, rules_text(item.name), settings=SETTINGS) as r:
+        engine = feed_on(r)
+        await engine.start()
+        listings = []
+        for percent in (95, 90, 97):  # the rule wants 20% off
+            event = told(sandbox, plant(sandbox, item, price=item.reference * percent // 100))
+            listings.append(event.listing)
+            await engine.on_feed_event(event)
+        context = engine.eval_context(listings, clock.now(), "csgo")
+        turned_down = [d for d in evaluate(engine.ruleset, listings, context) if not d.accepted]
+        reasons = [reason for d in turned_down for reason in d.reasons]
+        assert len(turned_down) == 3
+        assert sum(engine.status.skip_by_rule.values()) == len(reasons)
+        assert reasons[-1] in engine.status.skip_examples.values()  # the latest, with its why
+        assert await r.ledger.purchases() == []
 
 
 async def test_a_listing_no_rule_passes_costs_no_ledger_read_and_keeps_its_skip_reasons(
