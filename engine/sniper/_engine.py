@@ -529,7 +529,7 @@ class Engine(SnapshotWatch, OperatorControls):
             # of its answer). Searches that confirm an event or a suspect are flagged: above.
             return math.inf
         flags_at = now if self._polling else self._next_snapshot_at
-        return max(free, self.pacer.background_at(now, flags_at=flags_at))
+        return max(free, self.pacer.background_at(now, flags_at, self.feedwatch.connected))
 
     async def search_once(self) -> list[Decision]:
         """Search the next batch of names, decide, and buy what is accepted. Feed

@@ -68,6 +68,37 @@ def test_a_larger_reserve_keeps_more_slots_free() -> None:
     assert pacer_with(background_every_3s(16), reserve=3).background_at(48.0, flags_at=55.0) == 48
 
 
+@pytest.mark.parametrize(
+    ("sent", "now", "expected", "without_feed"),
+    [
+        # 9 in the window: the 10th background search goes, the feed's 10 slots stay free
+        (background_every_3s(9), 27.0, 27.0, 27.0),
+        # 10 in it: it waits until the oldest leaves the window (0 + 60)
+        (background_every_3s(10), 30.0, 60.0, 30.0),
+        # searches for flagged names fill the window too: the next background one waits
+        # until enough of them have left it (here the 5th oldest, sent at 4)
+        ([(float(t), False) for t in range(14)], 14.0, 64.0, 14.0),
+        # older than the window: not counted
+        (background_every_3s(10, start=-40.0), 30.0, 30.0, 30.0),
+    ],
+)
+def test_with_the_feed_connected_background_searches_leave_half_the_window(
+    sent: list[tuple[float, bool]], now: float, expected: float, without_feed: float
+) -> None:
+    # a first search of every watched name (a sweep at the budget's whole pace) would
+    # otherwise fill the window, and each confirmation of a feed listing would wait
+    # for a slot to leave it
+    assert pacer_with(sent).background_at(now, None, feed=True) == expected
+    # without the feed, the whole budget is background's (no snapshot expected)
+    assert pacer_with(sent).background_at(now, None) == without_feed
+
+
+@pytest.mark.parametrize("keep", [-1, 20])
+def test_the_feeds_share_must_leave_background_a_slot(keep: int) -> None:
+    with pytest.raises(ValueError, match="feed_keeps_free"):
+        SearchPacer(calls=20, feed_keeps_free=keep)
+
+
 def test_an_unlimited_budget_never_waits() -> None:
     pacer = SearchPacer(calls=None)
     pacer.sent(5.0, background=True)
