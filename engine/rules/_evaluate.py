@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from functools import partial
-from itertools import compress, groupby
-from operator import attrgetter, itemgetter
+from itertools import compress
+from operator import attrgetter
 from typing import Any, cast
 
 from .._money import Money, format_usd
@@ -175,7 +175,6 @@ class Decision(tuple[Any, ...]):
 
 _new = tuple.__new__
 _NAME = attrgetter("name")
-_ENTRY = itemgetter(1)
 
 
 def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext) -> list[Decision]:
@@ -334,16 +333,14 @@ def scan(ruleset: RuleSet, listings: Sequence[Listing], context: EvalContext) ->
     the scan's rejections may still be asked for."""
     passes: list[tuple[CompiledRule, Listing, NameView]] = []
     accept = passes.append
-    # Each listing's name is looked up in C (map); a name not seen yet is worked out by
-    # the index itself (RuleSet's _NameIndex). A search answer holds its listings name
-    # by name, so consecutive listings share one index entry: groupby (in C, telling
-    # entries apart by identity first) cuts them into runs, a run of names no rule
-    # watches (entry ``()``, whatever the names) is passed over without a Python step,
-    # and a watched run is one generated call for all its listings (_plan.py).
-    entries = map(ruleset._index.__getitem__, map(_NAME, listings))
-    for entry, run in groupby(zip(listings, entries, strict=True), _ENTRY):
-        if entry:
-            entry[2](run, entry[0], context, accept)
+    # Most listings of a market are of names no rule watches: the name lookups and the
+    # skipping run in C (map, compress, filter), and the loop body only for watched ones.
+    # A name not seen yet is worked out by the index itself (RuleSet's _NameIndex).
+    entries: list[Any] = list(map(ruleset._index.__getitem__, map(_NAME, listings)))
+    watched = zip(compress(listings, entries), filter(None, entries), strict=True)
+    # one generated call per watched listing runs all its rules' checks (engine/rules/_plan.py)
+    for listing, (view, _, plan) in watched:
+        plan(listing, view, context, accept)
     decisions = _allocate(ruleset, passes, context) if passes else []
     return Scan(ruleset, listings, context, decisions, passes)
 

@@ -3,13 +3,11 @@
 Every name a rule watches is indexed with the rules watching it (:class:`RuleSet`); the
 distinct sets of rules are few (a few dozen for 50 rules) however many names there are.
 For each set, :func:`make_plan` generates one function that runs all of its rules' checks
-on a *run* of listings (consecutive listings of one watched name, as a search answer
-holds them: up to 50 of each name) and hands each passing (rule, listing, view) to
-``accept``, listing by listing and in the set's order. Compared with calling each rule's
-``passes`` in turn, the listing's price and trade lock are read once for all the rules of
-the set, the cheap core checks (price at most ``max_price``, not trade-locked unless the
-rule accepts it) reject before any criterion runs, a rejected pair costs no call at all
-when a core check rejects it, and a run costs one call however many listings it holds.
+on a listing and hands each passing (rule, listing, view) to ``accept``, in the set's
+order. Compared with calling each rule's ``passes`` in turn, the listing's price and trade
+lock are read once for all the rules of the set, the cheap core checks (price at most
+``max_price``, not trade-locked unless the rule accepts it) reject before any criterion
+runs, and a rejected pair costs no call at all when a core check rejects it.
 
 Same decisions by construction: each rule's term is exactly the expression its ``passes``
 evaluates (:func:`engine.rules._compile._all_pass`), in the same order, and a criterion
@@ -19,7 +17,7 @@ built here; they come from the same compiled rule's ``check`` when asked for.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from ..models import Listing
@@ -42,32 +40,26 @@ class PlannedRule(Protocol):
 
 
 Accept = Callable[[tuple[Any, Listing, NameView]], None]
-Plan = Callable[[Iterable[tuple[Listing, Any]], NameView, EvalContext, Accept], None]
-"""``plan(run, view, ctx, accept)``: for each ``(listing, _)`` of ``run`` (listings of
-``view``'s name, each paired with anything: :func:`engine.rules.scan` hands its pairs of
-listing and index entry as they come), ``accept((rule, listing, view))`` for every rule of
-the set whose checks pass, in the set's order."""
+Plan = Callable[[Listing, NameView, EvalContext, Accept], None]
+"""``plan(listing, view, ctx, accept)``: ``accept((rule, listing, view))`` for every rule
+of the set whose checks pass, in the set's order."""
 
 
 def make_plan(rules: Sequence[PlannedRule]) -> Plan:
-    """The function running ``rules``' checks on a run of listings (see the module's
-    docstring).
+    """The function running ``rules``' checks on one listing (see the module's docstring).
 
     Generated as source, as :func:`engine.rules._compile._all_pass` is (only generated
-    identifiers enter it): its body runs once per watched listing, and a loop calling each
-    rule costs more than the checks themselves. The loop over the run is inside it, so a
-    search answer's 50 listings of a name cost one call, not 50.
+    identifiers enter it): it runs once per watched listing, and a loop calling each rule
+    costs more than the checks themselves.
     """
     namespace: dict[str, Any] = {"_rules": tuple(rules)}
     lines = [
-        "def plan(run, view, ctx, accept):",
-        "  for listing, _ in run:",
+        "def plan(listing, view, ctx, accept):",
         "    try:",
         "        price = listing.price",
         "        tradable = listing.unlock_at is None",
         "    except Exception:",
-        "        _one_by_one(_rules, listing, view, ctx, accept)",
-        "        continue",
+        "        return _one_by_one(_rules, listing, view, ctx, accept)",
     ]
     for i, rule in enumerate(rules):
         namespace[f"rule_{i}"] = rule
