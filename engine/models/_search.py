@@ -18,6 +18,16 @@ and the phases of passed-over listings are kept (:attr:`SearchResponse.passed_ov
 for callers that learn from every listing seen. A broken envelope falls back to the full
 decode, which gives its usual error.
 
+With a *screen* instead (item name -> a judge of :class:`RawListing` stand-ins, or
+``None`` to build every listing of the name; what an engine compiles from its rules:
+``engine.rules.RawScreen``), a listing is passed over only when its values are all in
+a plain form (:func:`read_plain`: one the model surely accepts, read to the same values)
+and the judge says no rule could accept it; it is kept as its stand-in, in its place,
+in :attr:`SearchResponse.judged_items`, so a caller judging or counting every listing
+sees each one (the rules turn the stand-in down for the reasons they would give its
+model). An odd listing is never passed over: it is built, and set aside as without a
+screen.
+
 Without a prefilter every listing is built (the full decode's listings), and with a
 :class:`ListingMemo` a listing sent exactly as in an earlier answer is that answer's
 :class:`Listing` again: searches repeat most of their listings, and a backtest's whole
@@ -35,14 +45,20 @@ from pydantic_core import from_json, to_json
 
 from ._market import Listing, SearchResponse
 from ._per_item import SetAside, _key, decode_per_item
+from ._raw import RawListing, read_plain
 
-__all__ = ["ListingMemo", "Prefilter", "decode_search"]
+__all__ = ["ListingMemo", "Prefilter", "Screen", "decode_search"]
 
 _UNKNOWN: Any = object()
 
 Prefilter = Callable[[str], int | None] | Mapping[str, int | None]
 """Item name -> the highest price (USD x 1000) any rule would pay for it, or ``None`` when
 no rule watches the name (a mapping is read with ``.get``)."""
+
+Screen = Callable[[str], Callable[[RawListing], bool] | None]
+"""Item name -> a judge of the name's plain listings (``True``: some rule could accept
+it, build it; ``False``: every rule turns it down, pass it over), or ``None``: build every
+listing of the name (see :func:`decode_search`)."""
 
 
 class ListingMemo:
@@ -55,11 +71,29 @@ class ListingMemo:
     __slots__ = ("_held", "held_at_most")
 
     def __init__(self, held_at_most: int = 100_000) -> None:
-        self._held: dict[Any, tuple[dict[str, Any], Listing]] = {}
+        self._held: dict[Any, tuple[dict[str, Any], Listing | RawListing]] = {}
         self.held_at_most = held_at_most
 
     def __len__(self) -> int:
         return len(self._held)
+
+    def held(self, entry: dict[str, Any]) -> Listing | RawListing | None:
+        """What was made of ``entry`` when it was last sent exactly so: its listing, or
+        the stand-in a screen passed it over as (:meth:`keep`); ``None``: not held."""
+        key = entry.get("item_id")
+        if type(key) is not str and type(key) is not int:
+            return None
+        held = self._held.get(key)
+        return held[1] if held is not None and held[0] == entry else None
+
+    def keep(self, entry: dict[str, Any], stand_in: RawListing) -> None:
+        """Hold the stand-in of a listing passed over, so that the same values sent again
+        give the same object (an engine keeps the decisions of unchanged listings)."""
+        key = entry.get("item_id")
+        if type(key) is str or type(key) is int:
+            if key not in self._held and len(self._held) >= self.held_at_most:
+                self._held.clear()
+            self._held[key] = (entry, stand_in)
 
     def build(self, entry: dict[str, Any], context: dict[str, Any] | None) -> Listing:
         """``entry`` as a :class:`Listing` (raises :class:`ValidationError` as
@@ -70,8 +104,8 @@ class ListingMemo:
         held = self._held.get(key)
         # Python's equality (in C, nested values included): 1, 1.0 and true are equal, and
         # the listing's fields read them alike (lax int, float and bool)
-        if held is not None and held[0] == entry:
-            return held[1]
+        if held is not None and held[0] == entry and type(held[1]) is not RawListing:
+            return held[1]  # type: ignore[return-value]
         listing = Listing.model_validate(entry, context=context)
         if held is None and len(self._held) >= self.held_at_most:
             self._held.clear()  # simplest bound: a backtest's market has fewer than this
@@ -85,11 +119,25 @@ def decode_search(
     *,
     context: dict[str, Any] | None = None,
     memo: ListingMemo | None = None,
+    screen: Screen | None = None,
 ) -> SearchResponse:
-    """``content`` (a v2 search answer) with only the listings ``prefilter`` lets through
-    built (see the module docstring; every listing without one), those sent as before
-    taken from ``memo`` when given. Raises :class:`pydantic.ValidationError` as
-    :func:`decode_per_item` does when the answer itself is broken."""
+    """``content`` (a v2 search answer) with only the listings ``prefilter`` or
+    ``screen`` lets through built (see the module docstring; every listing without
+    either), those sent as before taken from ``memo`` when given. Raises
+    :class:`pydantic.ValidationError` as :func:`decode_per_item` does when the answer
+    itself is broken."""
+    if screen is not None:
+        # The parsed values are freed by reference counting as soon as the answer is
+        # decoded: the cyclic collector, triggered by their ~20,000 allocations and then
+        # by the candidates' models, would only walk objects that are about to go anyway
+        # or hold no cycle (about a tenth of the decode in bench_parse.py).
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return _screened(content, screen, context, memo)
+        finally:
+            if paused:
+                gc.enable()
     ceiling: Any
     if prefilter is None:
         ceiling = None
@@ -162,6 +210,74 @@ def decode_search(
     answer._set_aside = tuple(set_aside)
     answer._passed_over = passed_over
     answer._passed_over_phases = tuple(phases)
+    return answer
+
+
+def _screened(
+    content: bytes | str,
+    screen: Screen,
+    context: dict[str, Any] | None,
+    memo: ListingMemo | None,
+) -> SearchResponse:
+    """:func:`decode_search` with a screen (see the module docstring)."""
+    try:
+        data = from_json(content)
+    except ValueError:
+        data = None
+    items = data.get("items") if isinstance(data, dict) else None
+    if not isinstance(items, dict) or not all(type(v) is list for v in items.values()):
+        # not JSON, or the envelope is odd: the full path gives its usual verdict
+        return decode_per_item(SearchResponse, content, context=context)
+    envelope = SearchResponse.model_validate({**data, "items": {}}, context=context)
+    validate = _build if memo is None else memo.build
+    held = None if memo is None else memo.held
+    judges: dict[str, Callable[[RawListing], bool] | None] = {}
+    known = judges.get
+    built: dict[str, tuple[Listing, ...]] = {}
+    judged: dict[str, tuple[Listing | RawListing, ...]] = {}
+    set_aside: list[SetAside] = []
+    phases: list[tuple[str, str]] = []
+    passed_over = 0
+    for key, found in items.items():
+        keep: list[Listing] = []
+        every: list[Listing | RawListing] = []
+        for position, entry in enumerate(found):
+            name = entry.get("name") if type(entry) is dict else None
+            if type(name) is str:
+                judge = known(name, _UNKNOWN)
+                if judge is _UNKNOWN:
+                    judge = judges[name] = screen(name)
+                if judge is not None:
+                    made = None if held is None else held(entry)
+                    if isinstance(made, Listing):
+                        keep.append(made)  # built before: the same listing
+                        every.append(made)
+                        continue
+                    stand_in = read_plain(entry) if made is None else made
+                    if stand_in is not None and not judge(stand_in):
+                        if made is None and memo is not None:
+                            memo.keep(entry, stand_in)
+                        passed_over += 1
+                        if stand_in.phase:
+                            phases.append((stand_in.item_id, stand_in.phase))
+                        every.append(stand_in)
+                        continue
+            try:
+                listing = validate(entry, context)
+            except ValidationError:
+                set_aside.append(_unreadable(entry, f"items.{key}.{position}", context))
+                continue
+            keep.append(listing)
+            every.append(listing)
+        built[key] = tuple(keep)
+        judged[key] = built[key] if len(every) == len(keep) else tuple(every)
+    answer = SearchResponse.model_construct(
+        set(envelope.model_fields_set), success=envelope.success, msg=envelope.msg, items=built
+    )
+    answer._set_aside = tuple(set_aside)
+    answer._passed_over = passed_over
+    answer._passed_over_phases = tuple(phases)
+    answer._judged = judged if passed_over else None
     return answer
 
 
