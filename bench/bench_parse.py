@@ -36,14 +36,16 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from engine._plugins import make_plugin_host
 from engine.models import SearchResponse, decode_search
+from engine.rules import RawScreen, load_rules_text
 
 IMAGE_BASE_URL = "https://images.market.invalid/econ"
 NAMES = 50
 LISTINGS_PER_NAME = 50
 PHASES = ["Phase 1", "Phase 2", "Phase 3", "Phase 4", "Ruby", "Sapphire", "Black Pearl", "Emerald"]
 EXTERIORS = ["Factory New", "Minimal Wear", "Field-Tested", "Well-Worn", "Battle-Scarred"]
-CANDIDATES = 5  # per name: 10% of the answer
+PRICE_HIGH = 2_000_000
 STICKERS = [f"Sticker | Team {i} | Major 2025" for i in range(40)]
 
 
@@ -106,9 +108,28 @@ def build_response(seed: int = 2026) -> bytes:
         phased = n % 5 == 0
         base = f"★ Knife {n} | Doppler" if phased else f"AK-47 | Skin {n}"
         name = f"{base} ({EXTERIORS[n % len(EXTERIORS)]})"
-        prices = sorted(rng.randrange(1_000, 2_000_000) for _ in range(LISTINGS_PER_NAME))
+        prices = sorted(rng.randrange(1_000, PRICE_HIGH) for _ in range(LISTINGS_PER_NAME))
         items[name] = [_listing(rng, name, price, phased) for price in prices]
     return json.dumps({"success": True, "items": items}).encode()
+
+
+def screen_for(share: float) -> RawScreen:
+    """The raw predicate of a rule watching every name of :func:`build_response` whose
+    ``max_price`` lets ``share`` of the listings through (prices are spread evenly over
+    $1-$2,000), with a float range every listing passes (read on each stand-in) and the
+    game."""
+    ceiling = 1 + round(share * (PRICE_HIGH - 1))
+    text = f"""\
+account: {{base_url: "https://market.example.com"}}
+budgets: {{per_day: "50000.00", total: "50000.00"}}
+rules:
+  - name: candidates
+    match: {{patterns: ["AK-47 | *", "★ Knife *"], game: csgo}}
+    float: {{max: 1.0}}
+    max_price: "{ceiling / 1000:.3f}"
+"""
+    ruleset = load_rules_text(text, host=make_plugin_host(load_entry_points=False))
+    return RawScreen(ruleset, "csgo")
 
 
 def timed_ms(func: Callable[[], object]) -> float:
@@ -124,6 +145,11 @@ def timed_ms(func: Callable[[], object]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=31, help="measured pairs")
+    parser.add_argument(
+        "--shares",
+        default="0.1,0.15,0.5,1",
+        help="candidate shares to measure the screened decode at (comma-separated)",
+    )
     args = parser.parse_args()
 
     data = build_response()
@@ -137,35 +163,37 @@ def main() -> None:
         f"{stickers} stickers, {locked} trade-locked"
     )
 
-    # The engine searches the names its rules watch, and only listings at or below the
-    # highest max_price for a name can be bought: the realistic ceiling lets the cheapest
-    # CANDIDATES of each name's 50 through (a rule buys below the market, not at it).
-    ceilings = {
-        name: sorted(x.price for x in found)[CANDIDATES - 1] for name, found in parsed.items.items()
-    }
-    lazy = decode_search(data, ceilings, context=context)
-    built = sum(len(v) for v in lazy.items.values())
-    print(
-        f"prefilter: {built} candidates built ({built / listings:.0%}), "
-        f"{lazy.passed_over} passed over by name and price"
-    )
+    # The engine searches the names its rules watch and hands the decode its rules'
+    # raw predicate (engine.rules.RawScreen): only the listings some rule could accept
+    # are built. One rule over every name of the answer (max_price, a float range and
+    # the game, as the shipped rules check), its max_price set for each candidate share.
+    shares = [float(x) for x in args.shares.split(",")]
+    screens = {share: screen_for(share) for share in shares}
+    for share, screen in screens.items():
+        lazy = decode_search(data, None, context=context, screen=screen)
+        built = sum(len(v) for v in lazy.items.values())
+        print(
+            f"screen at {share:.0%}: {built} candidates built ({built / listings:.1%}), "
+            f"{lazy.passed_over} passed over unbuilt"
+        )
 
     # Measure in alternation so all see the same machine load, and compare each pair:
     # the median of the per-pair ratios is steadier than a ratio of medians on a shared
     # machine.
     loads: list[float] = []
     validate: list[float] = []
-    prefiltered: list[float] = []
+    screened: dict[float, list[float]] = {share: [] for share in shares}
     for _ in range(args.reps):
         loads.append(timed_ms(lambda: json.loads(data)))
         validate.append(timed_ms(lambda: SearchResponse.model_validate_json(data, context=context)))
-        prefiltered.append(timed_ms(lambda: decode_search(data, ceilings, context=context)))
+        for share, screen in screens.items():
+            screened[share].append(
+                timed_ms(lambda s=screen: decode_search(data, None, context=context, screen=s))  # type: ignore[misc]
+            )
     loads_ms = statistics.median(loads)
     print(f"json.loads (baseline):              {loads_ms:8.2f} ms per response")
-    for label, runs in (
-        ("decode_search (prefilter):", prefiltered),
-        ("SearchResponse.model_validate_json:", validate),
-    ):
+    rows = [(f"decode_search, {share:.0%} built:", runs) for share, runs in screened.items()]
+    for label, runs in (*rows, ("SearchResponse.model_validate_json:", validate)):
         ratio = statistics.median(v / j for v, j in zip(runs, loads, strict=True))
         print(
             f"{label:35s} {statistics.median(runs):8.2f} ms per response, "

@@ -45,7 +45,7 @@ from ._market import (
 )
 from ._per_item import PerItem, SetAside, decode_item, decode_per_item
 from ._prices import PriceItem
-from ._raw import RAW_FIELDS, RawListing, RawSticker, read_plain
+from ._raw import RAW_FIELDS, RawListing, RawSticker, read_plain, split_answer
 from ._search import ListingMemo, Prefilter, Screen, decode_search
 from ._trading import (
     BulkBuyItemResult,
@@ -135,4 +135,5 @@ __all__ = [
     "join_image_url",
     "parse_epoch",
     "read_plain",
+    "split_answer",
 ]

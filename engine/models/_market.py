@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from decimal import ROUND_FLOOR
 from typing import Annotated, Self
 
@@ -164,7 +164,7 @@ class SearchResponse(PerItem):
     _judged: dict[str, tuple[Listing | RawListing, ...]] | None = PrivateAttr(default=None)
 
     @property
-    def judged_items(self) -> dict[str, tuple[Listing | RawListing, ...]]:
+    def judged_items(self) -> Mapping[str, tuple[Listing | RawListing, ...]]:
         """:attr:`items` with the listings a screen passed over (see
         :func:`~engine.models.decode_search`) in their places, as :class:`RawListing`
         stand-ins: every listing the full decode would have built, in the answer's

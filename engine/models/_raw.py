@@ -1,26 +1,39 @@
-"""A search listing read from its raw JSON values, for a prefilter: no model built.
+"""A search listing read from its JSON text for a prefilter, in plain forms only: no model.
 
 A v2 search answer holds up to 2,500 listings and building a :class:`Listing` for each is
 most of the cost of reading it (bench/bench_parse.py), while the rules turn most of them
-down on a few fields. :func:`read_plain` reads those fields straight from the parsed
-values into a :class:`RawListing`, a stand-in with the attributes the rules' built-in
-criteria read, **only when every value of the listing is in a plain form**: one that
-:class:`Listing` surely accepts and reads to the very value the stand-in holds. Anything
-odder (a price in dollars, a time as text, a negative price, an id that is a float, a
-sticker without a name...) gives ``None``: the listing is built as before, so an odd
-listing is set aside and counted exactly as without a prefilter, and a stand-in never
-differs from the model it stands for in what it carries.
+down on a few fields. :func:`read_plain` reads one listing's JSON text (its slice of the
+answer, :func:`split_answer`) with msgspec straight into a :class:`RawListing`: a
+stand-in with the attributes the rules' built-in criteria read, decoded in C against
+**plain forms only**: types and values that :class:`Listing` surely accepts and reads to
+the very values the stand-in then holds (a price as a JSON integer ``>= 0`` or a string
+of digits, a time as an integer or the text the model's own parser reads, a reference
+price as a number, a string of digits or an object...). Anything odder (a price in
+dollars, a boolean id, a sticker without a name, the field ``float_value`` beside
+``float``, a number too large for 64 bits) gives ``None``: the listing is built as before,
+so an odd listing is set aside and counted exactly as without a prefilter.
 
-The fields a stand-in carries are :data:`RAW_FIELDS`; a criterion declares which it reads
-(:attr:`engine.rules.Compiled.raw_fields`), and the prefilter runs a rule's own checks
-on a stand-in only when all of its criteria do.
+msgspec (jcrist/msgspec, BSD) is used because it validates typed JSON in C at several
+times the speed of ``json.loads`` into dicts: what the prefilter must beat. Its JSON
+parser agrees with pydantic-core's on every plain value (integers, correctly rounded
+floats, UTF-8 strings); where the two parsers could differ (a lone surrogate, an integer
+past 64 bits, a duplicate key) it refuses, and the listing is built.
+
+The fields a stand-in answers for are :data:`RAW_FIELDS`; a criterion declares which it
+reads (:attr:`engine.rules.Compiled.raw_fields`), and the prefilter runs a rule's own
+checks on a stand-in only when all of its criteria do.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-__all__ = ["RAW_FIELDS", "RawListing", "RawSticker", "read_plain"]
+import msgspec
+from msgspec import UNSET, Meta, Raw, Struct, UnsetType, field
+
+from ._types import parse_epoch
+
+__all__ = ["RAW_FIELDS", "RawListing", "RawSticker", "read_plain", "split_answer"]
 
 RAW_FIELDS = frozenset(
     {
@@ -36,219 +49,167 @@ RAW_FIELDS = frozenset(
         "stickers",
     }
 )
-"""The :class:`~engine.models.Listing` attributes a :class:`RawListing` carries."""
+"""The :class:`~engine.models.Listing` attributes a :class:`RawListing` answers for."""
+
+_Money = Annotated[int, Meta(ge=0)]
+_Object = dict[str, Any]
 
 
-class RawSticker:
+class RawSticker(Struct, gc=False):
     """A sticker of a :class:`RawListing`: what :class:`~engine.models.Sticker` reads of
-    its plain values (``price`` 0 when absent or ``null``), its image left out."""
+    the same values (``price`` 0 when absent or ``null``, a string of digits read)."""
 
-    __slots__ = ("name", "price", "slot", "wear")
-
-    def __init__(self, name: str, wear: float | None, slot: int | None, price: int) -> None:
-        self.name = name
-        self.wear = wear
-        self.slot = slot
-        self.price = price
-
-    def __repr__(self) -> str:
-        return f"RawSticker(name={self.name!r}, wear={self.wear!r}, slot={self.slot!r})"
+    name: str
+    image: str | None = None
+    wear: float | None = None
+    slot: int | None = None
+    price: _Money | str | None = 0
 
 
-class RawListing:
-    """A search listing's :data:`RAW_FIELDS`, as :class:`~engine.models.Listing` reads
-    them from the same plain values (see :func:`read_plain`). Immutable by convention;
-    ``stickers`` are made on first read (only a rule counting stickers reads them)."""
+class RawListing(Struct, gc=False):
+    """A search listing's :data:`RAW_FIELDS` (and the other values its model checks), as
+    :class:`~engine.models.Listing` reads them (see :func:`read_plain`): ``price`` an
+    int, ``item_id`` text, ``phase`` ``None`` for ``""``, ``platform_price`` the first of
+    the wire's two reference fields holding a number, times in epoch seconds,
+    ``sticker_names`` and ``stickers`` tuples. Only :data:`RAW_FIELDS` may be read."""
 
-    __slots__ = (
-        "_stickers",
-        "float_value",
-        "item_id",
-        "name",
-        "phase",
-        "platform_price",
-        "price",
-        "send_until",
-        "sticker_names",
-        "unlock_at",
-    )
-
-    def __init__(
-        self,
-        item_id: str,
-        name: str,
-        price: int,
-        phase: str | None,
-        float_value: float | None,
-        platform_price: int | None,
-        unlock_at: int | None,
-        send_until: int | None,
-        sticker_names: tuple[str, ...],
-        stickers: list[dict[str, Any]] | tuple[RawSticker, ...],
-    ) -> None:
-        self.item_id = item_id
-        self.name = name
-        self.price = price
-        self.phase = phase
-        self.float_value = float_value
-        self.platform_price = platform_price
-        self.unlock_at = unlock_at
-        self.send_until = send_until
-        self.sticker_names = sticker_names
-        self._stickers = stickers
-
-    @property
-    def stickers(self) -> tuple[RawSticker, ...]:
-        held = self._stickers
-        if type(held) is tuple:
-            return held
-        made = tuple(
-            RawSticker(
-                s["name"],
-                None if (w := s.get("wear")) is None else float(w),
-                s.get("slot"),
-                _money(s.get("price")) or 0,
-            )
-            for s in held
-        )
-        self._stickers = made
-        return made
+    name: str
+    price: _Money | str
+    item_id: str | int
+    phase: str | None = None
+    float_value: float | None = field(default=None, name="float")
+    platform_price: _Money | str | _Object | None = None
+    platform_price_number: _Money | str | _Object | None = None
+    unlock_at: int | str | None = None
+    send_until: int | str | None = None
+    sticker_names: tuple[str, ...] | None = ()
+    stickers: tuple[RawSticker, ...] | None = ()
+    # checked only: what the model would refuse is not plain
+    image: str | None = None
+    brand: str | int | None = None
+    type: str | int | None = None
+    discount: float | None = None
+    best_deals: int | _Object | None = None
+    # the Python name of the aliased ``float``: with both, which one the model reads is
+    # pydantic's to say, so a listing carrying it is not plain
+    aliased: UnsetType = field(default=UNSET, name="float_value")
 
     @property
     def trade_locked(self) -> bool:
         return self.unlock_at is not None
 
-    def __repr__(self) -> str:
-        return f"RawListing(item_id={self.item_id!r}, name={self.name!r}, price={self.price})"
+
+_listing = msgspec.json.Decoder(RawListing)
 
 
-# -- plain forms -------------------------------------------------------------------------
-# For each key a Listing reads: the types whose values it surely accepts (more checks for
-# some below). A key not listed is ignored by the model (``extra="ignore"``) or lenient.
-_TEXT = frozenset({str, type(None)})
-_NUMBER = frozenset({int, float, type(None)})
-_ACCEPTED: dict[str, frozenset[type]] = {
-    "image": _TEXT,
-    "brand": frozenset({str, int, type(None)}),  # numbers read as text
-    "type": frozenset({str, int, type(None)}),
-    "discount": _NUMBER,
-    "best_deals": frozenset({int, dict, type(None)}),  # an object is "no price"
-}
-_CHECKED = tuple(_ACCEPTED)
-_SKIPPED = frozenset({"float_value"})
-"""Keys that name a field by its Python name where the wire uses an alias: with both, which
-one wins is pydantic's to say, so such a listing is built."""
+class _Envelope(Struct):
+    items: dict[str, list[Raw]]
+    success: Raw | UnsetType = UNSET
+    msg: Raw | UnsetType = UNSET
 
 
-def _money(value: Any) -> int | None:
-    """A plain price (USD x 1000) as pydantic's lax ``int`` reads it: a JSON integer
-    ``>= 0`` or a string of ASCII digits; ``None`` for anything else (not plain)."""
-    kind = type(value)
-    if kind is int:
-        return value if value >= 0 else None
-    # short: Python refuses to read thousands of digits, pydantic may not
-    if kind is str and len(value) <= _DIGITS and value.isascii() and value.isdigit():
-        return int(value)
-    return None
+_envelope = msgspec.json.Decoder(_Envelope)
 
-
+_ODD: Any = object()
 _DIGITS = 30
+"""Digits at most in a price read from text (Python refuses to read thousands)."""
 
 
-def _reference(value: Any) -> tuple[bool, int | None]:
-    """(plain?, the reference price read): absent, ``null`` and an object are no price."""
-    if value is None or type(value) is dict:
-        return True, None
-    money = _money(value)
-    return money is not None, money
+def _money(value: Any) -> Any:
+    """A price of an accepted type as pydantic's lax ``int`` reads it (an int is ``>= 0``
+    already), or :data:`_ODD`."""
+    if type(value) is int:
+        return value
+    if len(value) <= _DIGITS and value.isascii() and value.isdigit():
+        return int(value)
+    return _ODD
 
 
-def _epoch(value: Any) -> tuple[bool, int | None]:
-    """(plain?, epoch seconds): absent, ``null`` and ``""`` are none, an integer itself."""
-    if value is None or value == "":
-        return True, None
-    return type(value) is int, value
+def _reference(value: Any) -> Any:
+    if value is None or type(value) is int:
+        return value
+    if type(value) is dict:
+        return None  # an object: no price
+    return _money(value)
 
 
-def _plain_sticker(sticker: Any) -> bool:
-    if type(sticker) is not dict or type(sticker.get("name")) is not str:
+def _epoch(value: Any) -> Any:
+    """A time as the model reads it (with its own parser), or :data:`_ODD`."""
+    if value is None or type(value) is int:
+        return value
+    try:
+        return parse_epoch(value)
+    except ValueError:  # PydanticCustomError: the model would set the listing aside
+        return _ODD
+
+
+def _settle(x: RawListing) -> bool:
+    """Read ``x``'s values as the model reads them, in place; ``False`` when one is not
+    plain after all (a string that is not digits, a time its parser refuses)."""
+    price = x.price
+    if type(price) is not int:
+        price = x.price = _money(price)
+        if price is _ODD:
+            return False
+    if type(x.item_id) is int:
+        x.item_id = str(x.item_id)  # numbers read as text
+    if x.phase == "":
+        x.phase = None
+    reference = _reference(x.platform_price)
+    if reference is None:
+        reference = _reference(x.platform_price_number)
+    elif x.platform_price_number is not None and _reference(x.platform_price_number) is _ODD:
         return False
-    if type(sticker.get("image")) not in _TEXT or type(sticker.get("slot")) not in _SLOT:
+    if reference is _ODD:
         return False
-    wear = sticker.get("wear")
-    if type(wear) not in _NUMBER or (type(wear) is int and not -_EXACT <= wear <= _EXACT):
-        return False
-    price = sticker.get("price")
-    return price is None or _money(price) is not None
-
-
-_SLOT = frozenset({int, type(None)})
-_EXACT = 1 << 53
-"""An integer wear beyond this is not read as plainly (a float rounds it, or overflows)."""
-
-
-def read_plain(entry: Any) -> RawListing | None:
-    """The stand-in of a search listing's parsed values, or ``None`` when any of them is
-    not in a plain form (see the module's docstring): then the listing must be built."""
-    if type(entry) is not dict:
-        return None
-    name = entry.get("name")
-    price = _money(entry.get("price"))
-    item_id = entry.get("item_id")
-    if type(name) is not str or price is None or not _SKIPPED.isdisjoint(entry):
-        return None
-    if type(item_id) is not str:
-        if type(item_id) is not int:
-            return None
-        item_id = str(item_id)  # numbers read as text
-    for key in _CHECKED:
-        if type(entry.get(key)) not in _ACCEPTED[key]:
-            return None
-    phase = entry.get("phase")
-    if type(phase) is not str:
-        if phase is not None:
-            return None
-    elif not phase:
-        phase = None
-    wear = entry.get("float")
-    if type(wear) is not float:
-        if type(wear) is int and -_EXACT <= wear <= _EXACT:
-            wear = float(wear)
-        elif wear is not None:
-            return None
-    plain, platform = _reference(entry.get("platform_price"))
-    if not plain:
-        return None
-    plain, number = _reference(entry.get("platform_price_number"))
-    if not plain:
-        return None
-    plain, unlock_at = _epoch(entry.get("unlock_at"))
-    if not plain:
-        return None
-    plain, send_until = _epoch(entry.get("send_until"))
-    if not plain:
-        return None
-    names = entry.get("sticker_names")
-    if names is None:
-        sticker_names: tuple[str, ...] = ()
-    elif type(names) is list and all(type(n) is str for n in names):
-        sticker_names = tuple(names)
-    else:
-        return None
-    stickers = entry.get("stickers")
+    x.platform_price = reference
+    if x.unlock_at is not None:
+        x.unlock_at = _epoch(x.unlock_at)
+        if x.unlock_at is _ODD:
+            return False
+    if x.send_until is not None:
+        x.send_until = _epoch(x.send_until)
+        if x.send_until is _ODD:
+            return False
+    if x.sticker_names is None:
+        x.sticker_names = ()
+    stickers = x.stickers
     if stickers is None:
-        stickers = ()
-    elif type(stickers) is not list or not all(map(_plain_sticker, stickers)):
+        x.stickers = ()
+    else:
+        for sticker in stickers:
+            value = sticker.price
+            if type(value) is not int:
+                value = sticker.price = 0 if value is None else _money(value)
+                if value is _ODD:
+                    return False
+    return True
+
+
+def read_plain(text: bytes | Raw) -> RawListing | None:
+    """The stand-in of one search listing's JSON text, or ``None`` when any of its
+    values is not in a plain form (see the module's docstring): then build the listing."""
+    try:
+        listing = _listing.decode(text)
+    except (msgspec.ValidationError, msgspec.DecodeError):
         return None
-    return RawListing(
-        item_id,
-        name,
-        price,
-        phase,
-        wear,
-        platform if platform is not None else number,
-        unlock_at,
-        send_until,
-        sticker_names,
-        stickers if stickers else (),
-    )
+    return listing if _settle(listing) else None
+
+
+def split_answer(
+    content: bytes | str,
+) -> tuple[dict[str, Any], dict[str, list[Raw]]] | None:
+    """A search answer's other fields (``success``, ``msg``: those it carries, read) and
+    its listings by searched name, each as its JSON text (found, not decoded), or
+    ``None`` when the answer is not JSON or its ``items`` are not an object of arrays
+    (the full decode gives its verdict on those)."""
+    try:
+        envelope = _envelope.decode(content)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    fields = {
+        name: msgspec.json.decode(value)
+        for name, value in (("success", envelope.success), ("msg", envelope.msg))
+        if type(value) is Raw
+    }
+    return fields, envelope.items

@@ -45,7 +45,7 @@ from pydantic_core import from_json, to_json
 
 from ._market import Listing, SearchResponse
 from ._per_item import SetAside, _key, decode_per_item
-from ._raw import RawListing, read_plain
+from ._raw import RawListing, read_plain, split_answer
 
 __all__ = ["ListingMemo", "Prefilter", "Screen", "decode_search"]
 
@@ -68,32 +68,27 @@ class ListingMemo:
     that were read are kept, so a value that is set aside is always read (and set aside)
     again. Tied to one decode context (the client's image base address)."""
 
-    __slots__ = ("_held", "held_at_most")
+    __slots__ = ("_by_text", "_held", "held_at_most")
 
     def __init__(self, held_at_most: int = 100_000) -> None:
-        self._held: dict[Any, tuple[dict[str, Any], Listing | RawListing]] = {}
+        self._held: dict[Any, tuple[dict[str, Any], Listing]] = {}
+        self._by_text: dict[bytes, Listing | RawListing] = {}
         self.held_at_most = held_at_most
 
     def __len__(self) -> int:
-        return len(self._held)
+        return len(self._held) + len(self._by_text)
 
-    def held(self, entry: dict[str, Any]) -> Listing | RawListing | None:
-        """What was made of ``entry`` when it was last sent exactly so: its listing, or
-        the stand-in a screen passed it over as (:meth:`keep`); ``None``: not held."""
-        key = entry.get("item_id")
-        if type(key) is not str and type(key) is not int:
-            return None
-        held = self._held.get(key)
-        return held[1] if held is not None and held[0] == entry else None
+    def recall(self, text: bytes) -> Listing | RawListing | None:
+        """What was made of a listing sent as exactly this JSON ``text`` (a screened
+        decode's): its listing, or the stand-in a screen passed it over as."""
+        return self._by_text.get(text)
 
-    def keep(self, entry: dict[str, Any], stand_in: RawListing) -> None:
-        """Hold the stand-in of a listing passed over, so that the same values sent again
-        give the same object (an engine keeps the decisions of unchanged listings)."""
-        key = entry.get("item_id")
-        if type(key) is str or type(key) is int:
-            if key not in self._held and len(self._held) >= self.held_at_most:
-                self._held.clear()
-            self._held[key] = (entry, stand_in)
+    def remember(self, text: bytes, made: Listing | RawListing) -> None:
+        """Hold what was made of ``text``: the same text sent again gives the same
+        object (an engine keeps the decisions of unchanged listings by identity)."""
+        if len(self._by_text) >= self.held_at_most:
+            self._by_text.clear()
+        self._by_text[text] = made
 
     def build(self, entry: dict[str, Any], context: dict[str, Any] | None) -> Listing:
         """``entry`` as a :class:`Listing` (raises :class:`ValidationError` as
@@ -104,8 +99,8 @@ class ListingMemo:
         held = self._held.get(key)
         # Python's equality (in C, nested values included): 1, 1.0 and true are equal, and
         # the listing's fields read them alike (lax int, float and bool)
-        if held is not None and held[0] == entry and type(held[1]) is not RawListing:
-            return held[1]  # type: ignore[return-value]
+        if held is not None and held[0] == entry:
+            return held[1]
         listing = Listing.model_validate(entry, context=context)
         if held is None and len(self._held) >= self.held_at_most:
             self._held.clear()  # simplest bound: a backtest's market has fewer than this
@@ -220,17 +215,12 @@ def _screened(
     memo: ListingMemo | None,
 ) -> SearchResponse:
     """:func:`decode_search` with a screen (see the module docstring)."""
-    try:
-        data = from_json(content)
-    except ValueError:
-        data = None
-    items = data.get("items") if isinstance(data, dict) else None
-    if not isinstance(items, dict) or not all(type(v) is list for v in items.values()):
-        # not JSON, or the envelope is odd: the full path gives its usual verdict
+    split = split_answer(content)
+    if split is None:  # not JSON, or the envelope is odd: the full path gives its verdict
         return decode_per_item(SearchResponse, content, context=context)
-    envelope = SearchResponse.model_validate({**data, "items": {}}, context=context)
-    validate = _build if memo is None else memo.build
-    held = None if memo is None else memo.held
+    fields, items = split
+    envelope = SearchResponse.model_validate({**fields, "items": {}}, context=context)
+    recall = None if memo is None else memo.recall
     judges: dict[str, Callable[[RawListing], bool] | None] = {}
     known = judges.get
     built: dict[str, tuple[Listing, ...]] = {}
@@ -241,36 +231,41 @@ def _screened(
     for key, found in items.items():
         keep: list[Listing] = []
         every: list[Listing | RawListing] = []
-        for position, entry in enumerate(found):
-            name = entry.get("name") if type(entry) is dict else None
-            if type(name) is str:
-                judge = known(name, _UNKNOWN)
-                if judge is _UNKNOWN:
-                    judge = judges[name] = screen(name)
-                if judge is not None:
-                    made = None if held is None else held(entry)
-                    if isinstance(made, Listing):
-                        keep.append(made)  # built before: the same listing
-                        every.append(made)
-                        continue
-                    stand_in = read_plain(entry) if made is None else made
-                    if stand_in is not None and not judge(stand_in):
-                        if made is None and memo is not None:
-                            memo.keep(entry, stand_in)
-                        passed_over += 1
-                        if stand_in.phase:
-                            phases.append((stand_in.item_id, stand_in.phase))
-                        every.append(stand_in)
-                        continue
-            try:
-                listing = validate(entry, context)
-            except ValidationError:
-                set_aside.append(_unreadable(entry, f"items.{key}.{position}", context))
+        for position, raw in enumerate(found):
+            text = None if recall is None else bytes(raw)  # a key for the memo
+            made = None if recall is None else recall(text)  # type: ignore[arg-type]
+            if isinstance(made, Listing):  # the same text as before: the same listing
+                keep.append(made)
+                every.append(made)
                 continue
+            stand_in = read_plain(raw) if made is None else made
+            if stand_in is not None:
+                judge = known(stand_in.name, _UNKNOWN)
+                if judge is _UNKNOWN:
+                    judge = judges[stand_in.name] = screen(stand_in.name)
+                if judge is not None and not judge(stand_in):
+                    if made is None and memo is not None:
+                        memo.remember(text, stand_in)  # type: ignore[arg-type]
+                    passed_over += 1
+                    if stand_in.phase:
+                        phases.append((stand_in.item_id, stand_in.phase))  # type: ignore[arg-type]
+                    every.append(stand_in)
+                    continue
+            if text is None:
+                text = bytes(raw)
+            try:  # in JSON mode, as the full decode reads it
+                listing = Listing.model_validate_json(text, context=context)
+            except ValidationError as exc:
+                set_aside.append(_set_aside(exc, text, f"items.{key}.{position}"))
+                continue
+            if memo is not None:
+                memo.remember(text, listing)
             keep.append(listing)
             every.append(listing)
         built[key] = tuple(keep)
         judged[key] = built[key] if len(every) == len(keep) else tuple(every)
+    # the fields the answer carried, as the full path has them: a missing success flag is
+    # told from a refusal by them
     answer = SearchResponse.model_construct(
         set(envelope.model_fields_set), success=envelope.success, msg=envelope.msg, items=built
     )
@@ -279,6 +274,17 @@ def _screened(
     answer._passed_over_phases = tuple(phases)
     answer._judged = judged if passed_over else None
     return answer
+
+
+def _set_aside(exc: ValidationError, text: bytes, path: str) -> SetAside:
+    """A listing that could not be read, worded as the full path words it."""
+    first = exc.errors(include_url=False, include_input=False)[0]
+    field = ".".join(str(p) for p in first["loc"] if not isinstance(p, int)) or "(item)"
+    try:
+        entry = from_json(text)
+    except ValueError:
+        entry = None
+    return SetAside(path, field, first["msg"], _key(entry))
 
 
 def _build(entry: dict[str, Any], context: dict[str, Any] | None) -> Listing:
