@@ -1,4 +1,4 @@
-"""A listing read from its JSON text for a prefilter: plain forms only, read as the model reads them.
+"""A listing read from its JSON text for a prefilter: plain forms only, read as its model.
 
 :func:`read_plain` makes a stand-in only when the listing's model would surely be built
 from the same text, and then holds what the model holds in every field the rules may read
@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from engine.models import (
     RAW_FIELDS,
@@ -177,10 +178,11 @@ def test_a_name_without_a_judge_is_built_whole_and_an_odd_envelope_decoded_in_fu
     full = decode_per_item(SearchResponse, content, context=CONTEXT)
     assert decode_search(content, None, context=CONTEXT, screen=lambda n: None).items == full.items
     odd = b'{"success": true, "items": {"a": {"b": 1}}}'
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(ValidationError) as full_error:
         decode_per_item(SearchResponse, odd, context=CONTEXT)
-    with pytest.raises(type(raised.value)):
+    with pytest.raises(ValidationError) as screened_error:
         decode_search(odd, None, context=CONTEXT, screen=_below(1))
+    assert screened_error.value.errors() == full_error.value.errors()
 
 
 def test_the_memo_gives_the_same_objects_for_the_same_text() -> None:

@@ -155,9 +155,12 @@ def test_the_ceiling_holds_and_a_name_no_rule_watches_is_passed_over() -> None:
     screen = RawScreen(ruleset, "csgo")
     cheap = read_plain(json.dumps({"name": REDLINE, "price": 5_000, "item_id": "1"}).encode())
     dear = read_plain(json.dumps({"name": REDLINE, "price": 50_000, "item_id": "2"}).encode())
-    assert cheap is not None and dear is not None
+    assert cheap is not None
+    assert dear is not None
     judge = screen(REDLINE)
     assert judge is not None
-    assert judge(cheap) and not judge(dear)
+    assert judge(cheap)
+    assert not judge(dear)
     unwatched = screen("Nothing | Watched (Field-Tested)")
-    assert unwatched is not None and not unwatched(cheap)
+    assert unwatched is not None
+    assert not unwatched(cheap)
