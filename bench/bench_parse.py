@@ -147,7 +147,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=31, help="measured pairs")
     parser.add_argument(
         "--shares",
-        default="0.1,0.15,0.5,1",
+        default="0.002,0.01,0.1,0.5,1",
         help="candidate shares to measure the screened decode at (comma-separated)",
     )
     args = parser.parse_args()
@@ -173,7 +173,7 @@ def main() -> None:
         lazy = decode_search(data, None, context=context, screen=screen)
         built = sum(len(v) for v in lazy.items.values())
         print(
-            f"screen at {share:.0%}: {built} candidates built ({built / listings:.1%}), "
+            f"screen at {share:.1%}: {built} candidates built ({built / listings:.1%}), "
             f"{lazy.passed_over} passed over unbuilt"
         )
 
@@ -192,7 +192,7 @@ def main() -> None:
             )
     loads_ms = statistics.median(loads)
     print(f"json.loads (baseline):              {loads_ms:8.2f} ms per response")
-    rows = [(f"decode_search, {share:.0%} built:", runs) for share, runs in screened.items()]
+    rows = [(f"decode_search, {share:.1%} price share:", runs) for share, runs in screened.items()]
     for label, runs in (*rows, ("SearchResponse.model_validate_json:", validate)):
         ratio = statistics.median(v / j for v, j in zip(runs, loads, strict=True))
         print(

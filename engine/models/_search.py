@@ -72,23 +72,25 @@ class ListingMemo:
 
     def __init__(self, held_at_most: int = 100_000) -> None:
         self._held: dict[Any, tuple[dict[str, Any], Listing]] = {}
-        self._by_text: dict[bytes, Listing | RawListing] = {}
+        self._by_text: dict[bytes, tuple[Listing | RawListing, object]] = {}
         self.held_at_most = held_at_most
 
     def __len__(self) -> int:
         return len(self._held) + len(self._by_text)
 
-    def recall(self, text: bytes) -> Listing | RawListing | None:
+    def recall(self, text: bytes) -> tuple[Listing | RawListing, object] | None:
         """What was made of a listing sent as exactly this JSON ``text`` (a screened
-        decode's): its listing, or the stand-in a screen passed it over as."""
+        decode's): its listing, or the stand-in a screen passed it over as, with the judge
+        that did (the same judge need not be asked again)."""
         return self._by_text.get(text)
 
-    def remember(self, text: bytes, made: Listing | RawListing) -> None:
-        """Hold what was made of ``text``: the same text sent again gives the same
-        object (an engine keeps the decisions of unchanged listings by identity)."""
+    def remember(self, text: bytes, made: Listing | RawListing, judge: object = None) -> None:
+        """Hold what was made of ``text`` (and the judge that passed a stand-in over):
+        the same text sent again gives the same object (an engine keeps the decisions
+        of unchanged listings by identity)."""
         if len(self._by_text) >= self.held_at_most:
             self._by_text.clear()
-        self._by_text[text] = made
+        self._by_text[text] = (made, judge)
 
     def build(self, entry: dict[str, Any], context: dict[str, Any] | None) -> Listing:
         """``entry`` as a :class:`Listing` (raises :class:`ValidationError` as
@@ -233,7 +235,8 @@ def _screened(
         every: list[Listing | RawListing] = []
         for position, raw in enumerate(found):
             text = None if recall is None else bytes(raw)  # a key for the memo
-            made = None if recall is None else recall(text)  # type: ignore[arg-type]
+            held = None if recall is None else recall(text)  # type: ignore[arg-type]
+            made = None if held is None else held[0]
             if isinstance(made, Listing):  # the same text as before: the same listing
                 keep.append(made)
                 every.append(made)
@@ -243,9 +246,12 @@ def _screened(
                 judge = known(stand_in.name, _UNKNOWN)
                 if judge is _UNKNOWN:
                     judge = judges[stand_in.name] = screen(stand_in.name)
-                if judge is not None and not judge(stand_in):
-                    if made is None and memo is not None:
-                        memo.remember(text, stand_in)  # type: ignore[arg-type]
+                # a stand-in this very judge passed over before is passed over again
+                if judge is not None and (
+                    (held is not None and held[1] is judge) or not judge(stand_in)
+                ):
+                    if memo is not None and (held is None or held[1] is not judge):
+                        memo.remember(text, stand_in, judge)  # type: ignore[arg-type]
                     passed_over += 1
                     if stand_in.phase:
                         phases.append((stand_in.item_id, stand_in.phase))  # type: ignore[arg-type]
