@@ -13,13 +13,27 @@ trimmed. Some 15% of validation is the cyclic garbage collector walking the ~22,
 objects an answer is made of (pausing it only moves that cost), and about a tenth
 ``Listing._normalise`` joining image addresses.
 
-With a prefilter (issue 20: ``decode_search``, name -> the highest price a rule would pay)
-only the candidates are built: here the 5 cheapest listings of each name, 10% of the
-answer, a realistic share for rules that buy below the market. Target: at most 1.0x
-``json.loads``. Last measured (2026-11-24, the machine under load ~6): median of pairs
-0.96x, 1.05x, 1.09x and 1.10x in four runs, fastest runs 0.82x-1.15x; in a quieter
-interleaved A/B 0.86x-0.96x, where pydantic-core's ``from_json`` alone is 0.61-0.66x.
-The full validation measured 2.12-2.43x in the same runs.
+With the rules' raw predicate (issue 20, point 2: ``decode_search(..., screen=RawScreen)``)
+only the listings some rule watching the name could accept are built: the answer is split
+into each listing's JSON text, each read by msgspec into a stand-in in plain forms only
+(an odd listing is built, and set aside as before), the rule's own checks run on the
+stand-in, and a listing passed over stays in place as its stand-in so that decisions and
+skip counts are those of the full decode. Measured here with one rule over every name
+(``max_price`` at a share of the price range, a float range, the game), at several
+shares: the trade-locked tenth of the answer is never built (the rule buys tradable
+listings only), so "100%" builds 90%.
+
+The realistic share: the shipped ``rules.example.yaml`` builds **0.18%** of the listings
+its searches show (3,110 of 1,772,512 over the first hour of ``bench_backtest.py``'s
+100k market, 1,001 search answers: its discount, float, phase and sticker rules turn
+nearly every listing down), so 1% is generous and 10% a rule set buying well into the
+market. Target: at most 1.0x ``json.loads``. Last measured (2026-11-25, 2 shared cores,
+load 4-9, two runs of 21 pairs): 0.1% built 0.76-0.82x, 0.5% built 0.75-0.78x, 9% built
+0.88-0.92x (target met), 44% built 1.45-1.56x, 90% built 2.29-2.46x; the full validation
+1.92-2.03x in the same runs. What the screened decode costs with nothing built: msgspec
+splitting the answer (~0.1x) and reading every listing typed (~0.4x), the stand-ins'
+values settled as the model reads them and the rules' checks (~0.1x each); each built
+listing then costs what the full decode pays for it.
 
 Run: ``.venv/bin/python bench/bench_parse.py [--reps N]``
 """
