@@ -66,7 +66,9 @@ class ListingMemo:
     from: a listing sent again exactly as before (most of a search's, from one search to
     the next) is the same :class:`Listing` (immutable), not built again. Only listings
     that were read are kept, so a value that is set aside is always read (and set aside)
-    again. Tied to one decode context (the client's image base address)."""
+    again. Tied to one decode context (the client's image base address). A screened
+    decode keys by each listing's JSON text instead (:meth:`recall`, :meth:`remember`),
+    and holds the stand-ins it passed over too."""
 
     __slots__ = ("_by_text", "_held", "held_at_most")
 
