@@ -13,13 +13,27 @@ trimmed. Some 15% of validation is the cyclic garbage collector walking the ~22,
 objects an answer is made of (pausing it only moves that cost), and about a tenth
 ``Listing._normalise`` joining image addresses.
 
-With a prefilter (issue 20: ``decode_search``, name -> the highest price a rule would pay)
-only the candidates are built: here the 5 cheapest listings of each name, 10% of the
-answer, a realistic share for rules that buy below the market. Target: at most 1.0x
-``json.loads``. Last measured (2026-11-24, the machine under load ~6): median of pairs
-0.96x, 1.05x, 1.09x and 1.10x in four runs, fastest runs 0.82x-1.15x; in a quieter
-interleaved A/B 0.86x-0.96x, where pydantic-core's ``from_json`` alone is 0.61-0.66x.
-The full validation measured 2.12-2.43x in the same runs.
+With the rules' raw predicate (issue 20, point 2: ``decode_search(..., screen=RawScreen)``)
+only the listings some rule watching the name could accept are built: the answer is split
+into each listing's JSON text, each read by msgspec into a stand-in in plain forms only
+(an odd listing is built, and set aside as before), the rule's own checks run on the
+stand-in, and a listing passed over stays in place as its stand-in so that decisions and
+skip counts are those of the full decode. Measured here with one rule over every name
+(``max_price`` at a share of the price range, a float range, the game), at several
+shares: the trade-locked tenth of the answer is never built (the rule buys tradable
+listings only), so "100%" builds 90%.
+
+The realistic share: the shipped ``rules.example.yaml`` builds **0.18%** of the listings
+its searches show (3,110 of 1,772,512 over the first hour of ``bench_backtest.py``'s
+100k market, 1,001 search answers: its discount, float, phase and sticker rules turn
+nearly every listing down), so 1% is generous and 10% a rule set buying well into the
+market. Target: at most 1.0x ``json.loads``. Last measured (2026-11-25, 2 shared cores,
+load 4-9, two runs of 21 pairs): 0.1% built 0.76-0.82x, 0.5% built 0.75-0.78x, 9% built
+0.88-0.92x (target met), 44% built 1.45-1.56x, 90% built 2.29-2.46x; the full validation
+1.92-2.03x in the same runs. What the screened decode costs with nothing built: msgspec
+splitting the answer (~0.1x) and reading every listing typed (~0.4x), the stand-ins'
+values settled as the model reads them and the rules' checks (~0.1x each); each built
+listing then costs what the full decode pays for it.
 
 Run: ``.venv/bin/python bench/bench_parse.py [--reps N]``
 """
@@ -36,14 +50,16 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from engine._plugins import make_plugin_host
 from engine.models import SearchResponse, decode_search
+from engine.rules import RawScreen, load_rules_text
 
 IMAGE_BASE_URL = "https://images.market.invalid/econ"
 NAMES = 50
 LISTINGS_PER_NAME = 50
 PHASES = ["Phase 1", "Phase 2", "Phase 3", "Phase 4", "Ruby", "Sapphire", "Black Pearl", "Emerald"]
 EXTERIORS = ["Factory New", "Minimal Wear", "Field-Tested", "Well-Worn", "Battle-Scarred"]
-CANDIDATES = 5  # per name: 10% of the answer
+PRICE_HIGH = 2_000_000
 STICKERS = [f"Sticker | Team {i} | Major 2025" for i in range(40)]
 
 
@@ -106,9 +122,28 @@ def build_response(seed: int = 2026) -> bytes:
         phased = n % 5 == 0
         base = f"★ Knife {n} | Doppler" if phased else f"AK-47 | Skin {n}"
         name = f"{base} ({EXTERIORS[n % len(EXTERIORS)]})"
-        prices = sorted(rng.randrange(1_000, 2_000_000) for _ in range(LISTINGS_PER_NAME))
+        prices = sorted(rng.randrange(1_000, PRICE_HIGH) for _ in range(LISTINGS_PER_NAME))
         items[name] = [_listing(rng, name, price, phased) for price in prices]
     return json.dumps({"success": True, "items": items}).encode()
+
+
+def screen_for(share: float) -> RawScreen:
+    """The raw predicate of a rule watching every name of :func:`build_response` whose
+    ``max_price`` lets ``share`` of the listings through (prices are spread evenly over
+    $1-$2,000), with a float range every listing passes (read on each stand-in) and the
+    game."""
+    ceiling = 1 + round(share * (PRICE_HIGH - 1))
+    text = f"""\
+account: {{base_url: "https://market.example.com"}}
+budgets: {{per_day: "50000.00", total: "50000.00"}}
+rules:
+  - name: candidates
+    match: {{patterns: ["AK-47 | *", "★ Knife *"], game: csgo}}
+    float: {{max: 1.0}}
+    max_price: "{ceiling / 1000:.3f}"
+"""
+    ruleset = load_rules_text(text, host=make_plugin_host(load_entry_points=False))
+    return RawScreen(ruleset, "csgo")
 
 
 def timed_ms(func: Callable[[], object]) -> float:
@@ -124,6 +159,11 @@ def timed_ms(func: Callable[[], object]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=31, help="measured pairs")
+    parser.add_argument(
+        "--shares",
+        default="0.002,0.01,0.1,0.5,1",
+        help="candidate shares to measure the screened decode at (comma-separated)",
+    )
     args = parser.parse_args()
 
     data = build_response()
@@ -137,35 +177,37 @@ def main() -> None:
         f"{stickers} stickers, {locked} trade-locked"
     )
 
-    # The engine searches the names its rules watch, and only listings at or below the
-    # highest max_price for a name can be bought: the realistic ceiling lets the cheapest
-    # CANDIDATES of each name's 50 through (a rule buys below the market, not at it).
-    ceilings = {
-        name: sorted(x.price for x in found)[CANDIDATES - 1] for name, found in parsed.items.items()
-    }
-    lazy = decode_search(data, ceilings, context=context)
-    built = sum(len(v) for v in lazy.items.values())
-    print(
-        f"prefilter: {built} candidates built ({built / listings:.0%}), "
-        f"{lazy.passed_over} passed over by name and price"
-    )
+    # The engine searches the names its rules watch and hands the decode its rules'
+    # raw predicate (engine.rules.RawScreen): only the listings some rule could accept
+    # are built. One rule over every name of the answer (max_price, a float range and
+    # the game, as the shipped rules check), its max_price set for each candidate share.
+    shares = [float(x) for x in args.shares.split(",")]
+    screens = {share: screen_for(share) for share in shares}
+    for share, screen in screens.items():
+        lazy = decode_search(data, None, context=context, screen=screen)
+        built = sum(len(v) for v in lazy.items.values())
+        print(
+            f"screen at {share:.1%}: {built} candidates built ({built / listings:.1%}), "
+            f"{lazy.passed_over} passed over unbuilt"
+        )
 
     # Measure in alternation so all see the same machine load, and compare each pair:
     # the median of the per-pair ratios is steadier than a ratio of medians on a shared
     # machine.
     loads: list[float] = []
     validate: list[float] = []
-    prefiltered: list[float] = []
+    screened: dict[float, list[float]] = {share: [] for share in shares}
     for _ in range(args.reps):
         loads.append(timed_ms(lambda: json.loads(data)))
         validate.append(timed_ms(lambda: SearchResponse.model_validate_json(data, context=context)))
-        prefiltered.append(timed_ms(lambda: decode_search(data, ceilings, context=context)))
+        for share, screen in screens.items():
+            screened[share].append(
+                timed_ms(lambda s=screen: decode_search(data, None, context=context, screen=s))  # type: ignore[misc]
+            )
     loads_ms = statistics.median(loads)
     print(f"json.loads (baseline):              {loads_ms:8.2f} ms per response")
-    for label, runs in (
-        ("decode_search (prefilter):", prefiltered),
-        ("SearchResponse.model_validate_json:", validate),
-    ):
+    rows = [(f"decode_search, {share:.1%} price share:", runs) for share, runs in screened.items()]
+    for label, runs in (*rows, ("SearchResponse.model_validate_json:", validate)):
         ratio = statistics.median(v / j for v, j in zip(runs, loads, strict=True))
         print(
             f"{label:35s} {statistics.median(runs):8.2f} ms per response, "

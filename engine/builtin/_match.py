@@ -118,6 +118,9 @@ def compile_match(value: Match, rule: RuleContext) -> Compiled:
         games=frozenset() if value.game is None else frozenset({value.game}),
         needs_search=False,
         listing_only=True,  # the listing's fields, its name and the context's game
+        raw_fields=frozenset(
+            {"phase", *(["brand"] if value.brand else []), *(["type"] if value.type else [])}
+        ),
     )
 
 

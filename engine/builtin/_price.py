@@ -324,6 +324,7 @@ def compile_price(value: PriceBounds, rule: RuleContext) -> Compiled:
         summary=f"price {format_usd(low)}-{shown_high}",
         needs_search=False,
         listing_only=True,
+        raw_fields=frozenset({"price"}),
     )
 
 
@@ -420,6 +421,13 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
         # against the listing's own platform_price alone: its quote is as of now, so no
         # guard or reason reads the clock (age 0), and no other reference is read
         listing_only=value.sources == (PlatformPrice.name,),
+        # what the chooser reads of the listing (its phase: the reasons of a missing
+        # reference name it), and the stickers a weight adds to the reference
+        raw_fields=frozenset(
+            {"price", "platform_price", "phase", *(["stickers"] if sticker_weighted(rule) else [])}
+        )
+        if value.sources == (PlatformPrice.name,)
+        else None,
     )
 
 

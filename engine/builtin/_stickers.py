@@ -170,6 +170,7 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
         needs_search=needs_details,
         feed_test=could_be_enough if needs_details else None,
         listing_only=True,
+        raw_fields=frozenset({"stickers", "sticker_names"}),
     )
 
 

@@ -101,6 +101,7 @@ def compile_float(value: FloatRange, rule: RuleContext) -> Compiled:
         summary=f"float {low:g}-{high:g}",
         needs_search=False,
         listing_only=True,
+        raw_fields=frozenset({"float_value"}),
     )
 
 
@@ -143,6 +144,7 @@ def compile_phases(value: frozenset[str], rule: RuleContext) -> Compiled:
         summary=f"phase {shown}",
         needs_search=False,
         listing_only=True,
+        raw_fields=frozenset({"phase"}),
     )
 
 

@@ -16,6 +16,7 @@ from ..models import (
     PlatformItemsResponse,
     PlatformTokenResult,
     Prefilter,
+    Screen,
     SearchResponse,
     SearchResponseV1,
     SimpleResult,
@@ -138,6 +139,7 @@ class MarketClient(BuyingAPI):
         include_hold: bool = False,
         lane: Lane = Lane.BACKGROUND,
         prefilter: Prefilter | None = None,
+        screen: Screen | None = None,
     ) -> SearchResponse:
         """Listings (at most 50 each, cheapest first) for up to 50 item names (v2; adds
         stickers and the reference price). Uses the ``search`` bucket at ``lane``.
@@ -145,7 +147,10 @@ class MarketClient(BuyingAPI):
         ``prefilter`` (item name -> the highest price any rule would pay, ``None`` when
         no rule watches it) builds only the listings that can be bought: the others are
         counted in :attr:`SearchResponse.passed_over`, unread
-        (:func:`~engine.models.decode_search`)."""
+        (:func:`~engine.models.decode_search`). A ``screen`` (an engine's rules compiled
+        over raw values: ``engine.rules.RawScreen``) builds only the listings some rule
+        could accept, the others kept as stand-ins in
+        :attr:`SearchResponse.judged_items`."""
         q = Query(ep.SEARCH_V2.label)
         q.choice("game", game, GAMES)
         q.repeated("name", name, max_count=MAX_NAMES)
@@ -159,6 +164,7 @@ class MarketClient(BuyingAPI):
             params=q.items,
             lane=lane,
             prefilter=prefilter,
+            screen=screen,
             memo=self.listing_memo,
         )
 

@@ -20,7 +20,7 @@ import httpx
 from .._clock import Clock, SystemClock
 from .._errors import APIError, ConfigError, RateLimited, Unavailable
 from .._limiter import Lane
-from ..models import ListingMemo, PerItem, Prefilter, SetAside, WireModel
+from ..models import ListingMemo, PerItem, Prefilter, Screen, SetAside, WireModel
 from ..snapshot import CHANGES_EXTENSION, SnapshotChanges
 from ._endpoints import ENDPOINT_BUCKETS, Endpoint
 from ._responses import decode, http_error, transport_error
@@ -139,6 +139,7 @@ class ClientCore:
         lane: Lane = Lane.BACKGROUND,
         project_ids: tuple[str, ...] = (),
         prefilter: Prefilter | None = None,
+        screen: Screen | None = None,
         memo: ListingMemo | None = None,
     ) -> M:
         """Send, check the status, and decode the answer as ``model`` (a search answer
@@ -161,6 +162,7 @@ class ClientCore:
                 image_base_url=self._image_base_url,
                 project_ids=project_ids,
                 prefilter=prefilter,
+                screen=screen,
                 memo=memo,
             )
         except APIError as exc:

@@ -47,6 +47,7 @@ from .._errors import (
 from ..models import (
     ListingMemo,
     Prefilter,
+    Screen,
     SearchResponse,
     WireModel,
     decode_per_item,
@@ -204,6 +205,7 @@ def decode(
     project_ids: tuple[str, ...] = (),
     check_refusal: bool = True,
     prefilter: Prefilter | None = None,
+    screen: Screen | None = None,
     memo: ListingMemo | None = None,
 ) -> M:
     """A 2xx answer as ``model``, or the error it means (raised).
@@ -211,14 +213,17 @@ def decode(
     With ``check_refusal=False`` a well-formed ``success: false`` answer is returned as is
     (the bulk purchase reads its per-item results itself), and a badly shaped one is never
     read as a refusal. A ``prefilter`` (v2 search answers only) builds only the listings
-    it lets through (:func:`~engine.models.decode_search`); a ``memo`` (v2 search
+    it lets through (:func:`~engine.models.decode_search`), a ``screen`` those some rule
+    could accept; a ``memo`` (v2 search
     answers only) gives back the listings sent again as before without building them.
     """
     content = response.content
     context = {"image_base_url": image_base_url}
     try:
-        if (prefilter is not None or memo is not None) and model is SearchResponse:
-            parsed = cast(M, decode_search(content, prefilter, context=context, memo=memo))
+        if (prefilter or screen or memo) is not None and model is SearchResponse:
+            parsed = cast(
+                M, decode_search(content, prefilter, context=context, memo=memo, screen=screen)
+            )
         else:
             parsed = decode_per_item(model, content, context=context)
     except pydantic.ValidationError as exc:

@@ -45,7 +45,8 @@ from ._market import (
 )
 from ._per_item import PerItem, SetAside, decode_item, decode_per_item
 from ._prices import PriceItem
-from ._search import ListingMemo, Prefilter, decode_search
+from ._raw import RAW_FIELDS, RawListing, RawSticker, read_plain, split_answer
+from ._search import ListingMemo, Prefilter, Screen, decode_search
 from ._trading import (
     BulkBuyItemResult,
     BulkBuyResponse,
@@ -70,6 +71,7 @@ from ._types import PHASES, WireModel, join_image_url, parse_epoch
 
 __all__ = [
     "PHASES",
+    "RAW_FIELDS",
     "BulkBuyItemResult",
     "BulkBuyResponse",
     "BuyOrder",
@@ -99,8 +101,11 @@ __all__ = [
     "PriceItem",
     "ProjectTrade",
     "ProjectTradesResponse",
+    "RawListing",
+    "RawSticker",
     "RemoveAllResult",
     "RemoveBuyOrderResult",
+    "Screen",
     "SearchResponse",
     "SearchResponseV1",
     "SetAside",
@@ -129,4 +134,6 @@ __all__ = [
     "decode_search",
     "join_image_url",
     "parse_epoch",
+    "read_plain",
+    "split_answer",
 ]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from decimal import ROUND_FLOOR
 from typing import Annotated, Self
 
 from pydantic import AliasChoices, Field, PrivateAttr, ValidationInfo, model_validator
 
 from ._per_item import ANY_KEY, INDEX, PerItem, SetAside
+from ._raw import RawListing
 from ._types import (
     Difference,
     Epoch,
@@ -160,6 +161,17 @@ class SearchResponse(PerItem):
     items: dict[str, tuple[Listing, ...]] = Field(default_factory=dict)
     _passed_over: int = PrivateAttr(default=0)
     _passed_over_phases: tuple[tuple[str, str], ...] = PrivateAttr(default=())
+    _judged: dict[str, tuple[Listing | RawListing, ...]] | None = PrivateAttr(default=None)
+
+    @property
+    def judged_items(self) -> Mapping[str, tuple[Listing | RawListing, ...]]:
+        """:attr:`items` with the listings a screen passed over (see
+        :func:`~engine.models.decode_search`) in their places, as :class:`RawListing`
+        stand-ins: every listing the full decode would have built, in the answer's
+        order, for a caller that judges or counts every one (the rules turn each stand-in
+        down, for the reasons they would give its model). :attr:`items` when none was
+        passed over that way."""
+        return self.items if self._judged is None else self._judged
 
     @property
     def passed_over(self) -> int:

@@ -18,6 +18,16 @@ and the phases of passed-over listings are kept (:attr:`SearchResponse.passed_ov
 for callers that learn from every listing seen. A broken envelope falls back to the full
 decode, which gives its usual error.
 
+With a *screen* instead (item name -> a judge of :class:`RawListing` stand-ins, or
+``None`` to build every listing of the name; what an engine compiles from its rules:
+``engine.rules.RawScreen``), a listing is passed over only when its values are all in
+a plain form (:func:`read_plain`: one the model surely accepts, read to the same values)
+and the judge says no rule could accept it; it is kept as its stand-in, in its place,
+in :attr:`SearchResponse.judged_items`, so a caller judging or counting every listing
+sees each one (the rules turn the stand-in down for the reasons they would give its
+model). An odd listing is never passed over: it is built, and set aside as without a
+screen.
+
 Without a prefilter every listing is built (the full decode's listings), and with a
 :class:`ListingMemo` a listing sent exactly as in an earlier answer is that answer's
 :class:`Listing` again: searches repeat most of their listings, and a backtest's whole
@@ -35,8 +45,9 @@ from pydantic_core import from_json, to_json
 
 from ._market import Listing, SearchResponse
 from ._per_item import SetAside, _key, decode_per_item
+from ._raw import RawListing, read_plain, split_answer
 
-__all__ = ["ListingMemo", "Prefilter", "decode_search"]
+__all__ = ["ListingMemo", "Prefilter", "Screen", "decode_search"]
 
 _UNKNOWN: Any = object()
 
@@ -44,22 +55,44 @@ Prefilter = Callable[[str], int | None] | Mapping[str, int | None]
 """Item name -> the highest price (USD x 1000) any rule would pay for it, or ``None`` when
 no rule watches the name (a mapping is read with ``.get``)."""
 
+Screen = Callable[[str], Callable[[RawListing], bool] | None]
+"""Item name -> a judge of the name's plain listings (``True``: some rule could accept
+it, build it; ``False``: every rule turns it down, pass it over), or ``None``: build every
+listing of the name (see :func:`decode_search`)."""
+
 
 class ListingMemo:
     """The listings one client built lately, by item id, with the values they were built
     from: a listing sent again exactly as before (most of a search's, from one search to
     the next) is the same :class:`Listing` (immutable), not built again. Only listings
     that were read are kept, so a value that is set aside is always read (and set aside)
-    again. Tied to one decode context (the client's image base address)."""
+    again. Tied to one decode context (the client's image base address). A screened
+    decode keys by each listing's JSON text instead (:meth:`recall`, :meth:`remember`),
+    and holds the stand-ins it passed over too."""
 
-    __slots__ = ("_held", "held_at_most")
+    __slots__ = ("_by_text", "_held", "held_at_most")
 
     def __init__(self, held_at_most: int = 100_000) -> None:
         self._held: dict[Any, tuple[dict[str, Any], Listing]] = {}
+        self._by_text: dict[bytes, tuple[Listing | RawListing, object]] = {}
         self.held_at_most = held_at_most
 
     def __len__(self) -> int:
-        return len(self._held)
+        return len(self._held) + len(self._by_text)
+
+    def recall(self, text: bytes) -> tuple[Listing | RawListing, object] | None:
+        """What was made of a listing sent as exactly this JSON ``text`` (a screened
+        decode's): its listing, or the stand-in a screen passed it over as, with the judge
+        that did (the same judge need not be asked again)."""
+        return self._by_text.get(text)
+
+    def remember(self, text: bytes, made: Listing | RawListing, judge: object = None) -> None:
+        """Hold what was made of ``text`` (and the judge that passed a stand-in over):
+        the same text sent again gives the same object (an engine keeps the decisions
+        of unchanged listings by identity)."""
+        if len(self._by_text) >= self.held_at_most:
+            self._by_text.clear()
+        self._by_text[text] = (made, judge)
 
     def build(self, entry: dict[str, Any], context: dict[str, Any] | None) -> Listing:
         """``entry`` as a :class:`Listing` (raises :class:`ValidationError` as
@@ -85,11 +118,25 @@ def decode_search(
     *,
     context: dict[str, Any] | None = None,
     memo: ListingMemo | None = None,
+    screen: Screen | None = None,
 ) -> SearchResponse:
-    """``content`` (a v2 search answer) with only the listings ``prefilter`` lets through
-    built (see the module docstring; every listing without one), those sent as before
-    taken from ``memo`` when given. Raises :class:`pydantic.ValidationError` as
-    :func:`decode_per_item` does when the answer itself is broken."""
+    """``content`` (a v2 search answer) with only the listings ``prefilter`` or
+    ``screen`` lets through built (see the module docstring; every listing without
+    either), those sent as before taken from ``memo`` when given. Raises
+    :class:`pydantic.ValidationError` as :func:`decode_per_item` does when the answer
+    itself is broken."""
+    if screen is not None:
+        # The parsed values are freed by reference counting as soon as the answer is
+        # decoded: the cyclic collector, triggered by their ~20,000 allocations and then
+        # by the candidates' models, would only walk objects that are about to go anyway
+        # or hold no cycle (about a tenth of the decode in bench_parse.py).
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return _screened(content, screen, context, memo)
+        finally:
+            if paused:
+                gc.enable()
     ceiling: Any
     if prefilter is None:
         ceiling = None
@@ -163,6 +210,89 @@ def decode_search(
     answer._passed_over = passed_over
     answer._passed_over_phases = tuple(phases)
     return answer
+
+
+def _screened(
+    content: bytes | str,
+    screen: Screen,
+    context: dict[str, Any] | None,
+    memo: ListingMemo | None,
+) -> SearchResponse:
+    """:func:`decode_search` with a screen (see the module docstring)."""
+    split = split_answer(content)
+    if split is None:  # not JSON, or the envelope is odd: the full path gives its verdict
+        return decode_per_item(SearchResponse, content, context=context)
+    fields, items = split
+    envelope = SearchResponse.model_validate({**fields, "items": {}}, context=context)
+    recall = None if memo is None else memo.recall
+    judges: dict[str, Callable[[RawListing], bool] | None] = {}
+    known = judges.get
+    built: dict[str, tuple[Listing, ...]] = {}
+    judged: dict[str, tuple[Listing | RawListing, ...]] = {}
+    set_aside: list[SetAside] = []
+    phases: list[tuple[str, str]] = []
+    passed_over = 0
+    for key, found in items.items():
+        keep: list[Listing] = []
+        every: list[Listing | RawListing] = []
+        for position, raw in enumerate(found):
+            text = None if recall is None else bytes(raw)  # a key for the memo
+            held = None if recall is None else recall(text)  # type: ignore[arg-type]
+            made = None if held is None else held[0]
+            if isinstance(made, Listing):  # the same text as before: the same listing
+                keep.append(made)
+                every.append(made)
+                continue
+            stand_in = read_plain(raw) if made is None else made
+            if stand_in is not None:
+                judge = known(stand_in.name, _UNKNOWN)
+                if judge is _UNKNOWN:
+                    judge = judges[stand_in.name] = screen(stand_in.name)
+                # a stand-in this very judge passed over before is passed over again
+                if judge is not None and (
+                    (held is not None and held[1] is judge) or not judge(stand_in)
+                ):
+                    if memo is not None and (held is None or held[1] is not judge):
+                        memo.remember(text, stand_in, judge)  # type: ignore[arg-type]
+                    passed_over += 1
+                    if stand_in.phase:
+                        phases.append((stand_in.item_id, stand_in.phase))  # type: ignore[arg-type]
+                    every.append(stand_in)
+                    continue
+            if text is None:
+                text = bytes(raw)
+            try:  # in JSON mode, as the full decode reads it
+                listing = Listing.model_validate_json(text, context=context)
+            except ValidationError as exc:
+                set_aside.append(_set_aside(exc, text, f"items.{key}.{position}"))
+                continue
+            if memo is not None:
+                memo.remember(text, listing)
+            keep.append(listing)
+            every.append(listing)
+        built[key] = tuple(keep)
+        judged[key] = built[key] if len(every) == len(keep) else tuple(every)
+    # the fields the answer carried, as the full path has them: a missing success flag is
+    # told from a refusal by them
+    answer = SearchResponse.model_construct(
+        set(envelope.model_fields_set), success=envelope.success, msg=envelope.msg, items=built
+    )
+    answer._set_aside = tuple(set_aside)
+    answer._passed_over = passed_over
+    answer._passed_over_phases = tuple(phases)
+    answer._judged = judged if passed_over else None
+    return answer
+
+
+def _set_aside(exc: ValidationError, text: bytes, path: str) -> SetAside:
+    """A listing that could not be read, worded as the full path words it."""
+    first = exc.errors(include_url=False, include_input=False)[0]
+    field = ".".join(str(p) for p in first["loc"] if not isinstance(p, int)) or "(item)"
+    try:
+        entry = from_json(text)
+    except ValueError:
+        entry = None
+    return SetAside(path, field, first["msg"], _key(entry))
 
 
 def _build(entry: dict[str, Any], context: dict[str, Any] | None) -> Listing:

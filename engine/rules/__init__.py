@@ -41,6 +41,7 @@ from ._kinds import blank_numbers
 from ._load import LoadResult, check_rules_file, check_rules_text, load_rules, load_rules_text
 from ._names import NameParts, doppler_phases, known_phases, split_name
 from ._portfolio import VALUE_SOURCES, PortfolioSettings
+from ._prefilter import RawScreen, raw_judged
 from ._prices import ListSettings, PricesSettings
 from ._schema import (
     CORE_RULE_KEYS,
@@ -98,6 +99,7 @@ __all__ = [
     "Problem",
     "Quote",
     "RateLimits",
+    "RawScreen",
     "ReasonKind",
     "RuleContext",
     "RuleSet",
@@ -122,6 +124,7 @@ __all__ = [
     "load_rules_text",
     "parse_duration",
     "parse_percent",
+    "raw_judged",
     "rejection_kinds",
     "rejection_reasons",
     "scan",

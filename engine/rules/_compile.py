@@ -57,6 +57,9 @@ Check = Callable[[Listing, NameView, EvalContext], list[str] | None]
 Passes = Callable[[Listing, NameView, EvalContext], bool]
 """A rule's whole per-listing check: ``None`` when every predicate passes, else reasons."""
 
+CORE_RAW_FIELDS = frozenset({"price", "unlock_at"})
+"""What the core's checks (``max_price``, the trade lock) read of a listing."""
+
 _VIEW_CACHE_LIMIT = 500_000
 
 IndexEntry = tuple[()] | tuple[NameView, tuple["CompiledRule", ...], Plan]
@@ -103,6 +106,10 @@ class CompiledRule:
     needs_search: bool = False
     """A criterion of the rule needs more than a feed event carries (see
     :attr:`Compiled.needs_search`): a feed listing is confirmed by a search first."""
+    raw_fields: frozenset[str] | None = None
+    """What the rule's checks read of a listing when every criterion that judges
+    listings declares :attr:`Compiled.raw_fields` (the core's: price and trade lock);
+    ``None`` when one does not (the rule's listings are always built)."""
     feed_passes: Passes | None = field(default=None, repr=False)
     """What the feed can tell of the rule: the core checks, the criteria that need no
     search, and the :attr:`Compiled.feed_test` of those that do and declare one (the
@@ -316,6 +323,7 @@ def compile_rule(
         trade_locked=declared.trade_locked,
         needs_search=declared.needs_search,
         listing_only=declared.listing_only,
+        raw_fields=None if declared.raw_fields is None else frozenset(declared.raw_fields),
         tests=tuple(tests),
     )
     return rule, problems
@@ -332,6 +340,7 @@ class _Declared:
         self.trade_locked: float | None = None
         self.needs_search = False
         self.listing_only = True
+        self.raw_fields: set[str] | None = set(CORE_RAW_FIELDS)
 
     def add(
         self,
@@ -352,6 +361,11 @@ class _Declared:
             self.needs_search = True
         if not compiled.listing_only and (compiled.predicate or compiled.test) is not None:
             self.listing_only = False
+        if (compiled.predicate or compiled.test) is not None and self.raw_fields is not None:
+            if compiled.raw_fields is None:
+                self.raw_fields = None
+            else:
+                self.raw_fields |= compiled.raw_fields
         if compiled.trade_locked is not None:
             self.trade_locked = max(self.trade_locked or 0.0, float(compiled.trade_locked))
         unknown = [n for n in compiled.references if n not in price_sources]

@@ -255,6 +255,16 @@ class Compiled:
     """The kind of the reason ``predicate`` gives a listing, without its text (see
     :data:`ReasonKind`); ``None``: the engine counts this criterion's reasons from their
     text. Ignored without a predicate."""
+    raw_fields: frozenset[str] | None = None
+    """The raw form of the criterion: the :class:`~engine.models.Listing` attributes its
+    predicate, ``test`` and ``kinds`` read (beside the name view and the context's game),
+    all among :data:`engine.models.RAW_FIELDS`. A criterion that declares them, and is
+    :attr:`listing_only`, is run on a search listing's
+    :class:`~engine.models.RawListing` stand-in before any model is built, so a listing
+    that no rule watching its name can accept is never built (``engine.rules.RawScreen``);
+    it must then read nothing else of the listing (the stand-in has nothing else).
+    ``None`` (the default): the criterion may accept anything, so its rule's listings
+    are always built."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,7 +67,7 @@ from ._feedwatch import FeedSettings, FeedWatch
 from ._gate import GateSettings, StartGate, TradingRefused
 from ._guard import LoopGuard, unwrap
 from ._heap import HeapPolicy, HeapSettings
-from ._judged import JudgedNames, decide_search
+from ._judged import JudgedNames, decide_search, judged_listings, search_screen
 from ._orders import OrderManager
 from ._reconciler import Reconciler, ReconcilerSettings
 from ._schedule import SearchPacer, SearchSchedule
@@ -546,10 +546,10 @@ class Engine(SnapshotWatch, OperatorControls):
         sent_at = self.clock.now()
         # taken now: a feed listing told while the request is on its way may be newer
         # than the answer, and waits for the next search of its name
-        confirming = self.feedwatch.confirming(batch)
+        screen = search_screen(self, game, confirming := self.feedwatch.confirming(batch))
         try:
             answer = await self.client.search_items_by_name(
-                batch, game=game, include_hold=self.include_hold, lane=lane
+                batch, game=game, include_hold=self.include_hold, lane=lane, screen=screen
             )
         except BaseException:
             self.feedwatch.confirm.put_back(confirming)  # its names are still flagged
@@ -558,16 +558,16 @@ class Engine(SnapshotWatch, OperatorControls):
         self.pacer.sent(sent_at, background=lane is Lane.BACKGROUND)
         self.schedule.searched(batch, at=now)
         self.status.searches += 1
-        listings: list[Listing] = [x for found in answer.items.values() for x in found]
-        self.feedwatch.searched(answer.items, game)
+        items, listings = judged_listings(answer)  # with what a screen passed over unbuilt
+        self.feedwatch.searched(items, game)
         if self.paper is not None:  # before this answer's own decisions: it judges older ones
-            await self.paper.saw_search(answer.items, sent_at, game)
+            await self.paper.saw_search(items, sent_at, game)
         self.status.listings_seen += len(listings)
         self.references.learn_phases(listings)
         # only what changed since it was last judged is judged again (_judged.py)
-        decisions, context = await decide_search(self, answer.items, listings, now, game)
+        decisions, context = await decide_search(self, items, listings, now, game)
         confirmed: set[str] = (
-            self.feedwatch.confirmed(confirming, answer.items, decisions) if confirming else set()
+            self.feedwatch.confirmed(confirming, items, decisions) if confirming else set()
         )
         bought = await self._buy(decisions, context)
         if confirmed:

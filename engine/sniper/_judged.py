@@ -13,6 +13,16 @@ afresh. A name with a pair that passed its rules' checks is never kept: those go
 the budget and the ledger each time.
 
 Sans-I/O and clock-free: the engine asks, keeps and forgets; live and backtest alike.
+
+What a search reads to begin with: the engine hands its search requests the rules' raw
+predicate (``engine.rules.RawScreen``, one per rule set and game, :func:`search_screen`):
+a listing no rule watching its name could accept is not built, but kept in its place as
+its stand-in (``SearchResponse.judged_items``, :func:`judged_listings`), so the decisions
+and the skip counts (the status, a backtest's report) are those of the full decode. The
+screen is left out (every listing built) when another reader needs the models of every
+listing: the paper desk (a dearer listing proves a pending item gone) and the live feed
+(a confirming search reads the dearest listing shown, the feed's known listings keep the
+search's stickers, the cheap audit counts what a search shows).
 """
 
 from __future__ import annotations
@@ -23,16 +33,54 @@ from itertools import chain
 from operator import attrgetter, is_, itemgetter
 from typing import TYPE_CHECKING, Any, cast
 
-from ..models import Listing
-from ..rules import Decision, EvalContext, RuleSet, scan
+from ..models import Listing, SearchResponse
+from ..rules import Decision, EvalContext, RawScreen, RuleSet, scan
 from ._status import SkipTally, tally_skips
 
 if TYPE_CHECKING:
+    from ._confirm import Candidate
     from ._engine import Engine
 
-__all__ = ["Judge", "JudgedNames", "decide_search"]
+__all__ = ["Judge", "JudgedNames", "decide_search", "judged_listings", "search_screen"]
 
 log = logging.getLogger("snipe.engine")
+
+_SCREENS: dict[tuple[int, str | None], tuple[RuleSet, RawScreen]] = {}
+"""The screens made, by (rule set, game): a screen learns each name's judge once."""
+
+_SCREENS_HELD = 16
+
+
+def search_screen(
+    engine: Engine, game: str | None, confirming: Mapping[str, list[Candidate]]
+) -> RawScreen | None:
+    """The screen for a search of ``game`` by ``engine`` now (see the module's
+    docstring), or ``None``: build every listing."""
+    if engine.paper is not None or confirming or engine.feedwatch.enabled:
+        return None
+    ruleset = engine.ruleset
+    key = (id(ruleset), game)
+    held = _SCREENS.get(key)
+    if held is not None and held[0] is ruleset:
+        return held[1]
+    if len(_SCREENS) >= _SCREENS_HELD:
+        _SCREENS.clear()
+    screen = RawScreen(ruleset, game)
+    _SCREENS[key] = (ruleset, screen)
+    return screen
+
+
+def judged_listings(
+    answer: SearchResponse,
+) -> tuple[Mapping[str, Sequence[Listing]], list[Listing]]:
+    """A search answer's listings by searched name, and all of them in that order, as
+    the engine judges and counts them: the built listings with the stand-ins of those a
+    screen passed over in their places (``SearchResponse.judged_items``). A stand-in
+    carries what the rules read of a listing, its id and its phase: what judging,
+    counting and learning phases read (the rules turn it down, so nothing buys it)."""
+    items = cast("Mapping[str, Sequence[Listing]]", answer.judged_items)
+    return items, [x for found in items.values() for x in found]
+
 
 HELD_AT_MOST = 20_000
 """How many names' decisions are kept at most (all forgotten when full: the simplest
