@@ -70,13 +70,10 @@ machine, shared, load ~8):
 - no confirming search (rule ``deals``): feed median 0.170 s, p95 0.289 s (58 of 58
   requested): target (<= 0.25 s / <= 1 s) met; the snapshot way median 20.2 s, p95
   57.3 s: 119x / 199x. Confirmed by a search (rule ``stickered``): median 2.17 s, p95
-  22.55 s (55 of 56), the same on main in this session (c9958dc: 2.16 s / 22.56 s;
-  s6 measured 1.61 s / 3.71 s before the start's search of every watched name, 20
-  searches at the whole budget's pace, came in with 0dee3c8). Found (04:58 UTC, main):
-  that sweep filled the search window, and confirmations waited for slots to leave it
-  (the waits bunched at the first minute's end); with the feed connected a background
-  search now leaves half the window to the priority lane (``SearchPacer.feed_keeps_free``):
-  stickered median 1.61 s, p95 3.65 s (55 of 56); deals 0.180 s / 0.300 s.
+  22.55 s: the start's search of every watched name (0dee3c8) filled the search window,
+  and confirmations waited for slots to leave it. Now (main, 04:50 UTC) a background
+  search leaves half the window to them while the feed is connected
+  (``SearchPacer.feed_keeps_free``): stickered median 1.61 s, p95 3.65 s (55 of 56).
 - the engine under the feed: 150,623 events handled (418/s, bursts of 2,800/s), busy
   4.8% of the time; an event waited p50 0 ms, p99 29 ms, max 313 ms; 0 missed.
 - frames: the sandbox sends a connection its subscribed games' events only: csgo made
