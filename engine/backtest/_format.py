@@ -472,32 +472,27 @@ def _lines(path: Path) -> Iterator[bytes]:
     inflater = zlib.decompressobj(wbits=31)
     pending = b""
     consumed = 0
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise RecordingError(f"cannot read ({exc.strerror})", location=str(path)) from None
-    with handle:
-        while True:
-            chunk = handle.read(_READ_SIZE)
-            if not chunk:
-                break
-            try:
-                data = inflater.decompress(chunk)
-            except zlib.error as exc:
-                raise RecordingError(
-                    f"damaged gzip data near compressed byte {consumed}: {exc}",
-                    location=str(path),
-                ) from None
-            consumed += len(chunk)
-            if inflater.eof and inflater.unused_data.strip(b"\0"):
-                raise RecordingError(
-                    f"unexpected data after the gzip stream at compressed byte "
-                    f"{consumed - len(inflater.unused_data)}",
-                    location=str(path),
-                )
-            pending += data
-            *complete, pending = pending.split(b"\n")
-            yield from complete
+    while True:
+        chunk = _read_chunk(path, consumed)
+        if not chunk:
+            break
+        try:
+            data = inflater.decompress(chunk)
+        except zlib.error as exc:
+            raise RecordingError(
+                f"damaged gzip data near compressed byte {consumed}: {exc}",
+                location=str(path),
+            ) from None
+        consumed += len(chunk)
+        if inflater.eof and inflater.unused_data.strip(b"\0"):
+            raise RecordingError(
+                f"unexpected data after the gzip stream at compressed byte "
+                f"{consumed - len(inflater.unused_data)}",
+                location=str(path),
+            )
+        pending += data
+        *complete, pending = pending.split(b"\n")
+        yield from complete
     if not inflater.eof:
         raise RecordingError(
             f"truncated: the gzip stream ends without its trailer after {consumed} bytes",
@@ -505,6 +500,18 @@ def _lines(path: Path) -> Iterator[bytes]:
         )
     if pending:
         raise RecordingError("truncated: the last line has no end", location=str(path))
+
+
+def _read_chunk(path: Path, offset: int) -> bytes:
+    # the file is open only while a chunk is read: a reader dropped between two records
+    # (a cut run stops early, a sweep's worker is stopped) holds no file, which the cyclic
+    # GC could otherwise finalise before the generator (a ResourceWarning, an fd held)
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            return handle.read(_READ_SIZE)
+    except OSError as exc:
+        raise RecordingError(f"cannot read ({exc.strerror})", location=str(path)) from None
 
 
 def _parse_line(line: bytes, where: str, kinds: frozenset[str]) -> Record:
