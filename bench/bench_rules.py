@@ -26,6 +26,16 @@ both printed with all four contenders measured on the same listings in the same 
   listings scattered: reading a listing is a cache miss most of the time (~30 MB of
   objects), and each listing's name lookup meets a different index entry.
 
+On the answers a fifth contender, *screen + rules* (session 8), is what the engine itself
+runs on a search answer since session 7's screened decode: each listing read just now
+into its msgspec stand-in (``read_plain``, as ``decode_search(..., screen=...)`` reads
+it), the rules' raw screen (``engine.rules.RawScreen``: a judge per name, asked once per
+name and answer) on every stand-in, then ``scan`` on the models of the listings it lets
+through (building them is the decode's, not timed). The bench asserts that this path
+decides as ``evaluate`` does on the same listings: the same accepted and allocated
+decisions, and, worked out on demand over the answer with the passed-over stand-ins in
+their places, the same turned-down pairs with the same reasons.
+
 Target: at least 1,000,000 listings/s and at least half the speed of the if-chain.
 
 ``scan`` (issue 20) is the engine's fast path: the same name index and compiled checks,
@@ -170,6 +180,58 @@ What is left of the scan's time on the answers: the name lookups (about half, as
 decoded), the watched listings' plans (each rule's criteria, called through the
 listing's attribute hook), and allocating the passing pairs (the engine evaluates a
 batch again with the budget when a pair passes, so that allocation is done twice there).
+
+Session 8 (issue 20 point 3, the engine's path measured; 2026-11-28). Since session 7
+the engine judges a search answer with the screen and runs the rules only on what it lets
+through, so *screen + rules* (above) is now printed beside the others, its decisions
+asserted equal to ``evaluate``'s. Two cuts in ``engine/rules``, decisions and reasons
+unchanged (tests/rules, the backtest golden tests):
+
+1. the screen's judge is generated per set of rules (``_plan.make_screen``, beside the
+   scan's plans: price and trade lock read once, each rule's terms inlined, the first
+   passing rule returns), where it called each rule's ``passes`` in a loop; a name no
+   rule watches is judged by ``().__contains__``, a C call;
+2. allocating the passing pairs keeps a rule's spend within the batch as a (spent, count)
+   tuple: the ``RuleSpend`` it made per accepted pair is a frozen slots dataclass, whose
+   ``__init__`` is Python with two ``object.__setattr__``; now made only when a reason is
+   read. The scan of what the screen lets through (watched answers, ~240 candidates an
+   answer, nearly all accepted) took 0.467-0.476 ms per answer before, 0.302-0.308 ms
+   after (best of 7, alternated, load 2.1).
+
+Instructions per listing (valgrind, no hardware counters on this machine; hash seed 0,
+4 answers x 5 runs, the setup's count subtracted), before -> after: watched answers:
+screen + rules 7,202 -> 5,518 (-23%), scan 6,991 -> 6,250 (-11%), evaluate 10,232 ->
+9,652; whole-market answers: screen + rules 2,824 -> 2,764, scan 2,333-2,403 ->
+2,273-2,284 (-2 to -5%, three counts each), evaluate 2,972-3,146 -> 3,045-3,136 (the
+same: the counts vary by up to 6% between two runs of the same code, as objects land at
+other addresses, so only the watched answers' cuts are above that noise).
+
+CPU time (``--listings 300000 --answers 40``, the code before (main through
+``PYTHONPATH``) and after alternated twice, load 1.3-3.6 on the 2 shared cores, far less
+than session 7's 3-10, so every figure is higher): whole-market answers as decoded:
+screen + rules 2.68M/s and 3.21M/s before, 3.32M/s and 2.61M/s after; scan 2.59-3.45M/s
+before, 2.58-6.21M/s after; evaluate 2.11-3.12M/s, 2.83-3.28M/s. Watched answers:
+screen + rules 1.04-1.14M/s before, 1.24-2.04M/s after (1.37-1.97x evaluate); scan
+1.06-1.46M/s, 1.62-2.10M/s. So 2M/s against 50 rules is shown on whole-market answers
+by every path in these runs, the screened one included (2.61-3.32M/s); on this machine's
+noise (a same-code pair of runs differs by up to 2.4x) the runs tell no more than that.
+The screened path is not faster than ``scan`` on whole-market answers (0.53-1.04x, same
+runs): 98% of those listings are of names no rule watches, which ``scan`` skips in one
+C pass (``map``, ``compress``) while the screen is asked per listing from the decode's
+Python loop (a judge looked up per name, a call per listing; the bench's loop is that
+loop's judging part). Its gain is the decode's, not the judging's: the listings it passes
+over are never built (``bench_parse.py``). On watched answers it was 0.76-0.97x ``scan``
+in the runs after, while its instructions are 0.88x scan's: the bench decodes an answer's
+models before reading its stand-ins, so the models of the candidates are out of cache
+when the rules read them, where the engine builds each candidate just after judging it.
+
+Not cut (outside ``engine/rules``): the stickers criterion's test (``engine/builtin``),
+most of a watched stand-in's judging (1,175 of this bench's 1,298 watched names are
+watched by a ``stickers:`` rule alone); ``JudgedNames`` (``engine/sniper/_judged.py``)
+keeps a name's decisions by building a ``Decision`` for every turned-down pair of the
+listings it has not judged before (``Scan.rejections``), stand-ins included: the
+engine's search path still makes a decision object per rejected pair there, once per
+listing sent.
 
 Run:
 ``.venv/bin/python bench/bench_rules.py [--listings N] [--answers N]``.
