@@ -248,3 +248,15 @@ def test_the_ceiling_holds_and_a_name_no_rule_watches_is_passed_over() -> None:
     unwatched = screen("Nothing | Watched (Field-Tested)")
     assert unwatched is not None
     assert not unwatched(cheap)
+
+
+def test_a_stand_in_whose_price_cannot_be_read_is_judged_by_each_rule() -> None:
+    """Reading the price or trade lock raising: each rule's own ``passes`` decides (all
+    of them turn it down, as for the scan's plan)."""
+    ruleset = load_rules_text(HEADER, host=make_plugin_host(load_entry_points=False))
+    judge = RawScreen(ruleset, "csgo")(REDLINE)
+    assert judge is not None
+    view = ruleset.view(REDLINE)
+    odd = object()
+    assert judge(odd) is any(r.passes(odd, view, EvalContext(now=0.0)) for r in view.rules)  # type: ignore[arg-type]
+    assert judge(odd) is False
