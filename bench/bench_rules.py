@@ -206,24 +206,25 @@ screen + rules 7,202 -> 5,518 (-23%), scan 6,991 -> 6,250 (-11%), evaluate 10,23
 same: the counts vary by up to 6% between two runs of the same code, as objects land at
 other addresses, so only the watched answers' cuts are above that noise).
 
-CPU time (``--listings 300000 --answers 40``, the code before (main through
-``PYTHONPATH``) and after alternated twice, load 1.3-3.6 on the 2 shared cores, far less
-than session 7's 3-10, so every figure is higher): whole-market answers as decoded:
-screen + rules 2.68M/s and 3.21M/s before, 3.32M/s and 2.61M/s after; scan 2.59-3.45M/s
-before, 2.58-6.21M/s after; evaluate 2.11-3.12M/s, 2.83-3.28M/s. Watched answers:
-screen + rules 1.04-1.14M/s before, 1.24-2.04M/s after (1.37-1.97x evaluate); scan
-1.06-1.46M/s, 1.62-2.10M/s. So 2M/s against 50 rules is shown on whole-market answers
-by every path in these runs, the screened one included (2.61-3.32M/s); on this machine's
-noise (a same-code pair of runs differs by up to 2.4x) the runs tell no more than that.
+CPU time (``--answers 40``, the code before (main through ``PYTHONPATH``) and after
+alternated three times, load 1.1-3.6 on the 2 shared cores, far less than session 7's
+3-10, so every figure is higher): whole-market answers as decoded: screen + rules 2.68,
+3.21, 4.13M/s before, 3.32, 2.61, 6.55M/s after; scan 2.59-4.48M/s before,
+2.58-6.97M/s after; evaluate 2.11-3.87M/s, 2.83-5.44M/s. Watched answers: screen +
+rules 1.04-1.48M/s before, 1.24-2.04M/s after (1.37-1.97x evaluate); scan
+1.06-1.70M/s, 1.62-2.10M/s. So 2M/s against 50 rules is shown on whole-market answers
+by every path in these runs, the screened one included (2.61-6.55M/s); on this machine's
+noise (a same-code pair of runs differs by up to 2.7x) the runs tell no more than that.
 The screened path is not faster than ``scan`` on whole-market answers (0.53-1.04x, same
 runs): 98% of those listings are of names no rule watches, which ``scan`` skips in one
 C pass (``map``, ``compress``) while the screen is asked per listing from the decode's
 Python loop (a judge looked up per name, a call per listing; the bench's loop is that
 loop's judging part). Its gain is the decode's, not the judging's: the listings it passes
-over are never built (``bench_parse.py``). On watched answers it was 0.76-0.97x ``scan``
-in the runs after, while its instructions are 0.88x scan's: the bench decodes an answer's
-models before reading its stand-ins, so the models of the candidates are out of cache
-when the rules read them, where the engine builds each candidate just after judging it.
+over are never built (``bench_parse.py``). On watched answers it was 0.76-1.03x
+``scan`` in the runs after (0.78-0.98x before), while its instructions are 0.88x scan's:
+the bench decodes an answer's models before reading its stand-ins, so the models of the
+candidates are out of cache when the rules read them, where the engine builds each
+candidate just after judging it.
 
 Not cut (outside ``engine/rules``): the stickers criterion's test (``engine/builtin``),
 most of a watched stand-in's judging (1,175 of this bench's 1,298 watched names are
