@@ -26,6 +26,7 @@ from engine.rules import (
     RawScreen,
     RuleContext,
     RuleSet,
+    evaluate,
     load_rules,
     load_rules_text,
     raw_judged,
@@ -88,6 +89,89 @@ def test_the_screen_passes_over_only_what_every_rule_turns_down_for_the_same_rea
     assert passed > 0
     if path.name == "rules.example.yaml":
         assert accepted > 0
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+@pytest.mark.parametrize("seed", [1, 7])
+def test_the_screened_path_decides_as_evaluate(path: Path, seed: int) -> None:
+    """The engine's judging of a search answer (the screen's judge on each stand-in, then
+    the rules on the listings it lets through) gives ``evaluate``'s decisions, and each
+    judge's verdict is exactly "some watching rule's ``passes`` is true"."""
+    ruleset = load_rules(path, host=make_plugin_host(load_entry_points=False))
+    screen = RawScreen(ruleset, "csgo")
+    context = EvalContext(now=START, game="csgo")
+    models, through = [], []
+    for text in market_texts(ruleset, seed):
+        model = Listing.model_validate_json(text, context=CONTEXT)
+        stand_in = read_plain(text)
+        assert stand_in is not None
+        models.append(model)
+        judge = screen(model.name)
+        if judge is None:
+            through.append(model)
+            continue
+        view = ruleset.view(model.name)
+        verdict = any(rule.passes(stand_in, view, context) for rule in view.rules)  # type: ignore[arg-type]
+        assert judge(stand_in) is verdict, model
+        if verdict:
+            through.append(model)
+    full = evaluate(ruleset, models, context)
+    decided = scan(ruleset, through, context).decisions
+    # evaluate's decisions after its rejections by the checks: allocated, capped or bought
+    assert decided == scan(ruleset, models, context).decisions
+    assert decided == full[len(full) - len(decided) :]
+    assert any(d.accepted for d in decided) or path.name != "rules.example.yaml"
+    assert len(through) < len(models)
+
+
+def raises_on_odd(value: bool, rule: RuleContext) -> Compiled:
+    def check(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+        if listing.price % 2:
+            raise RuntimeError("odd")
+        return None
+
+    return Compiled(
+        predicate=check, test=lambda x, v, c: check(x, v, c) is None, summary="even",
+        listing_only=True, raw_fields=frozenset({"price"}),
+    )  # fmt: skip
+
+
+class RaisingPlugin:
+    @hookimpl
+    def snipe_register_criteria(self) -> list[Criterion]:
+        return [Criterion(key="raises", schema=bool, compile=raises_on_odd)]
+
+
+RAISING = [
+    # (rules' extra keys, price): a raising criterion fails its own rule only
+    (["    raises: true\n"], 5_001, False),
+    (["    raises: true\n"], 5_000, True),
+    (["    raises: true\n", ""], 5_001, True),
+    (["", "    raises: true\n"], 5_001, True),
+    (["    raises: true\n", "    raises: true\n"], 5_001, False),
+    (["    raises: true\n", ""], 50_001, False),
+]
+
+
+@pytest.mark.parametrize(("extras", "price", "could"), RAISING)
+def test_a_raising_criterion_fails_its_rule_on_a_stand_in(
+    extras: list[str], price: int, could: bool
+) -> None:
+    host = make_plugin_host(load_entry_points=False)
+    host.register(RaisingPlugin(), "raising-test")
+    rules = "".join(
+        HEADER.split("rules:\n")[1].replace("name: r", f"name: r{i}") + extra
+        for i, extra in enumerate(extras)
+    )
+    ruleset = load_rules_text(HEADER.split("rules:\n")[0] + "rules:\n" + rules, host=host)
+    text = json.dumps({"name": REDLINE, "price": price, "item_id": "1"}).encode()
+    stand_in = read_plain(text)
+    assert stand_in is not None
+    judge = RawScreen(ruleset, "csgo")(REDLINE)
+    assert judge is not None
+    assert judge(stand_in) is could
+    model = Listing.model_validate_json(text, context=CONTEXT)
+    assert bool(scan(ruleset, [model], EvalContext(now=START, game="csgo")).decisions) is could
 
 
 def odd_price(value: bool, rule: RuleContext) -> Compiled:
@@ -164,3 +248,15 @@ def test_the_ceiling_holds_and_a_name_no_rule_watches_is_passed_over() -> None:
     unwatched = screen("Nothing | Watched (Field-Tested)")
     assert unwatched is not None
     assert not unwatched(cheap)
+
+
+def test_a_stand_in_whose_price_cannot_be_read_is_judged_by_each_rule() -> None:
+    """Reading the price or trade lock raising: each rule's own ``passes`` decides (all
+    of them turn it down, as for the scan's plan)."""
+    ruleset = load_rules_text(HEADER, host=make_plugin_host(load_entry_points=False))
+    judge = RawScreen(ruleset, "csgo")(REDLINE)
+    assert judge is not None
+    view = ruleset.view(REDLINE)
+    odd = object()
+    assert judge(odd) is any(r.passes(odd, view, EvalContext(now=0.0)) for r in view.rules)  # type: ignore[arg-type]
+    assert judge(odd) is False
