@@ -90,6 +90,14 @@ def _records(directory: Path, end: float):  # type: ignore[no-untyped-def]
     return itertools.takewhile(lambda r: r.t <= end, read_records(directory))
 
 
+def _reader(directory: Path):  # type: ignore[no-untyped-def]
+    """The reader itself (the recording ends at the end: no cut), so the market can tell
+    it the names it keeps (RecordReader.watched)."""
+    from engine.backtest import read_records
+
+    return read_records(directory)
+
+
 def _rules(feed: str):  # type: ignore[no-untyped-def]
     from engine._plugins import make_plugin_host
     from engine.rules import load_rules_text
@@ -112,7 +120,7 @@ def market_only(directory: Path, end: float) -> tuple[int, float]:
 
     rules = _rules("auto")
     began = time.process_time()
-    market = ReplayMarket(_records(directory, end), keep=lambda name: bool(rules.view(name).rules))
+    market = ReplayMarket(_reader(directory), keep=lambda name: bool(rules.view(name).rules))
     taken = 0
     while (at := market.next_feed_at(end)) is not None:
         market.advance_to(at)
@@ -155,7 +163,7 @@ def engine_run(directory: Path, end: float, feed: str) -> tuple[float, object, s
 
     async def main() -> object:
         return await run_backtest(
-            rules, _records(directory, end), host=host, end=end, options=BacktestOptions()
+            rules, _reader(directory), host=host, end=end, options=BacktestOptions()
         )
 
     began = time.process_time()

@@ -23,10 +23,12 @@ import os
 import re
 import shutil
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import IO, Any, NamedTuple
 
+import msgspec
 from pydantic_core import from_json
 
 from .._errors import ConfigError
@@ -36,7 +38,9 @@ from ._feedrecord import feed_fields, feed_state
 __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
+    "UNWATCHED",
     "Record",
+    "RecordReader",
     "RecordWriter",
     "RecordingError",
     "Row",
@@ -413,46 +417,131 @@ def _write_atomically(path: Path, data: bytes) -> None:
 # -- reading -----------------------------------------------------------------------------
 
 
-def read_records(directory: str | os.PathLike[str]) -> Iterator[Record]:
-    """Every record of a recording, in time order, checked as it is read.
+def read_records(directory: str | os.PathLike[str]) -> RecordReader:
+    """Every record of a recording, in time order, checked as it is read (a
+    :class:`RecordReader`).
 
     Raises :class:`RecordingError` (naming file and line or byte offset) for a missing or
     foreign header, a segment still open (being written, or left by a crash: restarting
     ``snipe record`` repairs it), a damaged or truncated gzip stream, a line that is not a
     record, or time running backwards.
     """
-    root = Path(directory)
-    kinds = _KINDS_OF[read_header(root)["version"]]
-    still_open = sorted(root.glob("seg-*.jsonl.gz" + _OPEN_SUFFIX))
-    if still_open:
-        raise RecordingError(
-            "this segment is still open: the recorder is running or stopped without closing"
-            " it (run `snipe record` on the same --out again to salvage it)",
-            location=str(still_open[0]),
-        )
-    segments = segment_paths(root)
-    if not segments:
-        raise RecordingError("the recording has no segments", location=str(root))
-    last = float("-inf")
-    for path in segments:
-        # _read_segment's loop, inlined: one generator fewer per record (a feed hour is
-        # 1.5 million of them)
-        name, first = str(path), True
-        for line_number, line in enumerate(_lines(path), start=1):
-            record = _parse_line(line, f"{name}:{line_number}", kinds)
-            if first and record.k != "head":
-                raise RecordingError(
-                    "a segment must start with a head record", location=record.where
-                )
-            first = False
-            if record.t < last:
-                raise RecordingError(
-                    f"time runs backwards ({record.t} after {last})", location=record.where
-                )
-            last = record.t
-            yield record
-        if first:
-            raise RecordingError("empty segment", location=name)
+    return RecordReader(directory)
+
+
+UNWATCHED: Mapping[str, Any] = MappingProxyType({})
+"""The body of a feed listing or removal of a name :attr:`RecordReader.watched` refused:
+read without being built (see there)."""
+
+
+class _PeekedItem(msgspec.Struct):
+    name: str | None = None
+
+
+class _Peeked(msgspec.Struct):
+    """What tells a feed record of an unwatched name: the rest of its line is only checked
+    to be JSON (msgspec skips a value checking its syntax, without building it)."""
+
+    t: float
+    k: str
+    ev: str | None = None
+    item: _PeekedItem | None = None
+
+
+_PEEK = msgspec.json.Decoder(_Peeked)
+_LISTING_EVENTS = frozenset({"new", "update", "removed"})
+
+
+class RecordReader(Iterator[Record]):
+    """:func:`read_records`' iterator.
+
+    ``watched``: when set (a replay market sets it to the names it keeps), a ``feed``
+    listing or removal of a name it refuses is yielded with the body :data:`UNWATCHED`,
+    its line checked as every line is (JSON syntax, UTF-8, ``t``, ``k``, the event, the
+    item's name) but not built: most of a feed's events are of names no rule
+    watches, and building them was half of a replay's reading. A line the quick look
+    cannot vouch for goes the usual way, which gives the error it always gave.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.watched: Callable[[str], bool] | None = None
+        self._watched: dict[str, bool] = {}
+        self._records = self._read(Path(directory))
+
+    def __iter__(self) -> Iterator[Record]:
+        return self._records  # the generator itself: no call of ours per record
+
+    def __next__(self) -> Record:
+        return next(self._records)
+
+    def _read(self, root: Path) -> Iterator[Record]:
+        kinds = _KINDS_OF[read_header(root)["version"]]
+        still_open = sorted(root.glob("seg-*.jsonl.gz" + _OPEN_SUFFIX))
+        if still_open:
+            raise RecordingError(
+                "this segment is still open: the recorder is running or stopped without"
+                " closing it (run `snipe record` on the same --out again to salvage it)",
+                location=str(still_open[0]),
+            )
+        segments = segment_paths(root)
+        if not segments:
+            raise RecordingError("the recording has no segments", location=str(root))
+        last = float("-inf")
+        peekable = "feed" in kinds
+        for path in segments:
+            # _read_segment's loop, inlined: one generator fewer per record (a feed hour is
+            # 1.5 million of them)
+            name, first, line_number = str(path), True, 0
+            for lines in _chunks(path):
+                peek = peekable and self.watched is not None
+                for line in lines:
+                    line_number += 1
+                    where = f"{name}:{line_number}"
+                    record = None
+                    if peek and b'"k":"feed"' in line[:64]:
+                        record = self._unwatched(line, where)
+                    if record is None:
+                        record = _parse_line(line, where, kinds)
+                    if first and record.k != "head":
+                        raise RecordingError(
+                            "a segment must start with a head record", location=record.where
+                        )
+                    first = False
+                    if record.t < last:
+                        raise RecordingError(
+                            f"time runs backwards ({record.t} after {last})",
+                            location=record.where,
+                        )
+                    last = record.t
+                    yield record
+            if first:
+                raise RecordingError("empty segment", location=name)
+
+    def _unwatched(self, line: bytes, where: str) -> Record | None:
+        """The record of ``line`` with the body :data:`UNWATCHED` if it is a feed listing or
+        removal of a name not watched; None: read it the usual way."""
+        try:
+            peeked = _PEEK.decode(line)
+        except (msgspec.MsgspecError, RecursionError):
+            return None  # not what a quick look can vouch for: the usual way says why
+        item = peeked.item
+        if peeked.k != "feed" or peeked.ev not in _LISTING_EVENTS or item is None:
+            return None
+        name = item.name
+        if name is None:
+            return None
+        watched = self._watched.get(name)
+        if watched is None:
+            assert self.watched is not None
+            watched = self._watched[name] = self.watched(name)
+        if watched:
+            return None
+        if not line.isascii():  # UTF-8, as json.loads wants it: msgspec skips a string
+            try:  # without looking into it
+                line.decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError:
+                return None
+        return Record(peeked.t, "feed", UNWATCHED, where)
 
 
 def _read_segment(path: Path, kinds: frozenset[str] = KINDS) -> Iterator[Record]:
@@ -469,6 +558,12 @@ def _read_segment(path: Path, kinds: frozenset[str] = KINDS) -> Iterator[Record]
 
 
 def _lines(path: Path) -> Iterator[bytes]:
+    for lines in _chunks(path):
+        yield from lines
+
+
+def _chunks(path: Path) -> Iterator[list[bytes]]:
+    """The complete lines of each chunk of ``path`` read and inflated."""
     inflater = zlib.decompressobj(wbits=31)
     pending = b""
     consumed = 0
@@ -492,7 +587,7 @@ def _lines(path: Path) -> Iterator[bytes]:
             )
         pending += data
         *complete, pending = pending.split(b"\n")
-        yield from complete
+        yield complete
     if not inflater.eof:
         raise RecordingError(
             f"truncated: the gzip stream ends without its trailer after {consumed} bytes",
