@@ -25,8 +25,7 @@ import shutil
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from types import MappingProxyType
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, NamedTuple, cast
 
 import msgspec
 from pydantic_core import from_json
@@ -38,12 +37,12 @@ from ._feedrecord import feed_fields, feed_state
 __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
-    "UNWATCHED",
     "Record",
     "RecordReader",
     "RecordWriter",
     "RecordingError",
     "Row",
+    "UnwatchedRun",
     "read_header",
     "read_records",
     "recording_span",
@@ -429,9 +428,16 @@ def read_records(directory: str | os.PathLike[str]) -> RecordReader:
     return RecordReader(directory)
 
 
-UNWATCHED: Mapping[str, Any] = MappingProxyType({})
-"""The body of a feed listing or removal of a name :attr:`RecordReader.watched` refused:
-read without being built (see there)."""
+class UnwatchedRun(list[float]):
+    """The body of a record standing for consecutive feed listings and removals of names
+    :attr:`RecordReader.watched` refused: their times, in order (the record's ``t`` is
+    the first). Read without being built (see there)."""
+
+    __slots__ = ()
+
+
+RUN_MAX = 1024
+"""At most this many events in one :class:`UnwatchedRun` (a look-ahead holds one)."""
 
 
 class _PeekedItem(msgspec.Struct):
@@ -455,12 +461,14 @@ _LISTING_EVENTS = frozenset({"new", "update", "removed"})
 class RecordReader(Iterator[Record]):
     """:func:`read_records`' iterator.
 
-    ``watched``: when set (a replay market sets it to the names it keeps), a ``feed``
-    listing or removal of a name it refuses is yielded with the body :data:`UNWATCHED`,
-    its line checked as every line is (JSON syntax, UTF-8, ``t``, ``k``, the event, the
-    item's name) but not built: most of a feed's events are of names no rule
-    watches, and building them was half of a replay's reading. A line the quick look
-    cannot vouch for goes the usual way, which gives the error it always gave.
+    ``watched``: when set (a replay market sets it to the names it keeps), consecutive
+    ``feed`` listings and removals of names it refuses are yielded as one record whose
+    body is an :class:`UnwatchedRun` of their times: each line checked as every line is
+    (JSON syntax, UTF-8, ``t`` and its order, ``k``, the event, the item's name) but not
+    built. Most of a feed's events are of names no rule watches, which a replay only
+    counts: building them was half of its reading, and a record each much of the rest. A
+    line the quick look cannot vouch for goes the usual way, which gives the error it
+    always gave.
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
@@ -487,7 +495,8 @@ class RecordReader(Iterator[Record]):
         if not segments:
             raise RecordingError("the recording has no segments", location=str(root))
         last = float("-inf")
-        peekable = "feed" in kinds
+        peekable, unwatched = "feed" in kinds, self._unwatched
+        run, run_at = UnwatchedRun(), ""
         for path in segments:
             # _read_segment's loop, inlined: one generator fewer per record (a feed hour is
             # 1.5 million of them)
@@ -496,12 +505,19 @@ class RecordReader(Iterator[Record]):
                 peek = peekable and self.watched is not None
                 for line in lines:
                     line_number += 1
-                    where = f"{name}:{line_number}"
-                    record = None
                     if peek and b'"k":"feed"' in line[:64]:
-                        record = self._unwatched(line, where)
-                    if record is None:
-                        record = _parse_line(line, where, kinds)
+                        t = unwatched(line)
+                        if t is not None and not first and t >= last:  # (else: as usual)
+                            last = t
+                            if not run:
+                                run_at = f"{name}:{line_number}"
+                            run.append(t)
+                            if len(run) < RUN_MAX:
+                                continue
+                            yield Record(run[0], "feed", cast(Mapping[str, Any], run), run_at)
+                            run = UnwatchedRun()
+                            continue
+                    record = _parse_line(line, f"{name}:{line_number}", kinds)
                     if first and record.k != "head":
                         raise RecordingError(
                             "a segment must start with a head record", location=record.where
@@ -513,13 +529,19 @@ class RecordReader(Iterator[Record]):
                             location=record.where,
                         )
                     last = record.t
+                    if run:
+                        yield Record(run[0], "feed", cast(Mapping[str, Any], run), run_at)
+                        run = UnwatchedRun()
                     yield record
+            if run:
+                yield Record(run[0], "feed", cast(Mapping[str, Any], run), run_at)
+                run = UnwatchedRun()
             if first:
                 raise RecordingError("empty segment", location=name)
 
-    def _unwatched(self, line: bytes, where: str) -> Record | None:
-        """The record of ``line`` with the body :data:`UNWATCHED` if it is a feed listing or
-        removal of a name not watched; None: read it the usual way."""
+    def _unwatched(self, line: bytes) -> float | None:
+        """The time of ``line`` if it is a feed listing or removal of a name not watched;
+        None: read it the usual way."""
         try:
             peeked = _PEEK.decode(line)
         except (msgspec.MsgspecError, RecursionError):
@@ -541,7 +563,7 @@ class RecordReader(Iterator[Record]):
                 line.decode("utf-8", "surrogatepass")
             except UnicodeDecodeError:
                 return None
-        return Record(peeked.t, "feed", UNWATCHED, where)
+        return peeked.t
 
 
 def _read_segment(path: Path, kinds: frozenset[str] = KINDS) -> Iterator[Record]:

@@ -34,17 +34,17 @@ from __future__ import annotations
 
 import heapq
 import random
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import repeat
-from typing import Any
+from typing import Any, cast
 
 from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
 from ._feedrecord import FeedRecordError, connected_from, decode_feed
-from ._format import UNWATCHED, Record, RecordingError, RecordReader
+from ._format import Record, RecordingError, RecordReader, UnwatchedRun
 from ._trade import BuyAnswer, FillModel, ReplayTrade
 
 __all__ = ["BuyAnswer", "FillModel", "ReplayMarket", "ReplayTrade"]
@@ -88,7 +88,7 @@ class ReplayMarket:
         taken: frozenset[str] = frozenset(),
     ) -> None:
         if isinstance(records, RecordReader):
-            # feed events of names not kept are yielded unbuilt (UNWATCHED): counted only
+            # feed events of names not kept come unbuilt, as runs of times: counted only
             records.watched = self.kept
         self._records = iter(records)  # a RecordReader's generator: no call of its own
         # read but not yet applied (a look-ahead for the next feed record); the times of
@@ -169,7 +169,7 @@ class ReplayMarket:
             # engine ignores it (it only counts it), so it is applied without being
             # decoded (like a search's entries of such names), and never stops the clock.
             body = record.body
-            if body is UNWATCHED:  # see RecordReader.watched: a name not kept
+            if isinstance(body, UnwatchedRun):  # see RecordReader.watched: names not kept
                 return True
             ev = body.get("ev")
             if ev in _LISTING_EVENTS:
@@ -242,7 +242,18 @@ class ReplayMarket:
                             pending_feed.popleft()
                             self._apply(record)
                         elif record.k == "feed":  # unwatched (see _read_one): counted only
-                            unwatched += 1
+                            times = record.body
+                            if not isinstance(times, UnwatchedRun):
+                                unwatched += 1
+                                continue
+                            # the run's events due, as one record each would be applied
+                            due = bisect_right(times, min(when, marks[0][0]) if marks else when)
+                            unwatched += due
+                            applied = times[due - 1]
+                            if due < len(times):  # the rest waits, first in line
+                                rest = UnwatchedRun(times[due:])
+                                body = cast(Mapping[str, Any], rest)
+                                pending.appendleft(Record(rest[0], "feed", body, record.where))
                         else:
                             self._apply(record)
                         continue

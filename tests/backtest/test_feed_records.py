@@ -29,7 +29,7 @@ from engine.backtest import (
     run_backtest,
 )
 from engine.backtest._feedrecord import feed_fields
-from engine.backtest._format import UNWATCHED
+from engine.backtest._format import RUN_MAX, UnwatchedRun
 from engine.backtest._synthetic import record_sandbox_market
 from engine.client import FeedConnected, FeedEvent
 from engine.sandbox import MarketConfig
@@ -402,19 +402,46 @@ def _unwatched(directory: Path) -> Path:
 
 def test_a_reader_told_the_watched_names_yields_the_others_unbuilt(tmp_path: Path) -> None:
     _unwatched(tmp_path)
-    _write(
-        tmp_path / "w", [(0.0, "snap", [listing("1", 8000)]), (1.0, "feed", told(T0 + 1, "9", 1))]
-    )
     full = [r for r in read_records(tmp_path) if r.k == "feed"]
     reader = read_records(tmp_path)
     reader.watched = lambda name: name != OTHER
-    quick = [r for r in reader if r.k == "feed"]
-    assert [(r.t, r.where) for r in quick] == [(r.t, r.where) for r in full]
-    assert all(r.body is UNWATCHED for r in quick)
+    (run,) = [r for r in reader if r.k == "feed"]  # one record for the three, unbuilt
+    assert isinstance(run.body, UnwatchedRun)
+    assert (run.t, list(run.body), run.where) == (full[0].t, [r.t for r in full], full[0].where)
     assert {r.body["item"]["name"] for r in full} == {OTHER}
+    _write(tmp_path / "w", [(0.0, "snap", [listing("1", 1)]), (1.0, "feed", told(T0 + 1, "9", 1))])
     watched = read_records(tmp_path / "w")
     watched.watched = lambda name: name != OTHER
     assert [r.body["item"]["name"] for r in watched if r.k == "feed"] == [REDLINE]
+
+
+def test_a_run_of_unwatched_events_is_cut_where_a_replay_stops_and_at_its_bound(
+    tmp_path: Path,
+) -> None:
+    """A replay stopped inside a run counts the run's events up to its time, no more; a
+    run holds at most RUN_MAX events."""
+    count = RUN_MAX + 10
+    steps: list[tuple[float, str, Any]] = [(0.0, "snap", [listing("1", 8000)])]
+    steps += [(1 + i / 100, "feed", told(T0 + 1 + i / 100, str(100 + i), 5)) for i in range(count)]
+    _write(tmp_path, steps)
+    path = tmp_path / "seg-000001.jsonl.gz"
+    lines = gzip.decompress(path.read_bytes()).replace(REDLINE.encode(), OTHER.encode())
+    path.write_bytes(gzip.compress(lines))
+    assert len([r for r in read_records(tmp_path) if r.k == "feed"]) == count
+    runs = read_records(tmp_path)
+    runs.watched = lambda name: name != OTHER
+    assert [len(r.body) for r in runs if r.k == "feed"] == [RUN_MAX, 10]
+    for stop in (T0 + 1.505, T0 + 1 + count / 100):
+        quick = ReplayMarket(read_records(tmp_path), keep=lambda n: n != OTHER)
+        full = ReplayMarket(iter(list(read_records(tmp_path))), keep=lambda n: n != OTHER)
+        for replay in (quick, full):
+            replay.advance_to(stop)
+        assert quick.feed_records == full.feed_records > 0
+        assert quick.applied_until == full.applied_until
+        assert (quick.counters.events, quick.counters.records) == (
+            full.counters.events,
+            full.counters.records,
+        )
 
 
 async def test_unwatched_feed_records_replay_as_when_built(tmp_path: Path) -> None:
