@@ -558,7 +558,7 @@ class Engine(SnapshotWatch, OperatorControls):
         self.pacer.sent(sent_at, background=lane is Lane.BACKGROUND)
         self.schedule.searched(batch, at=now)
         self.status.searches += 1
-        items, listings = judged_listings(answer)  # with what a screen passed over unbuilt
+        items, listings = judged_listings(answer, screen, self.ruleset)  # stand-ins too
         self.feedwatch.searched(items, game)
         if self.paper is not None:  # before this answer's own decisions: it judges older ones
             await self.paper.saw_search(items, sent_at, game)
