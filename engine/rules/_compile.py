@@ -422,10 +422,13 @@ def _chain(predicates: tuple[tuple[Predicate, str, str], ...]) -> Check:
     return check
 
 
-def _all_pass(max_price: Money, tradable_only: bool, tests: tuple[Test, ...]) -> Passes:
+def _all_pass(
+    max_price: Money, tradable_only: bool, tests: tuple[Test, ...], *, catch: bool = True
+) -> Passes:
     """One function: true when the core checks and every test pass. A test that raises
     fails the listing (its reason, naming the plugin, is produced by :func:`_chain` when
-    the reasons are read).
+    the reasons are read); without ``catch`` the exception is the caller's (the raw
+    screen builds the listing then, see :func:`raw_passes`).
 
     The function is generated as one ``and`` expression, as dataclasses and attrs generate
     their methods: it runs once per (listing, rule) pair, and a loop over the tests costs
@@ -435,18 +438,28 @@ def _all_pass(max_price: Money, tradable_only: bool, tests: tuple[Test, ...]) ->
     if tradable_only:
         terms.append("listing.unlock_at is None")
     terms += [f"test_{i}(listing, view, ctx)" for i in range(len(tests))]
+    body = f"return {' and '.join(terms)}\n"
     source = (
-        "def passes(listing, view, ctx):\n"
-        "    try:\n"
-        f"        return {' and '.join(terms)}\n"
-        "    except Exception:\n"
-        "        return False\n"
+        f"def passes(listing, view, ctx):\n    try:\n        {body}"
+        "    except Exception:\n        return False\n"
+        if catch
+        else f"def passes(listing, view, ctx):\n    {body}"
     )
     namespace: dict[str, Any] = {"max_price": max_price}
     namespace.update((f"test_{i}", test) for i, test in enumerate(tests))
     exec(source, namespace)
     passes: Passes = namespace["passes"]
     return passes
+
+
+def raw_passes(rule: CompiledRule) -> Passes:
+    """``rule.passes`` that lets an exception out: a raw stand-in lacks what a criterion
+    reads beyond its declared raw fields, and the screen must then build the listing
+    rather than take the error for a turn-down. ``rule.passes`` itself when its tests
+    are unknown."""
+    if rule.tests is None:
+        return rule.passes
+    return _all_pass(rule.max_price, rule.trade_locked is None, rule.tests, catch=False)
 
 
 def _as_test(predicate: Predicate) -> Test:

@@ -7,9 +7,11 @@ per-listing *raw predicate* of a rule set for one game (an
 name, a judge of the name's :class:`~engine.models.RawListing` stand-ins (made from the
 parsed JSON values, only when all of them are in a plain form the model reads the same:
 see :func:`engine.models.read_plain`) that says whether **some rule watching the name
-could accept** the listing. It runs each rule's own pass/fail check (``CompiledRule.passes``,
-what the scan runs), so it cannot disagree with the full evaluation: a stand-in is passed
-over only when every rule watching its name turns it down.
+could accept** the listing. It runs each rule's own pass/fail check (what the scan runs,
+``CompiledRule.passes``, but letting an exception out: a criterion that reads more than
+the stand-in holds then has the listing built), so it cannot disagree with the full
+evaluation: a stand-in is passed over only when every rule watching its name turns it
+down.
 
 Only rules whose every judging criterion has a raw form may judge a stand-in: the
 criterion declares which listing fields it reads (:attr:`Compiled.raw_fields`, all among
@@ -32,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..models import RAW_FIELDS, RawListing
-from ._compile import CompiledRule, RuleSet
+from ._compile import CompiledRule, Passes, RuleSet, raw_passes
 from ._contract import EvalContext, NameView
 
 __all__ = ["RawScreen", "raw_judged"]
@@ -59,7 +61,7 @@ class RawScreen:
     it), or ``None`` when every listing of the name is to be built. Judges are made once
     per name."""
 
-    __slots__ = ("_context", "_judges", "game", "ruleset")
+    __slots__ = ("_checks", "_context", "_judges", "game", "ruleset")
 
     def __init__(self, ruleset: RuleSet, game: str | None) -> None:
         self.ruleset = ruleset
@@ -68,6 +70,7 @@ class RawScreen:
         # is read by no such rule's verdict)
         self._context = EvalContext(now=0.0, game=game)
         self._judges: dict[str, Judge | None] = {}
+        self._checks: dict[int, Passes] = {}  # by id() of a rule the rule set holds
 
     def __call__(self, name: str) -> Judge | None:
         judges = self._judges
@@ -83,7 +86,7 @@ class RawScreen:
             return _never  # no rule watches the name: none could accept a listing
         if not all(map(raw_judged, rules)):
             return None
-        checks = tuple(rule.passes for rule in rules)
+        checks = tuple(map(self._check, rules))
         context = self._context
 
         def could_accept(stand_in: RawListing) -> bool:
@@ -96,3 +99,10 @@ class RawScreen:
             return False
 
         return could_accept
+
+    def _check(self, rule: CompiledRule) -> Passes:
+        """``rule``'s pass/fail check letting exceptions out (made once per rule)."""
+        check = self._checks.get(id(rule))
+        if check is None:
+            check = self._checks[id(rule)] = raw_passes(rule)
+        return check

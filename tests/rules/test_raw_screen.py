@@ -164,3 +164,38 @@ def test_the_ceiling_holds_and_a_name_no_rule_watches_is_passed_over() -> None:
     unwatched = screen("Nothing | Watched (Field-Tested)")
     assert unwatched is not None
     assert not unwatched(cheap)
+
+
+def seed_parity(value: bool, rule: RuleContext) -> Compiled:
+    """A criterion that declares a raw form but reads a field beyond it (``paintseed``,
+    which a stand-in does not hold): a plugin's mistake the screen must survive."""
+
+    def check(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+        return None if listing.paintseed == 7 else "paint seed not 7"
+
+    return Compiled(
+        predicate=check,
+        summary="paint seed 7",
+        listing_only=True,
+        raw_fields=frozenset({"float_value"}),
+    )
+
+
+class SeedPlugin:
+    @hookimpl
+    def snipe_register_criteria(self) -> list[Criterion]:
+        return [Criterion(key="seed7", schema=bool, compile=seed_parity)]
+
+
+def test_a_criterion_reading_past_its_raw_form_has_the_listing_built() -> None:
+    host = make_plugin_host(load_entry_points=False)
+    host.register(SeedPlugin(), "seed-test")
+    ruleset = load_rules_text(HEADER + "    seed7: true\n", host=host)
+    text = json.dumps({"name": REDLINE, "price": 5_000, "item_id": "1", "paintseed": 7}).encode()
+    model = Listing.model_validate_json(text)
+    assert scan(ruleset, [model], EvalContext(now=START, game="csgo")).decisions  # a deal
+    stand_in = read_plain(text)
+    assert stand_in is not None
+    judge = RawScreen(ruleset, "csgo")(REDLINE)
+    assert judge is not None  # the rule declares a raw form: its stand-ins are judged
+    assert judge(stand_in)  # the stand-in lacks paintseed: built, not passed over
