@@ -106,15 +106,18 @@ def make_plan(rules: Sequence[PlannedRule]) -> Plan:
 
 def make_screen(rules: Sequence[PlannedRule]) -> ScreenMaker:
     """The maker of one name's judge for the raw screen (see :data:`ScreenMaker`): the
-    plan's checks, returning at the first rule whose checks pass. Same verdict as asking
-    each rule's ``passes`` in turn (the screen's definition): each term is the one
-    :func:`make_plan` runs for the rule, a raising criterion fails its rule only, and a
-    listing whose price or trade lock cannot be read is judged by each ``passes``.
+    plan's checks, returning at the first rule whose checks pass: the verdict of asking
+    each rule's ``passes`` in turn (each term is the one :func:`make_plan` runs for the
+    rule), except that anything raising means "build it". A stand-in holds only the raw
+    fields; a criterion reading past its declared ones raises on it (where ``passes``
+    would take the error for a turn-down and pass a deal over unbuilt), and so does a
+    stand-in whose price or trade lock cannot be read: the full evaluation then decides on
+    the built listing.
 
     One judge per watched name (a closure over its view and the context), so that the
     decode's per-listing call runs every check of the name's rules with no other call.
     """
-    namespace: dict[str, Any] = {"_rules": tuple(rules), "_any_passes": _any_passes}
+    namespace: dict[str, Any] = {}
     lines = [
         "def make(view, ctx):",
         "    def could_accept(listing):",
@@ -122,7 +125,7 @@ def make_screen(rules: Sequence[PlannedRule]) -> ScreenMaker:
         "            price = listing.price",
         "            tradable = listing.unlock_at is None",
         "        except Exception:",
-        "            return _any_passes(_rules, listing, view, ctx)",
+        "            return True",
     ]
     for term in _terms(rules, namespace):
         lines += [
@@ -130,18 +133,12 @@ def make_screen(rules: Sequence[PlannedRule]) -> ScreenMaker:
             f"            if {term}:",
             "                return True",
             "        except Exception:",
-            "            pass",
+            "            return True",
         ]
     lines += ["        return False", "    return could_accept"]
     exec("\n".join(lines) + "\n", namespace)
     make: ScreenMaker = namespace["make"]
     return make
-
-
-def _any_passes(
-    rules: Sequence[PlannedRule], listing: Any, view: NameView, ctx: EvalContext
-) -> bool:
-    return any(rule.passes(listing, view, ctx) for rule in rules)
 
 
 def _one_by_one(

@@ -10,7 +10,9 @@ see :func:`engine.models.read_plain`) that says whether **some rule watching the
 could accept** the listing. It runs each rule's own pass/fail checks (those of
 ``CompiledRule.passes``, generated into one function per set of rules as the scan's plans
 are: :func:`engine.rules._plan.make_screen`), so it cannot disagree with the full
-evaluation: a stand-in is passed over only when every rule watching its name turns it down.
+evaluation: a stand-in is passed over only when every rule watching its name turns it down,
+and a check that raises on it (a criterion reading more than the stand-in holds) has the
+listing built, for the full evaluation to decide.
 
 Only rules whose every judging criterion has a raw form may judge a stand-in: the
 criterion declares which listing fields it reads (:attr:`Compiled.raw_fields`, all among

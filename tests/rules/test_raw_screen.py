@@ -143,19 +143,21 @@ class RaisingPlugin:
 
 
 RAISING = [
-    # (rules' extra keys, price): a raising criterion fails its own rule only
-    (["    raises: true\n"], 5_001, False),
-    (["    raises: true\n"], 5_000, True),
-    (["    raises: true\n", ""], 5_001, True),
-    (["", "    raises: true\n"], 5_001, True),
-    (["    raises: true\n", "    raises: true\n"], 5_001, False),
-    (["    raises: true\n", ""], 50_001, False),
+    # (rules' extra keys, price, the judge's verdict, the full evaluation's): a criterion
+    # raising on a stand-in has it built (the full evaluation decides: there, a raising
+    # criterion fails its own rule only); the core checks before it still pass it over
+    (["    raises: true\n"], 5_001, True, False),
+    (["    raises: true\n"], 5_000, True, True),
+    (["    raises: true\n", ""], 5_001, True, True),
+    (["", "    raises: true\n"], 5_001, True, True),
+    (["    raises: true\n", "    raises: true\n"], 5_001, True, False),
+    (["    raises: true\n", ""], 50_001, False, False),
 ]
 
 
-@pytest.mark.parametrize(("extras", "price", "could"), RAISING)
-def test_a_raising_criterion_fails_its_rule_on_a_stand_in(
-    extras: list[str], price: int, could: bool
+@pytest.mark.parametrize(("extras", "price", "built", "could"), RAISING)
+def test_a_raising_criterion_has_the_stand_in_built(
+    extras: list[str], price: int, built: bool, could: bool
 ) -> None:
     host = make_plugin_host(load_entry_points=False)
     host.register(RaisingPlugin(), "raising-test")
@@ -169,7 +171,7 @@ def test_a_raising_criterion_fails_its_rule_on_a_stand_in(
     assert stand_in is not None
     judge = RawScreen(ruleset, "csgo")(REDLINE)
     assert judge is not None
-    assert judge(stand_in) is could
+    assert judge(stand_in) is built
     model = Listing.model_validate_json(text, context=CONTEXT)
     assert bool(scan(ruleset, [model], EvalContext(now=START, game="csgo")).decisions) is could
 
@@ -250,13 +252,48 @@ def test_the_ceiling_holds_and_a_name_no_rule_watches_is_passed_over() -> None:
     assert not unwatched(cheap)
 
 
-def test_a_stand_in_whose_price_cannot_be_read_is_judged_by_each_rule() -> None:
-    """Reading the price or trade lock raising: each rule's own ``passes`` decides (all
-    of them turn it down, as for the scan's plan)."""
+def test_a_stand_in_whose_price_cannot_be_read_is_built() -> None:
+    """Reading the price or trade lock raising: the listing is built, and the full
+    evaluation decides (where each rule's ``passes`` turns it down)."""
     ruleset = load_rules_text(HEADER, host=make_plugin_host(load_entry_points=False))
     judge = RawScreen(ruleset, "csgo")(REDLINE)
     assert judge is not None
     view = ruleset.view(REDLINE)
     odd = object()
-    assert judge(odd) is any(r.passes(odd, view, EvalContext(now=0.0)) for r in view.rules)  # type: ignore[arg-type]
-    assert judge(odd) is False
+    assert not any(r.passes(odd, view, EvalContext(now=0.0)) for r in view.rules)  # type: ignore[arg-type]
+    assert judge(odd) is True
+
+
+def seed_parity(value: bool, rule: RuleContext) -> Compiled:
+    """A criterion that declares a raw form but reads a field beyond it (``paintseed``,
+    which a stand-in does not hold): a plugin's mistake the screen must survive."""
+
+    def check(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+        return None if listing.paintseed == 7 else "paint seed not 7"
+
+    return Compiled(
+        predicate=check,
+        summary="paint seed 7",
+        listing_only=True,
+        raw_fields=frozenset({"float_value"}),
+    )
+
+
+class SeedPlugin:
+    @hookimpl
+    def snipe_register_criteria(self) -> list[Criterion]:
+        return [Criterion(key="seed7", schema=bool, compile=seed_parity)]
+
+
+def test_a_criterion_reading_past_its_raw_form_has_the_listing_built() -> None:
+    host = make_plugin_host(load_entry_points=False)
+    host.register(SeedPlugin(), "seed-test")
+    ruleset = load_rules_text(HEADER + "    seed7: true\n", host=host)
+    text = json.dumps({"name": REDLINE, "price": 5_000, "item_id": "1", "paintseed": 7}).encode()
+    model = Listing.model_validate_json(text)
+    assert scan(ruleset, [model], EvalContext(now=START, game="csgo")).decisions  # a deal
+    stand_in = read_plain(text)
+    assert stand_in is not None
+    judge = RawScreen(ruleset, "csgo")(REDLINE)
+    assert judge is not None  # the rule declares a raw form: its stand-ins are judged
+    assert judge(stand_in)  # the stand-in lacks paintseed: built, not passed over
