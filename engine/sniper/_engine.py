@@ -176,11 +176,7 @@ class Engine(SnapshotWatch, OperatorControls):
         self._trade_link_url = trade_link_url
         self.schedule = SearchSchedule(watched=ruleset.watched_names)
         search_calls = limiter.usage("search")[1]
-        self.pacer = SearchPacer(
-            calls=search_calls,
-            reserve=min(settings.search_reserve, (search_calls or 1) - 1),
-            feed_keeps_free=(search_calls or 0) // 2,  # half, whatever the rules allow
-        )
+        self.pacer = SearchPacer.for_limit(search_calls, settings.search_reserve)
         self._next_snapshot_at: float | None = None
         self._snapshot_failures = 0
         self._polling = False

@@ -200,6 +200,20 @@ class SearchPacer:
     _last_background: float = -math.inf
     _last_priority: float = -math.inf
 
+    @classmethod
+    def for_limit(cls, calls: int | None, reserve: int) -> SearchPacer:
+        """The pacer of a search limit the rules allow (1 to 600 a minute, or none): the
+        reserve and the searches sent before the pace within it, and half the window
+        kept free for the feed's confirmations, whatever the limit."""
+        if calls is None:
+            return cls(calls=None, reserve=0, feed_keeps_free=0)
+        return cls(
+            calls=calls,
+            reserve=min(reserve, calls - 1),
+            paced_above=min(cls.paced_above, calls),
+            feed_keeps_free=calls // 2,
+        )
+
     def __post_init__(self) -> None:
         if self.calls is not None and not 0 <= self.reserve < self.calls:
             raise ValueError(f"reserve must be 0 to {self.calls - 1}, got {self.reserve}")
