@@ -307,26 +307,32 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         now = self.clock.now()
         parts: list[str] = []
         seen: list[str] = []
+        fresh: list[str] = []  # the listings of parts made now: the others were shown
         for name in names:
-            part, ids = self._name_part(name, include_hold, now)
+            part, ids, made = self._name_part(name, include_hold, now)
             parts.append(part)
             seen.extend(ids)
-        self.market.saw_all(seen, "search", now)
+            if made:
+                fresh.extend(ids)
+        self.market.saw_all(seen, "search", now, unsighted=fresh)
         if self._on_search is not None:
             self._on_search(seen)
         # the same text json.dumps gives for {"success": true, "items": {...}}
         body = f'{{"success": true, "items": {{{", ".join(parts)}}}}}'
         return httpx.Response(200, content=body.encode(), headers=_JSON)
 
-    def _name_part(self, name: str, include_hold: bool, now: float) -> tuple[str, list[str]]:
-        """One name's part of a search answer (``"name": [entries]``) and its item ids:
-        kept while the name does not change (:attr:`ReplayMarket.name_versions`) and no
-        lock of its listings ends; most names are searched many times between changes."""
+    def _name_part(
+        self, name: str, include_hold: bool, now: float
+    ) -> tuple[str, list[str], bool]:
+        """One name's part of a search answer (``"name": [entries]``), its item ids, and
+        whether it was made now: kept while the name does not change
+        (:attr:`ReplayMarket.name_versions`) and no lock of its listings ends; most names
+        are searched many times between changes."""
         key = (name, include_hold)
         version = self.market.name_versions.get(name, 0)
         held = self._parts.get(key)
         if held is not None and held[0] == version and now < held[1]:
-            return held[2], held[3]
+            return held[2], held[3], False
         found, until = self.market.listings_of(name, include_hold=include_hold, now=now)
         # _entry_text's check inline: most of a changed name's listings are as they were
         texts, details, references = self._texts, self.market.details, self.market.references
@@ -346,7 +352,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         ids = [item_id for item_id, _ in found]
         part = f"{json.dumps(name)}: [{', '.join(entries)}]"
         self._parts[key] = (version, until, part, ids)
-        return part, ids
+        return part, ids, True
 
     def _entry_text(self, item_id: str, row: Held, now: float) -> tuple[str, str]:
         """``(item_id, the listing's JSON text)``: kept per listing while what it is made
