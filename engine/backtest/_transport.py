@@ -321,9 +321,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         body = f'{{"success": true, "items": {{{", ".join(parts)}}}}}'
         return httpx.Response(200, content=body.encode(), headers=_JSON)
 
-    def _name_part(
-        self, name: str, include_hold: bool, now: float
-    ) -> tuple[str, list[str], bool]:
+    def _name_part(self, name: str, include_hold: bool, now: float) -> tuple[str, list[str], bool]:
         """One name's part of a search answer (``"name": [entries]``), its item ids, and
         whether it was made now: kept while the name does not change
         (:attr:`ReplayMarket.name_versions`) and no lock of its listings ends; most names

@@ -40,13 +40,12 @@ import gc
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from msgspec import Raw
 from pydantic import ValidationError
 from pydantic_core import from_json, to_json
 
 from ._market import Listing, SearchResponse
 from ._per_item import SetAside, _key, decode_per_item
-from msgspec import Raw
-
 from ._raw import RawListing, read_array, read_plain, split_parts
 
 __all__ = ["ListingMemo", "Prefilter", "Screen", "decode_search"]
