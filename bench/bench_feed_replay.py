@@ -25,41 +25,41 @@ listings for rules the feed cannot judge, the snapshot and audits), its handling
 feed's events (Engine.on_feed_event: FeedWatch, the one decision path, the audit book,
 the confirm queue), and the rest, the replay (reading, the market, the driver).
 
-Last measured (2026-11-25, session 7, 2 shared cores, load 4-8 from 8 engineers, CPython
-3.11; rules.example.yaml watches ~24% of the events; this recording has no confirming
-search: its rules need none). Profiled first (cProfile, (c) on 5 min): the replay's own
-work ~60% (reading ~6 us a record, half of it pydantic-core's parse; a watched listing
-applied through _add_rows' one-row columns and looked up by a second bisect; an unwatched
-record checked by a method call when read and again in advance_to's per-record calls),
-the engine's decisions on watched events ~25% (Engine.decide: the rules' scan, skip
-counting, the references' quotes), Engine.next_due ~10% (SearchSchedule.never_searched
-was a set difference of every watched name, each time), the steps ~5-10% (8 searches,
-2 snapshots, audits: no longer the half they were). Cut: a watched listing applied as one
-row, its place found once; unwatched records told apart inline and counted in
-advance_to's own loop; never_searched kept while the watched names and the count of
-searched names hold; read_records runs each segment's lines itself. Main (c9958dc) and
-this branch alternated in one shell on the 15-min recording, identical fingerprints
-(session 6 had measured 16-18x -> 22-23x for its own cut, on 5 min under other load):
+Last measured (2026-11-28, session 8, 2 shared cores, CPython 3.11; rules.example.yaml
+watches ~24% of the events). (b) and (c) hand the market the reader itself (no cut: the
+recording ends at the end), so it can tell the reader the names it keeps. Profiled first
+(cProfile, (c) on 5 min): a flat profile. The replay ~60% (reading ~3 us a record, of it
+pydantic-core's parse ~1 us and inflating ~0.7 us; the market's per-record turn; per
+watched event the driver's Engine.next_due, the event's decode and apply), the engine's
+feed events ~25% (FeedWatch._listing: scan, skip counting, eval_context and the
+references' quotes), steps ~15% on 5 min (~7% of an hour). Cut: a feed event of a name
+no rule watches is read by msgspec into t, k, ev and item.name only (the rest of its
+line checked as JSON and UTF-8, never built), and consecutive ones come as one record of
+their times (an UnwatchedRun), counted by advance_to with a bisect. Main (2d525cf) and
+this branch alternated in one shell, same fingerprints:
 
-  (a) read only: 3.5-3.8 s CPU (112,000-120,000 records/s) on main, 3.5-4.4 s here
-      (noise: 0.72-0.76 s against 0.86-0.98 s on 5 min, best of 3, alternated);
-  (b) market alone: 8.0-10.4 s on main (40,600-52,400 feed events/s), 6.7-8.3 s here
-      (50,700-62,800/s);
-  (c) engine with the feed: 20.1-23.0 s CPU on main (39-45x real time), 18.0-18.2 s here
-      (49-50x); the replay's part 32-37 -> 27-28 us per feed event, the engine's per
-      watched event 51-60 -> 50-52 us (its code did not change), steps 1.1-1.3 s either
-      way; a quieter alternation of (c) alone: 20.0-24.7 s on main, 15.4-19.9 s here
-      (36-45x -> 45-59x), same-run ratios 0.73-0.91;
-  (d) feed off: 20.4-25.0 s; (c)/(d) 0.83-0.92.
+  one hour (1,648,115 feed events), (c) alone, load 1.6-4.2: main 25.0-28.1 s CPU
+      (128-144x real time), here 24.6-24.8 s (145-146x); steps 1.5-1.7 s either way,
+      the engine's feed events 6.8-7.7 s (~17-19 us per watched event), the replay
+      16.6-18.7 -> 16.1-16.2 s (~10 us per feed event);
+  5 min, all four, load 0.1-0.5: (a) 0.99 s either way (the reader alone, no names to
+      skip); (b) 1.01 -> 0.96 s; (c) 2.48 -> 2.25 s (121x -> 133x); (d) 2.84-2.99 s;
+  instructions (valgrind --tool=cachegrind, the whole process running (c) on 5 min
+      once; deterministic): main 22.43 G, here 21.15 G (-5.7%).
 
-The target, 300x (12 s an hour), is far: an hour now costs ~45 s of replay (reading ~12 s
-of it: a parser that skips the items of unwatched events would halve that, but must not
-let a malformed line of one pass unnoticed), ~20 s of the engine's decisions on watched
-events (~50 us each: the rules' scan and skip counting, the references' quotes and the
-feed's own bookkeeping; issue 20 point 3's work on the scan lowers it, on the same
-path as live), ~5 s of steps and ~5 us of Engine.next_due per watched event (not
-monotone in time, so the driver cannot cache it without changing decisions; live runners
-read it once per wake).
+Not kept: a UTF-8 check a chunk at a time (a join and a decode of every byte, key frames
+included, cost what the skip saved; per skipped line, isascii else decode, 0.1 us), and
+an Engine.next_due that skips working out the search's and references' due times when
+another kind is due sooner (21.75 G against 21.71 G: they are rarely later).
+
+The target, 300x (12 s an hour), is still far: an hour is ~16 s of replay (~10 us per
+feed event: per watched event, ~25% of events, the decode by the client's model, the
+market's apply, Engine.next_due ~4 us and the driver's turn; per unwatched one still the
+inflate, msgspec's look and the run's bookkeeping, ~2 us), ~7 s of the engine's
+decisions on watched events (~18 us each: the rules' scan and skip counting, the
+references' quotes, FeedWatch's bookkeeping; the same path as live) and ~1.5 s of steps.
+Next: Engine.next_due per event (its search part: the limiter's and pacer's windows,
+exact only at the clock's time), the watched event's decode-and-apply in one pass.
 """
 
 from __future__ import annotations
@@ -90,6 +90,14 @@ def _records(directory: Path, end: float):  # type: ignore[no-untyped-def]
     return itertools.takewhile(lambda r: r.t <= end, read_records(directory))
 
 
+def _reader(directory: Path):  # type: ignore[no-untyped-def]
+    """The reader itself (the recording ends at the end: no cut), so the market can tell
+    it the names it keeps (RecordReader.watched)."""
+    from engine.backtest import read_records
+
+    return read_records(directory)
+
+
 def _rules(feed: str):  # type: ignore[no-untyped-def]
     from engine._plugins import make_plugin_host
     from engine.rules import load_rules_text
@@ -112,7 +120,7 @@ def market_only(directory: Path, end: float) -> tuple[int, float]:
 
     rules = _rules("auto")
     began = time.process_time()
-    market = ReplayMarket(_records(directory, end), keep=lambda name: bool(rules.view(name).rules))
+    market = ReplayMarket(_reader(directory), keep=lambda name: bool(rules.view(name).rules))
     taken = 0
     while (at := market.next_feed_at(end)) is not None:
         market.advance_to(at)
@@ -155,7 +163,7 @@ def engine_run(directory: Path, end: float, feed: str) -> tuple[float, object, s
 
     async def main() -> object:
         return await run_backtest(
-            rules, _records(directory, end), host=host, end=end, options=BacktestOptions()
+            rules, _reader(directory), host=host, end=end, options=BacktestOptions()
         )
 
     began = time.process_time()

@@ -23,10 +23,11 @@ import os
 import re
 import shutil
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, NamedTuple, cast
 
+import msgspec
 from pydantic_core import from_json
 
 from .._errors import ConfigError
@@ -37,9 +38,11 @@ __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "Record",
+    "RecordReader",
     "RecordWriter",
     "RecordingError",
     "Row",
+    "UnwatchedRun",
     "read_header",
     "read_records",
     "recording_span",
@@ -413,46 +416,154 @@ def _write_atomically(path: Path, data: bytes) -> None:
 # -- reading -----------------------------------------------------------------------------
 
 
-def read_records(directory: str | os.PathLike[str]) -> Iterator[Record]:
-    """Every record of a recording, in time order, checked as it is read.
+def read_records(directory: str | os.PathLike[str]) -> RecordReader:
+    """Every record of a recording, in time order, checked as it is read (a
+    :class:`RecordReader`).
 
     Raises :class:`RecordingError` (naming file and line or byte offset) for a missing or
     foreign header, a segment still open (being written, or left by a crash: restarting
     ``snipe record`` repairs it), a damaged or truncated gzip stream, a line that is not a
     record, or time running backwards.
     """
-    root = Path(directory)
-    kinds = _KINDS_OF[read_header(root)["version"]]
-    still_open = sorted(root.glob("seg-*.jsonl.gz" + _OPEN_SUFFIX))
-    if still_open:
-        raise RecordingError(
-            "this segment is still open: the recorder is running or stopped without closing"
-            " it (run `snipe record` on the same --out again to salvage it)",
-            location=str(still_open[0]),
-        )
-    segments = segment_paths(root)
-    if not segments:
-        raise RecordingError("the recording has no segments", location=str(root))
-    last = float("-inf")
-    for path in segments:
-        # _read_segment's loop, inlined: one generator fewer per record (a feed hour is
-        # 1.5 million of them)
-        name, first = str(path), True
-        for line_number, line in enumerate(_lines(path), start=1):
-            record = _parse_line(line, f"{name}:{line_number}", kinds)
-            if first and record.k != "head":
-                raise RecordingError(
-                    "a segment must start with a head record", location=record.where
-                )
-            first = False
-            if record.t < last:
-                raise RecordingError(
-                    f"time runs backwards ({record.t} after {last})", location=record.where
-                )
-            last = record.t
-            yield record
-        if first:
-            raise RecordingError("empty segment", location=name)
+    return RecordReader(directory)
+
+
+class UnwatchedRun(list[float]):
+    """The body of a record standing for consecutive feed listings and removals of names
+    :attr:`RecordReader.watched` refused: their times, in order (the record's ``t`` is
+    the first). Read without being built (see there)."""
+
+    __slots__ = ()
+
+
+RUN_MAX = 1024
+"""At most this many events in one :class:`UnwatchedRun` (a look-ahead holds one)."""
+
+
+class _PeekedItem(msgspec.Struct):
+    name: str | None = None
+
+
+class _Peeked(msgspec.Struct):
+    """What tells a feed record of an unwatched name: the rest of its line is only checked
+    to be JSON (msgspec skips a value checking its syntax, without building it)."""
+
+    t: float
+    k: str
+    ev: str | None = None
+    item: _PeekedItem | None = None
+
+
+_PEEK = msgspec.json.Decoder(_Peeked)
+_LISTING_EVENTS = frozenset({"new", "update", "removed"})
+
+
+class RecordReader(Iterator[Record]):
+    """:func:`read_records`' iterator.
+
+    ``watched``: when set (a replay market sets it to the names it keeps), consecutive
+    ``feed`` listings and removals of names it refuses are yielded as one record whose
+    body is an :class:`UnwatchedRun` of their times: each line checked as every line is
+    (JSON syntax, UTF-8, ``t`` and its order, ``k``, the event, the item's name) but not
+    built. Most of a feed's events are of names no rule watches, which a replay only
+    counts: building them was half of its reading, and a record each much of the rest. A
+    line the quick look cannot vouch for goes the usual way, which gives the error it
+    always gave.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.watched: Callable[[str], bool] | None = None
+        self._watched: dict[str, bool] = {}
+        self._records = self._read(Path(directory))
+
+    def __iter__(self) -> Iterator[Record]:
+        return self._records  # the generator itself: no call of ours per record
+
+    def __next__(self) -> Record:
+        return next(self._records)
+
+    def _read(self, root: Path) -> Iterator[Record]:
+        kinds = _KINDS_OF[read_header(root)["version"]]
+        still_open = sorted(root.glob("seg-*.jsonl.gz" + _OPEN_SUFFIX))
+        if still_open:
+            raise RecordingError(
+                "this segment is still open: the recorder is running or stopped without"
+                " closing it (run `snipe record` on the same --out again to salvage it)",
+                location=str(still_open[0]),
+            )
+        segments = segment_paths(root)
+        if not segments:
+            raise RecordingError("the recording has no segments", location=str(root))
+        last = float("-inf")
+        peekable, unwatched = "feed" in kinds, self._unwatched
+        run, run_at = UnwatchedRun(), ""
+        for path in segments:
+            # _read_segment's loop, inlined: one generator fewer per record (a feed hour is
+            # 1.5 million of them)
+            name, first, line_number = str(path), True, 0
+            for lines in _chunks(path):
+                peek = peekable and self.watched is not None
+                for line in lines:
+                    line_number += 1
+                    if peek and b'"k":"feed"' in line[:64]:
+                        t = unwatched(line)
+                        if t is not None and not first and t >= last:  # (else: as usual)
+                            last = t
+                            if not run:
+                                run_at = f"{name}:{line_number}"
+                            run.append(t)
+                            if len(run) < RUN_MAX:
+                                continue
+                            yield Record(run[0], "feed", cast(Mapping[str, Any], run), run_at)
+                            run = UnwatchedRun()
+                            continue
+                    record = _parse_line(line, f"{name}:{line_number}", kinds)
+                    if first and record.k != "head":
+                        raise RecordingError(
+                            "a segment must start with a head record", location=record.where
+                        )
+                    first = False
+                    if record.t < last:
+                        raise RecordingError(
+                            f"time runs backwards ({record.t} after {last})",
+                            location=record.where,
+                        )
+                    last = record.t
+                    if run:
+                        yield Record(run[0], "feed", cast(Mapping[str, Any], run), run_at)
+                        run = UnwatchedRun()
+                    yield record
+            if run:
+                yield Record(run[0], "feed", cast(Mapping[str, Any], run), run_at)
+                run = UnwatchedRun()
+            if first:
+                raise RecordingError("empty segment", location=name)
+
+    def _unwatched(self, line: bytes) -> float | None:
+        """The time of ``line`` if it is a feed listing or removal of a name not watched;
+        None: read it the usual way."""
+        try:
+            peeked = _PEEK.decode(line)
+        except (msgspec.MsgspecError, RecursionError):
+            return None  # not what a quick look can vouch for: the usual way says why
+        item = peeked.item
+        if peeked.k != "feed" or peeked.ev not in _LISTING_EVENTS or item is None:
+            return None
+        name = item.name
+        if name is None:
+            return None
+        watched = self._watched.get(name)
+        if watched is None:
+            assert self.watched is not None
+            watched = self._watched[name] = self.watched(name)
+        if watched:
+            return None
+        if not line.isascii():  # UTF-8, as json.loads wants it: msgspec skips a string
+            try:  # without looking into it
+                line.decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError:
+                return None
+        return peeked.t
 
 
 def _read_segment(path: Path, kinds: frozenset[str] = KINDS) -> Iterator[Record]:
@@ -469,6 +580,12 @@ def _read_segment(path: Path, kinds: frozenset[str] = KINDS) -> Iterator[Record]
 
 
 def _lines(path: Path) -> Iterator[bytes]:
+    for lines in _chunks(path):
+        yield from lines
+
+
+def _chunks(path: Path) -> Iterator[list[bytes]]:
+    """The complete lines of each chunk of ``path`` read and inflated."""
     inflater = zlib.decompressobj(wbits=31)
     pending = b""
     consumed = 0
@@ -492,7 +609,7 @@ def _lines(path: Path) -> Iterator[bytes]:
             )
         pending += data
         *complete, pending = pending.split(b"\n")
-        yield from complete
+        yield complete
     if not inflater.eof:
         raise RecordingError(
             f"truncated: the gzip stream ends without its trailer after {consumed} bytes",

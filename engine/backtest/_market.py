@@ -34,17 +34,17 @@ from __future__ import annotations
 
 import heapq
 import random
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import repeat
-from typing import Any
+from typing import Any, cast
 
 from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
 from ._feedrecord import FeedRecordError, connected_from, decode_feed
-from ._format import Record, RecordingError
+from ._format import Record, RecordingError, RecordReader, UnwatchedRun
 from ._trade import BuyAnswer, FillModel, ReplayTrade
 
 __all__ = ["BuyAnswer", "FillModel", "ReplayMarket", "ReplayTrade"]
@@ -87,7 +87,10 @@ class ReplayMarket:
         value_after: float = 86_400.0,
         taken: frozenset[str] = frozenset(),
     ) -> None:
-        self._records = records
+        if isinstance(records, RecordReader):
+            # feed events of names not kept come unbuilt, as runs of times: counted only
+            records.watched = self.kept
+        self._records = iter(records)  # a RecordReader's generator: no call of its own
         # read but not yet applied (a look-ahead for the next feed record); the times of
         # the feed records among them, in order
         self._pending: deque[Record] = deque()
@@ -166,6 +169,8 @@ class ReplayMarket:
             # engine ignores it (it only counts it), so it is applied without being
             # decoded (like a search's entries of such names), and never stops the clock.
             body = record.body
+            if isinstance(body, UnwatchedRun):  # see RecordReader.watched: names not kept
+                return True
             ev = body.get("ev")
             if ev in _LISTING_EVENTS:
                 item = body.get("item")
@@ -221,35 +226,49 @@ class ReplayMarket:
 
     def advance_to(self, when: float) -> None:
         """Apply every record (and resolve every price mark) due at or before ``when``."""
-        # Hot (once per feed record): locals, no call but reading for a counted one.
-        pending, pending_feed, marks, counters = (
-            self._pending,
-            self._pending_feed,
-            self._marks,
-            self.counters,
-        )
-        while True:
-            if pending or self._read_one():
-                record = pending[0]
-                t = record.t
-                if t <= when and (not marks or t <= marks[0][0]):
-                    pending.popleft()
-                    if pending_feed and pending_feed[0] is record:
-                        pending_feed.popleft()
-                        self._apply(record)
-                    elif record.k == "feed":  # unwatched (see _read_one): counted only
-                        counters.records += 1
-                        counters.events += 1
-                        self.feed_records += 1
-                    else:
-                        self._apply(record)
-                    self.applied_until = t
+        # Hot (once per feed record): locals, no call but reading for a counted one; the
+        # unwatched counted here and added once, on the way out
+        pending, pending_feed, marks = self._pending, self._pending_feed, self._marks
+        read_one, unwatched, applied = self._read_one, 0, self.applied_until
+        try:
+            while True:
+                if pending or read_one():
+                    record = pending[0]
+                    t = record.t
+                    if t <= when and (not marks or t <= marks[0][0]):
+                        pending.popleft()
+                        applied = t
+                        if pending_feed and pending_feed[0] is record:
+                            pending_feed.popleft()
+                            self._apply(record)
+                        elif record.k == "feed":  # unwatched (see _read_one): counted only
+                            times = record.body
+                            if not isinstance(times, UnwatchedRun):
+                                unwatched += 1
+                                continue
+                            # the run's events due, as one record each would be applied
+                            due = bisect_right(times, min(when, marks[0][0]) if marks else when)
+                            unwatched += due
+                            applied = times[due - 1]
+                            if due < len(times):  # the rest waits, first in line
+                                rest = UnwatchedRun(times[due:])
+                                body = cast(Mapping[str, Any], rest)
+                                pending.appendleft(Record(rest[0], "feed", body, record.where))
+                        else:
+                            self._apply(record)
+                        continue
+                if marks and marks[0][0] <= when:
+                    self.applied_until = applied  # (a mark's call may read it)
+                    _, _, name, done = heapq.heappop(marks)
+                    done(self.cheapest(name), False)
                     continue
-            if marks and marks[0][0] <= when:
-                _, _, name, done = heapq.heappop(marks)
-                done(self.cheapest(name), False)
-                continue
-            return
+                return
+        finally:
+            self.applied_until = applied
+            counters = self.counters
+            counters.records += unwatched
+            counters.events += unwatched
+            self.feed_records += unwatched
 
     def finish(self) -> None:
         """Resolve the price marks still pending with the last state (flagged as such)."""

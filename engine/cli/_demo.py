@@ -362,8 +362,9 @@ async def _summary(console: Console, engine: Engine, sandbox: Sandbox) -> None:
     console.print(escape(status_line(view)))
     console.print(
         f"watched {view.watched} names; {view.searches} searches, "
-        f"{view.snapshots} snapshots, {view.listings_seen:,} listings looked at, "
-        f"{view.candidates} accepted by the rules"
+        f"{view.snapshots} snapshots, {view.listings_seen:,} listings looked at in searches"
+        + ("" if view.feed is None else f", {view.feed.events:,} feed events")
+        + f"; {view.candidates} accepted by the rules"
     )
     if view.recent:
         console.print(bought_table(list(view.recent)))

@@ -46,6 +46,10 @@ class Progress:
     cap: int
     recent: tuple[PurchaseRecord, ...] = ()
     """The latest purchase attempts (at most five)."""
+    feed_events: int | None = None
+    """Listing events the live feed told (``None``: the feed is off). ``listings`` counts
+    search answers and catalogue pages only: once the feed is trusted it tells what is
+    listed, and the searches mostly stop."""
 
     @classmethod
     async def of(cls, engine: Engine, started: float, total: float) -> Progress:
@@ -64,6 +68,7 @@ class Progress:
             spent=view.spent_total,
             cap=view.cap_total,
             recent=view.recent[-5:],
+            feed_events=None if view.feed is None else view.feed.events,
         )
 
     def line(self) -> str:
@@ -71,9 +76,15 @@ class Progress:
         return (
             f"market {_clock(self.market_seconds)} of {_clock(self.total_seconds)}: "
             f"{self.searches} searches ({self._window()}), {self.watched} names watched, "
-            f"{self.listings:,} listings looked at, {self.candidates} candidates, "
+            f"{self._looked_at()}, {self.candidates} candidates, "
             f"{self.bought} bought for {format_usd(self.spent)}"
         )
+
+    def _looked_at(self) -> str:
+        searched = f"{self.listings:,} listings looked at in searches"
+        if self.feed_events is None:
+            return searched
+        return f"{searched}, {self.feed_events:,} feed events"
 
     def _window(self) -> str:
         limit = "unlimited" if self.search_limit is None else str(self.search_limit)
@@ -90,7 +101,9 @@ class Progress:
         grid.add_row("searches", f"{self.searches} sent, {self._window()}")
         grid.add_row("snapshots", str(self.snapshots))
         grid.add_row("names watched", str(self.watched))
-        grid.add_row("listings seen", f"{self.listings:,}")
+        grid.add_row("listings seen", f"{self.listings:,} in searches")
+        if self.feed_events is not None:
+            grid.add_row("feed events", f"{self.feed_events:,}")
         grid.add_row("candidates", f"{self.candidates} accepted by the rules")
         grid.add_row(
             "bought", f"{self.bought} for {format_usd(self.spent)} (cap {format_usd(self.cap)})"

@@ -233,6 +233,7 @@ def _feed_line(feed: dict[str, Any]) -> str:
         f"last event {_ago(since)} ago" if since is not None else "no event yet",
         f"{feed.get('reconnects', 0)} reconnect(s)",
         f"{feed.get('gaps_healed', 0)} gap(s) healed",
+        *([f"{feed['errors']} error(s) retried"] if _number(feed.get("errors")) else []),
         f"{feed.get('missed', 0)} missed by the audit" + _missed_tiers(feed),
     ]
     if per_day is not None:

@@ -49,7 +49,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from httpx_ws import HTTPXWSException, WebSocketDisconnect, aconnect_ws
 
 from .._clock import Clock, SystemClock
-from .._errors import ConfigError
+from .._errors import ConfigError, SnipeError
 from ..models import FeedListing, FeedRemoval, SetAside, decode_item
 from . import _eio, _wsread
 from ._core import MalformedObserver
@@ -73,7 +73,7 @@ from ._websocket import (
     offer_headers,
 )
 
-__all__ = ["BATCH", "FEED_ENDPOINT", "FeedBatch", "FeedClient"]
+__all__ = ["BATCH", "FEED_ENDPOINT", "FeedBatch", "FeedClient", "FeedClientError"]
 
 FEED_ENDPOINT: Final = "feed"
 """The endpoint label of the feed in the set-aside counter and logs."""
@@ -120,6 +120,11 @@ _CONNECTION_ERRORS: Final = (
 class _Ended:
     reason: str
     detail: str
+
+
+class FeedClientError(SnipeError):
+    """An unexpected error of the feed's client whose text held the API key: its type and
+    text with the key redacted (the original is dropped, so no traceback shows it)."""
 
 
 class _ConsumerGone(Exception):
@@ -338,6 +343,15 @@ class FeedClient:
                     ended = await self._connection(http, sink)
                 except _ConsumerGone:
                     return
+                except Exception as exc:
+                    # nobody planned for it: the caller decides (FeedWatch retries after
+                    # retry_delay); the state health() shows must say the connection ended
+                    self._connected_since = None
+                    self._subscribed.clear()
+                    self._attempts += 1
+                    self._disconnects["error"] = self._disconnects.get("error", 0) + 1
+                    self._scrub(exc)
+                    raise
                 generation = self._generation
                 was_connected = self._connected_since is not None
                 stable = (
@@ -364,6 +378,31 @@ class FeedClient:
                         return
                 await self._clock.sleep(delay)
 
+    def _scrub(self, exc: Exception) -> None:
+        """Raise, in place of ``exc``, a :class:`FeedClientError` with its description
+        (its type named, the key redacted) if its text holds the key: the error, its
+        traceback and its chain are logged, and another library's message might."""
+        if self._key is None:
+            return
+        chain: list[str] = []
+        link: BaseException | None = exc
+        while link is not None and len(chain) < 16:  # what a traceback prints of it
+            chain.append(_describe(link))
+            link = link.__cause__ or link.__context__
+        if any(self._key.reveal() in text for text in chain):
+            raise FeedClientError(self._key.redact(chain[0])) from None
+
+    @property
+    def stable_after(self) -> float:
+        """Seconds of a run after which the count of failures in a row starts again."""
+        return self._backoff.stable_after
+
+    def retry_delay(self, failures: int) -> float:
+        """Seconds to wait before trying again after ``failures`` failures in a row (1 for
+        the first): the client's own capped, jittered backoff, for a caller that restarts
+        :meth:`run` after an error the client did not plan for."""
+        return self._backoff.delay(max(0, failures - 1), self._rng)
+
     def _http_transport(self) -> httpx.AsyncBaseTransport:
         inner = self._transport if self._transport is not None else httpx.AsyncHTTPTransport()
         return inner if self._key is None else _AuthorizationTransport(inner, self._key)
@@ -375,16 +414,18 @@ class FeedClient:
         self._open = None
         ended: _Ended | None = None
         gone = False
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._watchdog, tg.cancel_scope)
-            try:
-                ended = await self._connect_and_read(http, sink)
-            except _ConsumerGone:
-                gone = True  # raised outside the task group, which would wrap it in a group
-            tg.cancel_scope.cancel()
-        if self._wire is not None:
-            self._wire_done += self._wire.received
-            self._wire = None
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._watchdog, tg.cancel_scope)
+                try:
+                    ended = await self._connect_and_read(http, sink)
+                except _ConsumerGone:
+                    gone = True  # raised outside the task group, which would wrap it
+                tg.cancel_scope.cancel()
+        finally:  # an unexpected error too: the bytes the socket carried stay counted
+            if self._wire is not None:
+                self._wire_done += self._wire.received
+                self._wire = None
         if gone:
             raise _ConsumerGone
         if ended is None:  # the watchdog cancelled it

@@ -63,7 +63,10 @@ class FeedConnected:
 class FeedDisconnected:
     """Connection ``generation`` ended; ``reason`` is one of ``stall`` (no frame for
     pingInterval + pingTimeout), ``closed`` (the server closed it), ``network``,
-    ``refused`` (the server refused the namespace); ``detail`` says more, for a log."""
+    ``refused`` (the server refused the namespace), ``error`` (an error nobody planned
+    for: the client's :meth:`~FeedClient.run` raised it, and its caller, the engine's
+    ``FeedWatch``, tells this event itself and runs the client again after
+    :meth:`~FeedClient.retry_delay`); ``detail`` says more, for a log."""
 
     generation: int
     at: float

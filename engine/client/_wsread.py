@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 import httpcore
+import httpx_ws._api
 import wsproto.connection
 import wsproto.events
 import wsproto.utilities
@@ -92,6 +93,16 @@ close."""
 # same version's code): if a later version renames them, the feed client uses
 # FeedSession, httpx-ws's own reading (correct, only slower).
 _NEEDS = ("_background_receive", "_read_stream")
+
+# What httpx-ws's ``_read_stream`` raises when the socket just ends (the server's process
+# died, the network dropped: no close frame): its own class, not anyio's. Uncaught, it
+# left the session as an error the client did not know, and the feed stopped for good.
+_READ_ENDED: Final[tuple[type[BaseException], ...]] = (
+    httpcore.ReadError,
+    httpcore.WriteError,
+    EndOfStream,
+    getattr(httpx_ws._api, "EndOfStream", EndOfStream),
+)
 
 
 _TEXT_FINAL: Final = 0x81  # FIN, no reserved bit, opcode 1 (text)
@@ -437,7 +448,7 @@ class BatchingSession(FeedSession):
                         await self._send_event.send(batch)  # type: ignore[arg-type]
                     if self._should_close.is_set():
                         break
-        except (httpcore.ReadError, httpcore.WriteError, EndOfStream):
+        except _READ_ENDED:
             await self.close(CloseReason.INTERNAL_ERROR, "Stream error")
             await self._send_event.send(WebSocketNetworkError())
 

@@ -276,6 +276,11 @@ def _feed_families(feed: FeedView) -> Iterable[Metric]:
         ("snipe_feed_reconnects", feed.reconnects, "Listing feed connections after the first."),
         ("snipe_feed_gaps_healed", feed.gaps_healed, "Feed gaps healed by a snapshot diff."),
         (
+            "snipe_feed_errors",
+            feed.errors,
+            "Unexpected errors of the feed's client, each retried after backoff.",
+        ),
+        (
             "snipe_feed_missed",
             feed.missed,
             "Listings of watched names the feed never told, found by either audit tier "

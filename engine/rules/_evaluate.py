@@ -367,52 +367,75 @@ def _allocate(
     budget = context.budget
     today, total = budget.spent_today, budget.spent_total
     per_day, total_cap = ruleset.budgets.per_day, ruleset.budgets.total
-    per_rule: dict[str, RuleSpend] = {}
+    # (spent, count) per rule with this batch's acceptances: plain tuples, a RuleSpend
+    # (a frozen dataclass, a Python __init__) made only when a reason is
+    per_rule: dict[str, tuple[Money, int]] = {}
+    known = budget.per_rule
     taken: dict[str, str] = {}
     out = []
+    orders = budget.order_exposure
     for _, price, i in ranked:
         rule, listing, view = passes[i]
         name = rule.name
-        spend = per_rule.get(name) or budget.per_rule.get(name) or _NOTHING_SPENT
-        owner = taken.get(listing.item_id)
+        item_id = listing.item_id
+        had = per_rule.get(name)
+        if had is None:
+            before = known.get(name)
+            had = _NOTHING if before is None else (before.spent, before.count)
+        spent, count = had
+        owner = taken.get(item_id)
         max_count, max_spend = rule.max_count, rule.max_spend
         if (
             owner is None
-            and (max_count is None or spend.count < max_count)
-            and (max_spend is None or spend.spent + price <= max_spend)
+            and (max_count is None or count < max_count)
+            and (max_spend is None or spent + price <= max_spend)
             and today + price <= per_day
             and total + price <= total_cap
         ):  # within every cap (_cap_reasons would find none)
-            taken[listing.item_id] = name
-            per_rule[name] = RuleSpend(spend.spent + price, spend.count + 1)
+            taken[item_id] = name
+            per_rule[name] = (spent + price, count + 1)
             today += price
             total += price
             explain = partial(
                 _accepted_reasons,
                 ruleset,
                 rule,
-                spend,
+                had,
                 today,
                 total,
                 listing,
                 view,
                 context,
-                budget.order_exposure,
+                orders,
             )
-            fields = (listing, name, True, price, rule.action, rule.priority)
             out.append(
-                _new(Decision, (*fields, listing.unlock_at is not None, None, explain, None, None))
+                _new(
+                    Decision,
+                    (
+                        listing,
+                        name,
+                        True,
+                        price,
+                        rule.action,
+                        rule.priority,
+                        listing.unlock_at is not None,
+                        None,
+                        explain,
+                        None,
+                        None,
+                    ),
+                )
             )
             continue
         if owner is not None:
             reasons = [f"already chosen for rule {owner!r} (higher priority or cheaper)"]
         else:
-            reasons = _cap_reasons(ruleset, rule, spend, today, total, price)
+            reasons = _cap_reasons(ruleset, rule, RuleSpend(spent, count), today, total, price)
         out.append(_reject(rule, listing, tuple(reasons)))
     return out
 
 
-_NOTHING_SPENT = RuleSpend()
+_NOTHING: tuple[Money, int] = (0, 0)
 
 
 def _cap_reasons(
@@ -445,7 +468,7 @@ def _cap(what: str, cap: Money, spent: Money, spent_word: str, price: Money) -> 
 def _accepted_reasons(
     ruleset: RuleSet,
     rule: CompiledRule,
-    spend: RuleSpend,
+    spend: tuple[Money, int],
     today: Money,
     total: Money,
     listing: Listing,
@@ -455,7 +478,7 @@ def _accepted_reasons(
 ) -> tuple[str, ...]:
     return (
         *rule.accepted_summaries(listing, view, context),
-        _within_budget(ruleset, rule, spend, today, total, orders),
+        _within_budget(ruleset, rule, RuleSpend(*spend), today, total, orders),
     )
 
 

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from ..models import Listing
 from ._contract import EvalContext, NameView
 
-__all__ = ["Accept", "Plan", "PlannedRule", "make_plan"]
+__all__ = ["Accept", "Plan", "PlannedRule", "ScreenMaker", "make_plan", "make_screen"]
 
 
 class PlannedRule(Protocol):
@@ -45,22 +45,16 @@ Plan = Callable[[Listing, NameView, EvalContext, Accept], None]
 of the set whose checks pass, in the set's order."""
 
 
-def make_plan(rules: Sequence[PlannedRule]) -> Plan:
-    """The function running ``rules``' checks on one listing (see the module's docstring).
+ScreenMaker = Callable[[NameView, EvalContext], Callable[[Any], bool]]
+"""``make(view, ctx)``: the judge of one name's listings (``view``'s), true when some
+rule of the set passes its checks on the listing in ``ctx``, what
+:class:`engine.rules.RawScreen` asks of a stand-in."""
 
-    Generated as source, as :func:`engine.rules._compile._all_pass` is (only generated
-    identifiers enter it): it runs once per watched listing, and a loop calling each rule
-    costs more than the checks themselves.
-    """
-    namespace: dict[str, Any] = {"_rules": tuple(rules)}
-    lines = [
-        "def plan(listing, view, ctx, accept):",
-        "    try:",
-        "        price = listing.price",
-        "        tradable = listing.unlock_at is None",
-        "    except Exception:",
-        "        return _one_by_one(_rules, listing, view, ctx, accept)",
-    ]
+
+def _terms(rules: Sequence[PlannedRule], namespace: dict[str, Any]) -> list[str]:
+    """Per rule, the expression its ``passes`` evaluates (reading the generated locals
+    ``price`` and ``tradable``), its callables put in ``namespace``."""
+    out = []
     for i, rule in enumerate(rules):
         namespace[f"rule_{i}"] = rule
         if rule.tests is None:  # no generated form known: ask the rule itself
@@ -74,20 +68,77 @@ def make_plan(rules: Sequence[PlannedRule]) -> Plan:
             for j, test in enumerate(rule.tests):
                 namespace[f"test_{i}_{j}"] = test
                 terms.append(f"test_{i}_{j}(listing, view, ctx)")
+        out.append(" and ".join(terms))
+    return out
+
+
+def make_plan(rules: Sequence[PlannedRule]) -> Plan:
+    """The function running ``rules``' checks on one listing (see the module's docstring).
+
+    Generated as source, as :func:`engine.rules._compile._all_pass` is (only generated
+    identifiers enter it): it runs once per watched listing, and a loop calling each rule
+    costs more than the checks themselves.
+    """
+    namespace: dict[str, Any] = {"_rules": tuple(rules), "_one_by_one": _one_by_one}
+    lines = [
+        "def plan(listing, view, ctx, accept):",
+        "    try:",
+        "        price = listing.price",
+        "        tradable = listing.unlock_at is None",
+        "    except Exception:",
+        "        return _one_by_one(_rules, listing, view, ctx, accept)",
+    ]
+    for i, term in enumerate(_terms(rules, namespace)):
         # one try per rule (free unless raised): a raising criterion fails its rule only,
         # as in the rule's own ``passes``
         lines += [
             "    try:",
-            f"        hit = {' and '.join(terms)}",
+            f"        hit = {term}",
             "    except Exception:",
             "        hit = False",
             "    if hit:",
             f"        accept((rule_{i}, listing, view))",
         ]
-    namespace["_one_by_one"] = _one_by_one
     exec("\n".join(lines) + "\n", namespace)
     plan: Plan = namespace["plan"]
     return plan
+
+
+def make_screen(rules: Sequence[PlannedRule]) -> ScreenMaker:
+    """The maker of one name's judge for the raw screen (see :data:`ScreenMaker`): the
+    plan's checks, returning at the first rule whose checks pass: the verdict of asking
+    each rule's ``passes`` in turn (each term is the one :func:`make_plan` runs for the
+    rule), except that anything raising means "build it". A stand-in holds only the raw
+    fields; a criterion reading past its declared ones raises on it (where ``passes``
+    would take the error for a turn-down and pass a deal over unbuilt), and so does a
+    stand-in whose price or trade lock cannot be read: the full evaluation then decides on
+    the built listing.
+
+    One judge per watched name (a closure over its view and the context), so that the
+    decode's per-listing call runs every check of the name's rules with no other call.
+    """
+    namespace: dict[str, Any] = {}
+    lines = [
+        "def make(view, ctx):",
+        "    def could_accept(listing):",
+        "        try:",
+        "            price = listing.price",
+        "            tradable = listing.unlock_at is None",
+        "        except Exception:",
+        "            return True",
+    ]
+    for term in _terms(rules, namespace):
+        lines += [
+            "        try:",
+            f"            if {term}:",
+            "                return True",
+            "        except Exception:",
+            "            return True",
+        ]
+    lines += ["        return False", "    return could_accept"]
+    exec("\n".join(lines) + "\n", namespace)
+    make: ScreenMaker = namespace["make"]
+    return make
 
 
 def _one_by_one(

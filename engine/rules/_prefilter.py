@@ -7,9 +7,12 @@ per-listing *raw predicate* of a rule set for one game (an
 name, a judge of the name's :class:`~engine.models.RawListing` stand-ins (made from the
 parsed JSON values, only when all of them are in a plain form the model reads the same:
 see :func:`engine.models.read_plain`) that says whether **some rule watching the name
-could accept** the listing. It runs each rule's own pass/fail check (``CompiledRule.passes``,
-what the scan runs), so it cannot disagree with the full evaluation: a stand-in is passed
-over only when every rule watching its name turns it down.
+could accept** the listing. It runs each rule's own pass/fail checks (those of
+``CompiledRule.passes``, generated into one function per set of rules as the scan's plans
+are: :func:`engine.rules._plan.make_screen`), so it cannot disagree with the full
+evaluation: a stand-in is passed over only when every rule watching its name turns it down,
+and a check that raises on it (a criterion reading more than the stand-in holds) has the
+listing built, for the full evaluation to decide.
 
 Only rules whose every judging criterion has a raw form may judge a stand-in: the
 criterion declares which listing fields it reads (:attr:`Compiled.raw_fields`, all among
@@ -34,6 +37,7 @@ from collections.abc import Callable
 from ..models import RAW_FIELDS, RawListing
 from ._compile import CompiledRule, RuleSet
 from ._contract import EvalContext, NameView
+from ._plan import ScreenMaker, make_screen
 
 __all__ = ["RawScreen", "raw_judged"]
 
@@ -49,8 +53,9 @@ def raw_judged(rule: CompiledRule) -> bool:
     return rule.listing_only and fields is not None and fields <= RAW_FIELDS
 
 
-def _never(stand_in: RawListing) -> bool:
-    return False
+_never: Judge = ().__contains__
+"""The judge of a name no rule watches: false for every stand-in (none is in ``()``),
+called from C with no Python frame: most names of a market are of this kind."""
 
 
 class RawScreen:
@@ -59,7 +64,7 @@ class RawScreen:
     it), or ``None`` when every listing of the name is to be built. Judges are made once
     per name."""
 
-    __slots__ = ("_context", "_judges", "game", "ruleset")
+    __slots__ = ("_context", "_judges", "_makers", "game", "ruleset")
 
     def __init__(self, ruleset: RuleSet, game: str | None) -> None:
         self.ruleset = ruleset
@@ -68,6 +73,8 @@ class RawScreen:
         # is read by no such rule's verdict)
         self._context = EvalContext(now=0.0, game=game)
         self._judges: dict[str, Judge | None] = {}
+        # one generated maker per distinct set of rules (few), as the scan's plans
+        self._makers: dict[tuple[int, ...], ScreenMaker] = {}
 
     def __call__(self, name: str) -> Judge | None:
         judges = self._judges
@@ -83,16 +90,10 @@ class RawScreen:
             return _never  # no rule watches the name: none could accept a listing
         if not all(map(raw_judged, rules)):
             return None
-        checks = tuple(rule.passes for rule in rules)
-        context = self._context
-
-        def could_accept(stand_in: RawListing) -> bool:
-            for passes in checks:
-                try:
-                    if passes(stand_in, view, context):  # type: ignore[arg-type]
-                        return True
-                except Exception:
-                    return True  # the full evaluation decides, on the built listing
-            return False
-
-        return could_accept
+        # the rules' own checks, as ``passes`` runs them (a generated ``any`` of them,
+        # engine/rules/_plan.py): the verdict the scan's plan gives the built listing
+        key = tuple(map(id, rules))  # the rules live as long as the RuleSet
+        make = self._makers.get(key)
+        if make is None:
+            make = self._makers[key] = make_screen(rules)
+        return make(view, self._context)

@@ -7,7 +7,8 @@ from ._budget import budget_state, caps_for_rule
 from ._buyer import Buyer, BuyerSettings
 from ._daily import daily_summary
 from ._engine import Engine, EngineSettings, TradingRefused
-from ._feedwatch import AUTO_ATTEMPTS, FeedSettings, FeedView, FeedWatch
+from ._feedrun import AUTO_ATTEMPTS
+from ._feedwatch import FeedSettings, FeedView, FeedWatch
 from ._guard import describe
 from ._heap import HeapPolicy, HeapSettings, freeze_heap
 from ._orders import Exposure, OrderManager, describe_orders

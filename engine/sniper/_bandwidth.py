@@ -14,7 +14,11 @@ rows); fetched every 10 s that is about 560 GB a day. Two settings bound it:
   service's 10 s refresh), at worst the whole period plus 10 s.
 - **the live feed** (``account.feed``, ``auto`` by default): while it is healthy the
   feed's frames come instead of the snapshots: ~430 events a second over every game
-  (wire-notes.md), of the games subscribed; and its audits, in two tiers: every
+  (wire-notes.md), of which the client is sent only the games it subscribes to (the
+  rules' games: :data:`GAME_FEED_SHARE`), deflated when the service accepts the
+  client's permessage-deflate offer (``account.feed_compression: auto``, the default:
+  :data:`FEED_FRAME_DEFLATED_BYTES`; the plain figure is given beside it); its heals
+  (:data:`RECONNECTS_PER_DAY`); and its audits, in two tiers: every
   ``account.audit_every`` (300 s) one ``GET /v1/prices`` per game (the cheap audit: a
   row per name, :data:`PRICE_ROW_BYTES` each), and the snapshot only every
   ``account.full_audit_every`` (3600 s; equal to ``audit_every``, every audit is a
@@ -33,9 +37,12 @@ from ..rules import RuleSet
 __all__ = [
     "FEED_EVENTS_PER_SECOND",
     "FEED_FRAME_BYTES",
+    "FEED_FRAME_DEFLATED_BYTES",
+    "GAME_FEED_SHARE",
     "GAME_PRICE_ROWS",
     "GAME_SNAPSHOT_BYTES",
     "PRICE_ROW_BYTES",
+    "RECONNECTS_PER_DAY",
     "REDISCOVER_EVERY",
     "BandwidthEstimate",
     "daily_estimate",
@@ -61,10 +68,32 @@ FEED_EVENTS_PER_SECOND = 430.0
 """The live feed's mean rate over every game (wire-notes.md; bursts near 2,800/s)."""
 
 FEED_FRAME_BYTES = 300
-"""Bytes of one feed frame on the wire. ASSUMPTION: the recorded frame in wire-notes.md
-is about 300 bytes; the sandbox's writer averages ~265 with the websocket header
-(bench/bench_detection.py measures it). Split by game like the snapshot (its share of
-:data:`GAME_SNAPSHOT_BYTES`), an estimate too."""
+"""Bytes of one plain feed frame on the wire (``account.feed_compression: off``, or a
+service that refuses the offer). ASSUMPTION: the recorded frame in wire-notes.md is about
+300 bytes; the sandbox's writer averages ~263 with the websocket header
+(bench/bench_detection.py measures it)."""
+
+FEED_FRAME_DEFLATED_BYTES = 47
+"""Bytes of one feed frame on the wire with permessage-deflate (``auto``, when the
+service accepts the offer). ASSUMPTION: bench/bench_detection.py measures 46.5 B a frame
+on a socket over the sandbox's frames (one deflate context a connection); the live
+frames, a little larger, are assumed to deflate alike."""
+
+GAME_FEED_SHARE: dict[str, float] = {
+    "csgo": 0.967,
+    "dota2": 0.020,
+    "rust": 0.008,
+    "tf2": 0.005,
+}
+"""Each game's share of the feed's events (the client is sent its subscribed games'
+only). ASSUMPTION, as bench/bench_detection.py's: csgo's share is the sandbox market's
+(96.7% of its changes, ~416 of the ~430 events/s); the rest split by snapshot size. Not
+measured on the live market (by snapshot size csgo would be 69%)."""
+
+RECONNECTS_PER_DAY = 4
+"""Feed reconnections a day. ASSUMPTION, as bench/bench_detection.py's; each costs two
+snapshots of the watched games: the heal, and the first poll after it (always a full
+one, see ``FeedWatch._cheap_slot``)."""
 
 GAME_PRICE_ROWS: dict[str, int] = {
     "csgo": 30_000,
@@ -104,7 +133,16 @@ class BandwidthEstimate:
     """True when the rules do not all name a game: the figure is for every game, an upper
     bound (the engine fetches only the games where the rules' names are found)."""
     feed_bytes_per_day: int | None = None
-    """With the feed (``account.feed`` not ``off``): its frames, ``None`` without it."""
+    """With the feed (``account.feed`` not ``off``): its frames, ``None`` without it;
+    deflated with ``account.feed_compression: auto`` (if the service accepts it)."""
+    feed_plain_bytes_per_day: int | None = None
+    """The same frames plain (what ``auto`` costs if the service refuses deflate)."""
+    deflate: bool = False
+    """``feed_bytes_per_day`` assumes permessage-deflate (``feed_compression: auto``)."""
+    events_per_second: float = 0.0
+    """The feed's events of the watched games a second (assumed shares)."""
+    heal_bytes_per_day: int = 0
+    """With the feed: the snapshots of its heals (:data:`RECONNECTS_PER_DAY`)."""
     audit_every: float = 300.0
     audit_bytes_per_day: int = 0
     """With the feed: its audits (the full and the cheap tier together)."""
@@ -118,7 +156,7 @@ class BandwidthEstimate:
     def with_feed_per_day(self) -> int | None:
         if self.feed_bytes_per_day is None:
             return None
-        return self.feed_bytes_per_day + self.audit_bytes_per_day
+        return self.feed_bytes_per_day + self.audit_bytes_per_day + self.heal_bytes_per_day
 
     def describe(self) -> str:
         """One line for ``snipe check``, with the assumption stated."""
@@ -151,12 +189,33 @@ class BandwidthEstimate:
             audits = (
                 f"an audit snapshot every {self.audit_every:g} s ~{_size(self.audit_bytes_per_day)}"
             )
-        return (
-            f"~{_size(with_feed)}/day with the live feed (its frames ~"
-            f"{_size(self.feed_bytes_per_day)}: ~{FEED_EVENTS_PER_SECOND:g} events/s over "
-            f"every game, ~{FEED_FRAME_BYTES} B each, split by game as the snapshot, assumed; "
-            f"{audits}); without it (feed off or down): " + text
+        return f"{self._feed_words(with_feed, audits)}; without it (feed off or down): " + text
+
+    def _feed_words(self, with_feed: int, audits: str) -> str:
+        """The figure with the feed, each of its assumptions named."""
+        frames = self.feed_bytes_per_day or 0
+        plain = self.feed_plain_bytes_per_day or frames
+        rate = (
+            f"~{self.events_per_second:.0f} events/s of the watched games "
+            f"(~{FEED_EVENTS_PER_SECOND:g}/s over every game, each game's share assumed)"
         )
+        if self.deflate:
+            head = (
+                f"~{_size(with_feed)}/day with the live feed if the service accepts "
+                f"permessage-deflate (~{_size(with_feed - frames + plain)} plain)"
+            )
+            each = (
+                f"~{FEED_FRAME_DEFLATED_BYTES} B each deflated (measured on the sandbox's "
+                f"frames), ~{FEED_FRAME_BYTES} B plain (~{_size(plain)}), assumed"
+            )
+        else:
+            head = f"~{_size(with_feed)}/day with the live feed"
+            each = f"~{FEED_FRAME_BYTES} B each plain (feed_compression: off), assumed"
+        heals = (
+            f"heals ~{_size(self.heal_bytes_per_day)} ({RECONNECTS_PER_DAY} reconnections a "
+            "day assumed, 2 snapshots each)"
+        )
+        return f"{head} (its frames ~{_size(frames)}: {rate}, {each}; {audits}; {heals})"
 
 
 def daily_estimate(ruleset: RuleSet, period: float | None = None) -> BandwidthEstimate:
@@ -172,11 +231,14 @@ def daily_estimate(ruleset: RuleSet, period: float | None = None) -> BandwidthEs
     account = ruleset.account
     audit_every = max(every, float(account.audit_every))
     full_every = max(audit_every, float(account.full_audit_every))
-    feed = None
-    full = cheap = 0
+    feed = plain = None
+    full = cheap = heals = 0
+    deflate = account.feed_compression == "auto"
+    rate = FEED_EVENTS_PER_SECOND * sum(GAME_FEED_SHARE[g] for g in fetched)
     if account.feed != "off":
-        share = per_poll / sum(GAME_SNAPSHOT_BYTES.values())
-        feed = round(FEED_EVENTS_PER_SECOND * share * FEED_FRAME_BYTES * _DAY)
+        plain = round(rate * FEED_FRAME_BYTES * _DAY)
+        feed = round(rate * FEED_FRAME_DEFLATED_BYTES * _DAY) if deflate else plain
+        heals = RECONNECTS_PER_DAY * 2 * per_poll
         full = round(_DAY / full_every * per_poll)
         if full_every > audit_every:
             # one answer an audit slot: a cheap audit, or the base after a full one
@@ -188,6 +250,10 @@ def daily_estimate(ruleset: RuleSet, period: float | None = None) -> BandwidthEs
         bytes_per_day=round(polls * per_poll),
         all_games=games is None,
         feed_bytes_per_day=feed,
+        feed_plain_bytes_per_day=plain,
+        deflate=deflate,
+        events_per_second=rate,
+        heal_bytes_per_day=heals,
         audit_every=audit_every,
         audit_bytes_per_day=full + cheap,
         full_audit_every=full_every,

@@ -179,6 +179,7 @@ class Engine(SnapshotWatch, OperatorControls):
         self.pacer = SearchPacer(
             calls=search_calls,
             reserve=min(settings.search_reserve, (search_calls or 1) - 1),
+            feed_keeps_free=(search_calls or 0) // 2,  # half, whatever the rules allow
         )
         self._next_snapshot_at: float | None = None
         self._snapshot_failures = 0
@@ -544,8 +545,7 @@ class Engine(SnapshotWatch, OperatorControls):
         # paced from when it was sent: waiting for the answer is not spacing (the rate
         # limiter holds the slot until the answer has arrived, which keeps the limit exact)
         sent_at = self.clock.now()
-        # taken now: a feed listing told while the request is on its way may be newer
-        # than the answer, and waits for the next search of its name
+        # taken now: one told in flight waits, unless the answer shows it (ConfirmQueue.shown)
         screen = search_screen(self, game, confirming := self.feedwatch.confirming(batch))
         try:
             answer = await self.client.search_items_by_name(
@@ -558,7 +558,7 @@ class Engine(SnapshotWatch, OperatorControls):
         self.pacer.sent(sent_at, background=lane is Lane.BACKGROUND)
         self.schedule.searched(batch, at=now)
         self.status.searches += 1
-        items, listings = judged_listings(answer)  # with what a screen passed over unbuilt
+        items, listings = judged_listings(answer, screen, self.ruleset)  # stand-ins too
         self.feedwatch.searched(items, game)
         if self.paper is not None:  # before this answer's own decisions: it judges older ones
             await self.paper.saw_search(items, sent_at, game)

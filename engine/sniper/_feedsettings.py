@@ -55,7 +55,9 @@ class FeedView:
     """The feed's state for observers (part of :class:`EngineView`). ``state`` is one of
     ``connecting``, ``healing`` (connected, gap not healed yet), ``trusted``,
     ``distrusted`` (connected, but an audit found it missing listings), ``down``,
-    ``unavailable`` (``auto`` gave up: no handshake)."""
+    ``unavailable`` (``auto`` gave up: no handshake). After an unexpected error of the
+    client it is ``down`` (or ``connecting`` before any handshake) until the client, run
+    again after backoff, connects (``errors`` counts them)."""
 
     state: str
     connected: bool
@@ -96,3 +98,8 @@ class FeedView:
     """Names the cheap audit flagged for a search."""
     audit_bytes: int = 0
     """Bytes of ``GET /v1/prices`` the cheap audit downloaded (as sent)."""
+    errors: int = 0
+    """Unexpected errors of the feed's client, each logged, and retried after backoff
+    (the snapshot standing in meanwhile)."""
+    last_error: str | None = None
+    """The latest of them, named by its type (never its text, which might hold a key)."""

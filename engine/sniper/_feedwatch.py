@@ -64,7 +64,6 @@ import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..client import (
-    FEED_BATCH,
     FeedBatch,
     FeedClient,
     FeedConnected,
@@ -79,6 +78,7 @@ from ..rules import CompiledRule, Decision, EvalContext, NameView, scan
 from ..snapshot import NameSummary, NewListing, SnapshotDiff
 from ._auditbook import AuditBook, NameCount, Suspect
 from ._confirm import BEYOND, REMOVED, SKIP_KINDS, Candidate, ConfirmQueue
+from ._feedrun import run_feed
 from ._feedsettings import FeedSettings, FeedView
 from ._known import KnownListings
 
@@ -89,10 +89,6 @@ __all__ = ["FEED_MODES", "FeedSettings", "FeedView", "FeedWatch"]
 
 FEED_MODES = ("auto", "on", "off")
 """``account.feed``: ``auto`` gives up on a feed that never answers the handshake."""
-
-AUTO_ATTEMPTS = 3
-"""``auto``: connection attempts without a single handshake before the feed is given up
-for the run (detection by snapshot alone)."""
 
 SNAPSHOT_REBUILT_EVERY = 10.0
 """The service rebuilds the snapshot this often: a poll begun less than this after a
@@ -140,6 +136,10 @@ class FeedWatch:
         self.observer: Callable[[FeedEvent], None] | None = None
         """Sees every event before the engine acts on it (``snipe run --record``)."""
         self.unavailable = False
+        self.errors = 0
+        """Unexpected errors of the client, each retried after backoff (``_feedrun.py``)."""
+        self.last_error: str | None = None
+        """The latest of them, named by type (:func:`~._guard.describe`: never a key)."""
         self.connected = False
         self.generation = 0
         self._healed_generation = 0
@@ -310,35 +310,17 @@ class FeedWatch:
             audits_cheap=self.audits_cheap,
             suspects=self.suspects,
             audit_bytes=self.audit_bytes,
+            errors=self.errors,
+            last_error=self.last_error,
         )
 
     # -- live ----------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Live: run the client and hand every event to :meth:`Engine.on_feed_event`; in
-        ``auto``, give up when the feed never answers (the snapshot goes on alone)."""
-        try:
-            await self._run()
-        except Exception as exc:
-            # a failure of the feed's side is never a reason to stop buying: the snapshot
-            # takes over, as when the feed is down
-            self.engine.guard.failed("feed", exc, may_halt=False)
-            self.unavailable = True
-            self.connected = False
-            self.engine.snapshot_soon()
-
-    async def _run(self) -> None:
-        client = self.client
-        if client is None:
-            return
-        # the buffer counts events; the stream carries lists of up to FEED_BATCH of them
-        size = max(1, self.settings.buffer // FEED_BATCH)
-        send, receive = anyio.create_memory_object_stream[FeedBatch](size)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(client.run_batches, send)
-            if self.settings.mode == "auto":
-                tg.start_soon(self._give_up_unless_answered, tg.cancel_scope)
-            await self.consume(receive)
+        """Live: run the client and hand every event to :meth:`Engine.on_feed_event`; an
+        unexpected error of the client is logged, counted and retried after backoff; in
+        ``auto``, give up when the feed never answers (see :mod:`._feedrun`)."""
+        await run_feed(self)
 
     async def consume(self, receive: MemoryObjectReceiveStream[FeedBatch]) -> None:
         """Hand every event of ``receive``'s batches (:meth:`FeedClient.run_batches`) to
@@ -356,20 +338,6 @@ class FeedWatch:
                     if now() >= until:
                         await checkpoint()
                         until = now() + DRAIN_SECONDS
-
-    async def _give_up_unless_answered(self, scope: anyio.CancelScope) -> None:
-        assert self.client is not None
-        while self.generation == 0:
-            if self.client.health().attempts >= AUTO_ATTEMPTS:
-                self.unavailable = True
-                log.warning(
-                    "the listing feed at %s does not answer (account.feed: auto): new "
-                    "listings are seen by the snapshot alone",
-                    self.client.url,
-                )
-                scope.cancel()
-                return
-            await self.engine.clock.sleep(1.0)
 
     # -- events --------------------------------------------------------------------------
 

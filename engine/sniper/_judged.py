@@ -71,14 +71,20 @@ def search_screen(
 
 
 def judged_listings(
-    answer: SearchResponse,
+    answer: SearchResponse, screen: RawScreen | None, ruleset: RuleSet
 ) -> tuple[Mapping[str, Sequence[Listing]], list[Listing]]:
     """A search answer's listings by searched name, and all of them in that order, as
-    the engine judges and counts them: the built listings with the stand-ins of those a
-    screen passed over in their places (``SearchResponse.judged_items``). A stand-in
-    carries what the rules read of a listing, its id and its phase: what judging,
-    counting and learning phases read (the rules turn it down, so nothing buys it)."""
-    items = cast("Mapping[str, Sequence[Listing]]", answer.judged_items)
+    the engine judges and counts them under ``ruleset``: the built listings with the
+    stand-ins of those ``screen`` passed over in their places
+    (``SearchResponse.judged_items``). A stand-in carries what the rules read of a
+    listing, its id and its phase: what judging, counting and learning phases read (the
+    rules turn it down, so nothing buys it). Only the rules that screened them do: when
+    the rules were replaced while the search was on its way, the new ones might accept a
+    stand-in, so the built listings alone are judged (the next search builds the rest)."""
+    if screen is not None and screen.ruleset is not ruleset:
+        items: Mapping[str, Sequence[Listing]] = answer.items
+    else:
+        items = cast("Mapping[str, Sequence[Listing]]", answer.judged_items)
     return items, [x for found in items.values() for x in found]
 
 

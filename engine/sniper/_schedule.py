@@ -243,8 +243,8 @@ class SearchPacer:
         no snapshot is expected; a ``flags_at`` in the past is one being taken now).
 
         With ``feed`` (the live feed connected), it also leaves ``feed_keeps_free`` of the
-        window's slots to the priority lane: the feed flags names to confirm at any
-        moment, not at a snapshot's boundary, and a background sweep spaced at the whole
+        window's slots (the engine gives half) to the priority lane: the feed flags names
+        to confirm at any moment, not at a snapshot's boundary, and a sweep spaced at the whole
         budget's pace (the first search of every watched name) would fill the window
         and hold each confirmation until a slot left it (bench_detection: stickered
         deals' p95 22.6 s, the waits bunched at the first minute's end)."""

@@ -297,6 +297,8 @@ def feed_words(feed: FeedView) -> str:
     )
     words = f"feed {feed.state}, {feed.events_per_second:.1f} ev/s, {since}"
     words += f", {feed.reconnects} reconnects, {feed.gaps_healed} healed, {feed.missed} missed"
+    if feed.errors:
+        words += f", {feed.errors} errors (last {feed.last_error}), retried"
     if feed.bytes_per_day is not None:
         words += f", {format_bytes(int(feed.bytes_per_day))}/day"
         if feed.compressed:

@@ -29,6 +29,7 @@ from engine.backtest import (
     run_backtest,
 )
 from engine.backtest._feedrecord import feed_fields
+from engine.backtest._format import RUN_MAX, UnwatchedRun
 from engine.backtest._synthetic import record_sandbox_market
 from engine.client import FeedConnected, FeedEvent
 from engine.sandbox import MarketConfig
@@ -382,3 +383,101 @@ async def test_golden_fingerprint_of_a_recording_with_feed_events(tmp_path: Path
     assert run.feed is not None
     assert run.feed["bought"] > 0
     assert build_report(run).fingerprint == FEED_GOLDEN
+
+
+# -- feed records of names no rule watches: read without being built ----------------------
+
+OTHER = "P250 | Sand Dune (Field-Tested)"  # no rule of rules() watches it
+
+
+def _unwatched(directory: Path) -> Path:
+    steps: list[tuple[float, str, Any]] = [(0.0, "snap", [listing("1", 8000)])]
+    steps += [(1.0 + i, "feed", told(T0 + 1 + i, str(100 + i), 5000)) for i in range(3)]
+    _write(directory, steps)
+    path = directory / "seg-000001.jsonl.gz"
+    lines = gzip.decompress(path.read_bytes()).replace(REDLINE.encode(), OTHER.encode())
+    path.write_bytes(gzip.compress(lines))
+    return path
+
+
+def test_a_reader_told_the_watched_names_yields_the_others_unbuilt(tmp_path: Path) -> None:
+    _unwatched(tmp_path)
+    full = [r for r in read_records(tmp_path) if r.k == "feed"]
+    reader = read_records(tmp_path)
+    reader.watched = lambda name: name != OTHER
+    (run,) = [r for r in reader if r.k == "feed"]  # one record for the three, unbuilt
+    assert isinstance(run.body, UnwatchedRun)
+    assert (run.t, list(run.body), run.where) == (full[0].t, [r.t for r in full], full[0].where)
+    assert {r.body["item"]["name"] for r in full} == {OTHER}
+    _write(tmp_path / "w", [(0.0, "snap", [listing("1", 1)]), (1.0, "feed", told(T0 + 1, "9", 1))])
+    watched = read_records(tmp_path / "w")
+    watched.watched = lambda name: name != OTHER
+    assert [r.body["item"]["name"] for r in watched if r.k == "feed"] == [REDLINE]
+
+
+def test_a_run_of_unwatched_events_is_cut_where_a_replay_stops_and_at_its_bound(
+    tmp_path: Path,
+) -> None:
+    """A replay stopped inside a run counts the run's events up to its time, no more; a
+    run holds at most RUN_MAX events."""
+    count = RUN_MAX + 10
+    steps: list[tuple[float, str, Any]] = [(0.0, "snap", [listing("1", 8000)])]
+    steps += [(1 + i / 100, "feed", told(T0 + 1 + i / 100, str(100 + i), 5)) for i in range(count)]
+    _write(tmp_path, steps)
+    path = tmp_path / "seg-000001.jsonl.gz"
+    lines = gzip.decompress(path.read_bytes()).replace(REDLINE.encode(), OTHER.encode())
+    path.write_bytes(gzip.compress(lines))
+    assert len([r for r in read_records(tmp_path) if r.k == "feed"]) == count
+    runs = read_records(tmp_path)
+    runs.watched = lambda name: name != OTHER
+    assert [len(r.body) for r in runs if r.k == "feed"] == [RUN_MAX, 10]
+    for stop in (T0 + 1.505, T0 + 1 + count / 100):
+        quick = ReplayMarket(read_records(tmp_path), keep=lambda n: n != OTHER)
+        full = ReplayMarket(iter(list(read_records(tmp_path))), keep=lambda n: n != OTHER)
+        for replay in (quick, full):
+            replay.advance_to(stop)
+        assert quick.feed_records == full.feed_records > 0
+        assert quick.applied_until == full.applied_until
+        assert (quick.counters.events, quick.counters.records) == (
+            full.counters.events,
+            full.counters.records,
+        )
+
+
+async def test_unwatched_feed_records_replay_as_when_built(tmp_path: Path) -> None:
+    """The golden recording replayed from its reader (events of unwatched names unbuilt)
+    and from its records read in full: the same report, the same counts."""
+    config = MarketConfig(size=300, games=("csgo",), featured=SANDBOX_NAMES, churn_per_second=20.0)
+    data = tmp_path / "rec"
+    record_sandbox_market(data, start=T0, seconds=120, config=config)
+    _, end = recording_span(data)
+    host = make_plugin_host(load_entry_points=False)
+    runs = [
+        await run_backtest(sandbox_rules(), records, host=host, end=end)
+        for records in (read_records(data), iter(list(read_records(data))))
+    ]
+    quick, full = ((r.records_replayed, r.events_replayed, r.feed_events) for r in runs)
+    assert quick == full
+    assert full[2] > 1000
+    assert build_report(runs[0]).fingerprint == build_report(runs[1]).fingerprint
+
+
+@pytest.mark.parametrize(
+    ("item", "says"),
+    [
+        (b'{"item_id":"9","name":"%s","price":1,"float":[1,}', r":\d+: not a JSON record"),
+        (b'{"item_id":"9","name":"%s","price":1,"x":"\xff"}', r": not a JSON record"),
+        (b'{"item_id":"9","name":"%s","price":1}} trailing', r":\d+: not a JSON record"),
+    ],
+)
+async def test_a_damaged_line_of_an_unwatched_name_still_names_its_place(
+    tmp_path: Path, item: bytes, says: str
+) -> None:
+    path = _unwatched(tmp_path)
+    lines = gzip.decompress(path.read_bytes()).splitlines(keepends=True)
+    bad = b'{"t":%r,"k":"feed","ev":"new","gen":1,"item":' % (T0 + 9) + item % OTHER.encode()
+    path.write_bytes(gzip.compress(b"".join([*lines, bad + b"}\n"])))
+    host = make_plugin_host(load_entry_points=False)
+    with pytest.raises(RecordingError, match=rf"{path.name}:{len(lines) + 1}{says}"):
+        # not recording_span (its own full read would find it first): the replay's reader
+        await run_backtest(rules(), read_records(tmp_path), host=host, end=T0 + 20)

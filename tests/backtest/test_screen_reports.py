@@ -57,9 +57,9 @@ def test_a_backtest_reports_the_same_with_the_screen_and_without(
     passed_over: list[int] = []
     read = engine_module.judged_listings
 
-    def counted(answer: SearchResponse) -> Any:
+    def counted(answer: SearchResponse, *args: Any) -> Any:
         passed_over.append(answer.passed_over)
-        return read(answer)
+        return read(answer, *args)
 
     monkeypatch.setattr(engine_module, "judged_listings", counted)
     screened = report_bytes(make_rules(), sandbox_recording)

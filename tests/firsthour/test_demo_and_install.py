@@ -56,6 +56,12 @@ def test_the_demo_prints_progress_and_fully_written_reasons_in_100_columns_and_r
     feed = re.search(r"^live feed: (\w+), ([\d,]+) events received, \d+ reconnects", out, re.M)
     assert feed is not None, out
     assert feed[1] in ("healing", "trusted", "distrusted", "down"), feed[0]
+    # the progress lines and the summary count what the feed told apart from what the
+    # searches showed: once the feed is trusted, the searches mostly stop
+    flowing = " ".join(out.split())
+    progress = r"market \d+:\d\d of 2:00: [^;]*? listings looked at in searches, [\d,]+ feed"
+    assert re.search(progress, flowing)
+    assert re.search(r"[\d,]+ listings looked at in searches, [\d,]+ feed events; ", flowing)
     truth = re.search(r"^sandbox ground truth: (\d+) purchase\(s\) for \$", out, re.M)
     assert truth is not None
     assert int(truth[1]) > 0
@@ -112,7 +118,7 @@ def test_on_a_terminal_the_demo_shows_a_live_panel() -> None:
     text = _ANSI.sub("\n", buffer.getvalue()).replace("\r", "")
     _check_lines(text)
     assert "snipe demo: watching the market" in text
-    for label in ("market time", "searches", "names watched", "candidates", "bought"):
+    for label in ("market time", "searches", "names watched", "feed events", "candidates"):
         assert label in text
 
 

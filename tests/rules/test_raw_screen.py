@@ -26,6 +26,7 @@ from engine.rules import (
     RawScreen,
     RuleContext,
     RuleSet,
+    evaluate,
     load_rules,
     load_rules_text,
     raw_judged,
@@ -88,6 +89,91 @@ def test_the_screen_passes_over_only_what_every_rule_turns_down_for_the_same_rea
     assert passed > 0
     if path.name == "rules.example.yaml":
         assert accepted > 0
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+@pytest.mark.parametrize("seed", [1, 7])
+def test_the_screened_path_decides_as_evaluate(path: Path, seed: int) -> None:
+    """The engine's judging of a search answer (the screen's judge on each stand-in, then
+    the rules on the listings it lets through) gives ``evaluate``'s decisions, and each
+    judge's verdict is exactly "some watching rule's ``passes`` is true"."""
+    ruleset = load_rules(path, host=make_plugin_host(load_entry_points=False))
+    screen = RawScreen(ruleset, "csgo")
+    context = EvalContext(now=START, game="csgo")
+    models, through = [], []
+    for text in market_texts(ruleset, seed):
+        model = Listing.model_validate_json(text, context=CONTEXT)
+        stand_in = read_plain(text)
+        assert stand_in is not None
+        models.append(model)
+        judge = screen(model.name)
+        if judge is None:
+            through.append(model)
+            continue
+        view = ruleset.view(model.name)
+        verdict = any(rule.passes(stand_in, view, context) for rule in view.rules)  # type: ignore[arg-type]
+        assert judge(stand_in) is verdict, model
+        if verdict:
+            through.append(model)
+    full = evaluate(ruleset, models, context)
+    decided = scan(ruleset, through, context).decisions
+    # evaluate's decisions after its rejections by the checks: allocated, capped or bought
+    assert decided == scan(ruleset, models, context).decisions
+    assert decided == full[len(full) - len(decided) :]
+    assert any(d.accepted for d in decided) or path.name != "rules.example.yaml"
+    assert len(through) < len(models)
+
+
+def raises_on_odd(value: bool, rule: RuleContext) -> Compiled:
+    def check(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+        if listing.price % 2:
+            raise RuntimeError("odd")
+        return None
+
+    return Compiled(
+        predicate=check, test=lambda x, v, c: check(x, v, c) is None, summary="even",
+        listing_only=True, raw_fields=frozenset({"price"}),
+    )  # fmt: skip
+
+
+class RaisingPlugin:
+    @hookimpl
+    def snipe_register_criteria(self) -> list[Criterion]:
+        return [Criterion(key="raises", schema=bool, compile=raises_on_odd)]
+
+
+RAISING = [
+    # (rules' extra keys, price, the judge's verdict, the full evaluation's): a criterion
+    # raising on a stand-in has it built (the full evaluation decides: there, a raising
+    # criterion fails its own rule only); the core checks before it still pass it over
+    (["    raises: true\n"], 5_001, True, False),
+    (["    raises: true\n"], 5_000, True, True),
+    (["    raises: true\n", ""], 5_001, True, True),
+    (["", "    raises: true\n"], 5_001, True, True),
+    (["    raises: true\n", "    raises: true\n"], 5_001, True, False),
+    (["    raises: true\n", ""], 50_001, False, False),
+]
+
+
+@pytest.mark.parametrize(("extras", "price", "built", "could"), RAISING)
+def test_a_raising_criterion_has_the_stand_in_built(
+    extras: list[str], price: int, built: bool, could: bool
+) -> None:
+    host = make_plugin_host(load_entry_points=False)
+    host.register(RaisingPlugin(), "raising-test")
+    rules = "".join(
+        HEADER.split("rules:\n")[1].replace("name: r", f"name: r{i}") + extra
+        for i, extra in enumerate(extras)
+    )
+    ruleset = load_rules_text(HEADER.split("rules:\n")[0] + "rules:\n" + rules, host=host)
+    text = json.dumps({"name": REDLINE, "price": price, "item_id": "1"}).encode()
+    stand_in = read_plain(text)
+    assert stand_in is not None
+    judge = RawScreen(ruleset, "csgo")(REDLINE)
+    assert judge is not None
+    assert judge(stand_in) is built
+    model = Listing.model_validate_json(text, context=CONTEXT)
+    assert bool(scan(ruleset, [model], EvalContext(now=START, game="csgo")).decisions) is could
 
 
 def odd_price(value: bool, rule: RuleContext) -> Compiled:
@@ -164,3 +250,50 @@ def test_the_ceiling_holds_and_a_name_no_rule_watches_is_passed_over() -> None:
     unwatched = screen("Nothing | Watched (Field-Tested)")
     assert unwatched is not None
     assert not unwatched(cheap)
+
+
+def test_a_stand_in_whose_price_cannot_be_read_is_built() -> None:
+    """Reading the price or trade lock raising: the listing is built, and the full
+    evaluation decides (where each rule's ``passes`` turns it down)."""
+    ruleset = load_rules_text(HEADER, host=make_plugin_host(load_entry_points=False))
+    judge = RawScreen(ruleset, "csgo")(REDLINE)
+    assert judge is not None
+    view = ruleset.view(REDLINE)
+    odd = object()
+    assert not any(r.passes(odd, view, EvalContext(now=0.0)) for r in view.rules)  # type: ignore[arg-type]
+    assert judge(odd) is True
+
+
+def seed_parity(value: bool, rule: RuleContext) -> Compiled:
+    """A criterion that declares a raw form but reads a field beyond it (``paintseed``,
+    which a stand-in does not hold): a plugin's mistake the screen must survive."""
+
+    def check(listing: Listing, view: NameView, ctx: EvalContext) -> str | None:
+        return None if listing.paintseed == 7 else "paint seed not 7"
+
+    return Compiled(
+        predicate=check,
+        summary="paint seed 7",
+        listing_only=True,
+        raw_fields=frozenset({"float_value"}),
+    )
+
+
+class SeedPlugin:
+    @hookimpl
+    def snipe_register_criteria(self) -> list[Criterion]:
+        return [Criterion(key="seed7", schema=bool, compile=seed_parity)]
+
+
+def test_a_criterion_reading_past_its_raw_form_has_the_listing_built() -> None:
+    host = make_plugin_host(load_entry_points=False)
+    host.register(SeedPlugin(), "seed-test")
+    ruleset = load_rules_text(HEADER + "    seed7: true\n", host=host)
+    text = json.dumps({"name": REDLINE, "price": 5_000, "item_id": "1", "paintseed": 7}).encode()
+    model = Listing.model_validate_json(text)
+    assert scan(ruleset, [model], EvalContext(now=START, game="csgo")).decisions  # a deal
+    stand_in = read_plain(text)
+    assert stand_in is not None
+    judge = RawScreen(ruleset, "csgo")(REDLINE)
+    assert judge is not None  # the rule declares a raw form: its stand-ins are judged
+    assert judge(stand_in)  # the stand-in lacks paintseed: built, not passed over

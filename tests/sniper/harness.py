@@ -115,13 +115,14 @@ async def rig(
     transport: httpx.AsyncBaseTransport | None = None,
     trade_link: str = TRADE_LINK,
     api_key: str | None = None,
+    search_per_minute: int = 20,
 ) -> AsyncIterator[Rig]:
     host = make_plugin_host(load_entry_points=False, plugins=plugins)
     ruleset = load_rules_text(rules, host=host)
     limiter = RateLimiter(
         clock,
         {
-            "search": Limit(20, 60.0),
+            "search": Limit(search_per_minute, 60.0),
             "buy_order": Limit(60, 60.0),
             "set_platform_api": Limit(5, 60.0),
         },

@@ -221,7 +221,10 @@ def test_snipe_status_shows_the_snapshot_bytes_of_the_run() -> None:
     assert "snapshots   50.0 MB this run (csgo 45.0 MB, rust 5.0 MB)" in text
 
 
-FRAMES = round(430 * 45 / 65 * 300 * DAY)  # csgo's share of the feed: its share of the snapshot
+# csgo's frames, deflated (the default offers permessage-deflate; bench_detection.py's
+# 46.5 B a frame), at its assumed share of the feed's ~430 events/s (~416/s, as the bench)
+FRAMES = round(430 * 0.967 * 47 * DAY)
+HEALS = 4 * 2 * 45_000_000  # 4 reconnections a day assumed, two csgo snapshots each
 PRICES = 30_000 * 200  # one GET /v1/prices?game=csgo answer (assumed rows x bytes)
 
 
@@ -229,15 +232,19 @@ PRICES = 30_000 * 200  # one GET /v1/prices?game=csgo answer (assumed rows x byt
     ("feed", "audit", "with_feed"),
     [
         # a cheap audit every 5 min, a full snapshot every hour
-        ("auto", "", FRAMES + DAY // 3600 * 45_000_000 + DAY // 300 * PRICES),
-        ("on", "\n  audit_every: 15m", FRAMES + DAY // 3600 * 45_000_000 + DAY // 900 * PRICES),
+        ("auto", "", FRAMES + HEALS + DAY // 3600 * 45_000_000 + DAY // 300 * PRICES),
+        (
+            "on",
+            "\n  audit_every: 15m",
+            FRAMES + HEALS + DAY // 3600 * 45_000_000 + DAY // 900 * PRICES,
+        ),
         (
             "on",
             "\n  audit_every: 10m\n  full_audit_every: 6h",
-            FRAMES + 4 * 45_000_000 + DAY // 600 * PRICES,
+            FRAMES + HEALS + 4 * 45_000_000 + DAY // 600 * PRICES,
         ),
         # the cheap tier off: every audit a full snapshot, as before it existed
-        ("on", "\n  full_audit_every: 5m", FRAMES + DAY // 300 * 45_000_000),
+        ("on", "\n  full_audit_every: 5m", FRAMES + HEALS + DAY // 300 * 45_000_000),
         ("off", "", None),
     ],
 )
@@ -255,9 +262,51 @@ def test_the_daily_estimate_counts_the_feed_and_its_audit_when_the_feed_is_used(
         assert estimate.audit_bytes_per_day == (
             estimate.full_audit_bytes_per_day + estimate.cheap_audit_bytes_per_day
         )
-        assert estimate.describe().startswith(f"~{format_bytes(with_feed)}/day with the live feed")
+        assert estimate.describe().startswith(
+            f"~{format_bytes(with_feed)}/day with the live feed if the service accepts "
+            "permessage-deflate"
+        )
         assert "without it (feed off or down): ~388.8 GB/day" in estimate.describe()
         cheap = "a cheap audit (GET /v1/prices" in estimate.describe()
         assert cheap == ("full_audit_every: 5m" not in audit)
     else:
         assert "feed" not in estimate.describe()
+
+
+def _feed_rules(match: str, extra: str = "") -> str:
+    return _rules(match).replace("\nbudgets:", f"{extra}\nbudgets:", 1)
+
+
+def test_the_feed_estimate_agrees_with_the_bench_for_csgo() -> None:
+    """bench/bench_detection.py measures ~4.9 GB/day watching csgo with the feed (frames
+    deflated, audits, heals): the estimate says as much, and what it assumes."""
+    estimate = daily_estimate(load_rules_text(_feed_rules('{names: ["X"], game: csgo}')))
+    assert estimate.with_feed_per_day is not None
+    assert 4.7e9 < estimate.with_feed_per_day < 5.1e9
+    assert 1.6e9 < (estimate.feed_bytes_per_day or 0) < 1.8e9  # the bench: 1.67 GB deflated
+    words = " ".join(estimate.describe().split())
+    plain = estimate.with_feed_per_day - FRAMES + round(430 * 0.967 * 300 * DAY)
+    assert f"if the service accepts permessage-deflate (~{format_bytes(plain)} plain)" in words
+    for assumption in (
+        "~47 B each deflated",
+        "~300 B plain",
+        "each game's share assumed",
+        "4 reconnections a day assumed",
+        "~30,000 names x ~200 B without gzip, assumed",
+    ):
+        assert assumption in words
+
+
+def test_the_feed_estimate_counts_the_watched_games_frames_only_and_plain_when_off() -> None:
+    rust = daily_estimate(load_rules_text(_feed_rules('{names: ["X"], game: rust}')))
+    csgo = daily_estimate(load_rules_text(_feed_rules('{names: ["X"], game: csgo}')))
+    assert rust.feed_bytes_per_day == round(430 * 0.008 * 47 * DAY)  # ~3 events/s, not 430
+    assert (rust.feed_bytes_per_day or 0) * 100 < (csgo.feed_bytes_per_day or 0)
+    every = daily_estimate(load_rules_text(_feed_rules('{names: ["X"]}')))  # no game named
+    assert every.feed_bytes_per_day == round(430 * 47 * DAY)  # every game: an upper bound
+    off = daily_estimate(
+        load_rules_text(_feed_rules('{names: ["X"], game: csgo}', "\n  feed_compression: off"))
+    )
+    assert off.feed_bytes_per_day == off.feed_plain_bytes_per_day == round(430 * 0.967 * 300 * DAY)
+    assert "permessage-deflate" not in off.describe()
+    assert "~300 B each plain (feed_compression: off), assumed" in off.describe()

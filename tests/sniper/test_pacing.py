@@ -93,6 +93,23 @@ def test_with_the_feed_connected_background_searches_leave_half_the_window(
     assert pacer_with(sent).background_at(now, None) == without_feed
 
 
+@pytest.mark.parametrize("per_minute", [3, 10, 20, 60])
+async def test_an_engine_runs_with_any_search_limit_the_rules_allow(
+    clock: VirtualClock, per_minute: int
+) -> None:
+    # rate_limits.search_per_minute may be up to 600: the feed's share of the window is
+    # half of whatever it is (10 was fixed, and 10 or fewer searches a minute could not
+    # start an engine)
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    async with rig(clock, sandbox, rules_text(item.name), search_per_minute=per_minute) as r:
+        assert r.engine.pacer.feed_keeps_free == per_minute // 2
+        await r.engine.start_gate()
+        r.engine.status.mode = EngineMode.RUNNING
+        await r.engine.search_once()
+        assert r.engine.status.searches == 1
+
+
 @pytest.mark.parametrize("keep", [-1, 20])
 def test_the_feeds_share_must_leave_background_a_slot(keep: int) -> None:
     with pytest.raises(ValueError, match="feed_keeps_free"):
