@@ -120,7 +120,8 @@ hour, main and the branch alternated three times on the same recording (load 1.1
 2 cores): main 7.3-7.9 s CPU (454-490x real time), the branch 4.9-6.3 s (574-737x;
 "engine / replay 8-9x", the replay alone 0.54-0.80 s): 1.35x (median), 1.49x (best); an
 earlier round at load 6.6-8.5 against the session's first main: 7.2-8.5 s before,
-5.4-6.4 s after. Peak memory unchanged (193 MB RSS both). Still short of 1,000x (3.6 s). Where the rest goes (branch, shares of the engine's time): the replay's answer
+5.4-6.4 s after. Peak memory unchanged (193 MB RSS both). Still short of 1,000x (3.6 s).
+Where the rest goes (branch, shares of the engine's time): the replay's answer
 ~20% (the changed names' parts), decide_search ~15% and the decode ~14% (both mostly the
 changed names: a name with one listing changed is read whole, ~50 listings, in each of
 the three layers), the snapshot step ~10%, the reconciler's passes ~8% (ledger reads
