@@ -101,6 +101,32 @@ report summary as main. Whole hour, main and the branch alternated on the same r
 since the client's memo already built each listing once per backtest (the screen saves
 the first build and pydantic-core's parse of every answer, and pays msgspec's split and
 a lookup by each listing's text).
+
+Issue 20, point 1 (branch s8-search, 2026-11-28): the search request follows changes.
+Profiled first (whole hour; process-time wrappers per step, cProfile for the detail),
+main at 8.8 s CPU (load 2-3): the client's search call 62% (decoding 24%: the split and
+a memo lookup for each of 1.77M listings; httpx building the 50-name address and the
+key's transport parsing it again ~10%; the replay's answer 22%, of it ~6% its sightings
+of every listing shown), decide_search 13%, the snapshot step 7%, the reconciler 7%, the
+recording's replay ~10%. Now a name's part of a search answer sent again as the same
+text is what the client made of it last time (``ListingMemo.recall_part``: the same
+tuples, the same decisions kept at once by ``JudgedNames``): 31,884 of 41,230 parts in
+the hour, only the 9,346 changed ones read listing by listing; the client makes a
+request's address once (``ClientCore._url``, as httpx makes it) and the replay, which
+reads no key (``SECRETS_UNREAD``), gets the keyless request; the replay decodes each
+``name=`` once and looks up sightings only for parts it made. Same fingerprint and
+report summary as main (e72500f, with s8-rules' generated screen), byte for byte. Whole
+hour, main and the branch alternated three times on the same recording (load 1.1-1.3 on
+2 cores): main 7.3-7.9 s CPU (454-490x real time), the branch 4.9-6.3 s (574-737x;
+"engine / replay 8-9x", the replay alone 0.54-0.80 s): 1.35x (median), 1.49x (best); an
+earlier round at load 6.6-8.5 against the session's first main: 7.2-8.5 s before,
+5.4-6.4 s after. Peak memory unchanged (193 MB RSS both). Still short of 1,000x (3.6 s).
+Where the rest goes (branch, shares of the engine's time): the replay's answer
+~20% (the changed names' parts), decide_search ~15% and the decode ~14% (both mostly the
+changed names: a name with one listing changed is read whole, ~50 listings, in each of
+the three layers), the snapshot step ~10%, the reconciler's passes ~8% (ledger reads
+through aiosqlite's thread with nothing to reconcile), the recording's replay ~10-15%,
+the address's one parse by httpx ~6%.
 """
 
 from __future__ import annotations

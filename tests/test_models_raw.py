@@ -196,3 +196,44 @@ def test_the_memo_gives_the_same_objects_for_the_same_text() -> None:
     # other rules: a stand-in passed over before is judged again, and built when it may pass
     wider = decode_search(content, None, context=CONTEXT, memo=memo, screen=_below(3000))
     assert [x.item_id for x in wider.items[name]] == ["1", "2", "3"]
+
+
+def test_a_name_sent_again_as_the_same_text_is_the_same_part_until_its_judge_changes() -> None:
+    # two names: one unchanged between the answers, one with a listing repriced
+    same = [{**BASE, "item_id": str(i), "price": 1000 * i} for i in range(1, 5)]
+    other = {**BASE, "name": "AWP | Asiimov (Field-Tested)"}
+    before = [{**other, "item_id": str(i), "price": 1000 * i} for i in range(11, 14)]
+    after = [*before[:2], {**before[2], "price": 1}]
+    memo = ListingMemo()
+    judges: dict[str, Callable[[RawListing], bool] | None] = {}
+
+    def screen(name: str) -> Callable[[RawListing], bool] | None:
+        # one judge per name, as the engine's screen learns them
+        return judges.setdefault(name, _below(2000)(name))
+
+    first = decode_search(_answer(same + before), None, context=CONTEXT, memo=memo, screen=screen)
+    again = decode_search(_answer(same + after), None, context=CONTEXT, memo=memo, screen=screen)
+    fresh = decode_search(_answer(same + after), None, context=CONTEXT, screen=screen)
+    name, changed = BASE["name"], other["name"]
+    # the unchanged name: its very tuples again; the changed one: read again, same values
+    assert again.judged_items[name] is first.judged_items[name]
+    assert again.items[name] is first.items[name]
+    assert [x.item_id for x in again.items[changed]] == ["13"]
+    assert [x.item_id for x in again.judged_items[changed]] == ["11", "12", "13"]
+    assert again.judged_items[changed][0] is first.judged_items[changed][0]
+    assert again.passed_over == fresh.passed_over == 4
+    assert again.passed_over_phases == fresh.passed_over_phases
+    # another judge: the kept part is screened again
+    wider = decode_search(
+        _answer(same + after), None, context=CONTEXT, memo=memo, screen=_below(3000)
+    )
+    assert [x.item_id for x in wider.items[name]] == ["1", "2", "3"]
+
+
+def test_a_part_with_a_set_aside_listing_is_read_and_set_aside_every_time() -> None:
+    entries = [{**BASE, "item_id": "1", "price": 1000}, {**BASE, "item_id": "2", "price": "x"}]
+    memo = ListingMemo()
+    for _ in range(2):
+        answer = decode_search(_answer(entries), None, context=CONTEXT, memo=memo, screen=_below(1))
+        assert [s.path for s in answer.set_aside] == [f"items.{BASE['name']}.1"]
+        assert answer.passed_over == 1

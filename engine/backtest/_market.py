@@ -372,12 +372,17 @@ class ReplayMarket:
         self._candidates.discard(item_id)
         self.sighted(item_id, source, now)
 
-    def saw_all(self, item_ids: list[str], source: str, now: float) -> None:
+    def saw_all(
+        self, item_ids: list[str], source: str, now: float, unsighted: list[str] | None = None
+    ) -> None:
         """:meth:`saw` for many listings at once, in C-level passes (a search answer
-        shows ~2,000)."""
+        shows ~2,000). ``unsighted``: the ones among them that may not have been
+        sighted yet (sightings are never forgotten: a search's listings shown before
+        need no second look in the large dict)."""
         if self._candidates:
             self._candidates.difference_update(item_ids)
-        deque(map(self.sightings.setdefault, item_ids, repeat((now, source))), maxlen=0)
+        first = item_ids if unsighted is None else unsighted
+        deque(map(self.sightings.setdefault, first, repeat((now, source))), maxlen=0)
 
     def sighted(self, item_id: str, source: str, now: float) -> None:
         """``source`` (one of :data:`SOURCES`) showed the engine ``item_id`` at ``now``;

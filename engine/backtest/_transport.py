@@ -13,6 +13,7 @@ import functools
 import gzip
 import heapq
 import json
+import urllib.parse
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from itertools import compress, islice
@@ -57,6 +58,10 @@ class ReplayTransport(httpx.AsyncBaseTransport):
     """Serves a :class:`ReplayMarket` on a :class:`VirtualClock`. ``on_search`` is called
     with every search answer's listings (item ids), for the report."""
 
+    secrets_unread = True
+    """The replay reads no API key: the client's key-injecting transport hands it the
+    keyless request (``engine.client``'s ``SECRETS_UNREAD``)."""
+
     def __init__(
         self,
         market: ReplayMarket,
@@ -80,6 +85,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         self._texts: dict[str, tuple[Held, Any, int | None, bool, str]] = {}
         self._parts: dict[tuple[str, bool], tuple[int, float, str, list[str]]] = {}
         self._served: dict[bool, ServedSnapshot] = {}
+        self._decoded: dict[bytes, list[tuple[str, str]]] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
@@ -149,13 +155,13 @@ class ReplayTransport(httpx.AsyncBaseTransport):
 
     async def _answer(self, key: str, request: httpx.Request, *, waited: bool) -> httpx.Response:
         self.market.advance_to(self.clock.now())
+        if key == "GET /v2/search-items-by-name":
+            return self._search(*self._search_query(request.url.query))
         params = request.url.params
         if key == "GET /v1/prices":
             return self._prices()
         if key == "GET /v1/prices/snapshot":
             return self._snapshot(include_hold=params.get("include_hold") in ("1", "true"))
-        if key == "GET /v2/search-items-by-name":
-            return self._search(params)
         if key == "GET /v2/get-items-list":
             return self._catalogue(params)
         if key == "GET /v1/buy-one-p2p":
@@ -274,31 +280,57 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         # stored, not deflated: the engine inflates it at once, in the same process
         return gzip.compress(text.encode("utf-8"), compresslevel=0, mtime=0)
 
-    def _search(self, params: httpx.QueryParams) -> httpx.Response:
-        include_hold = params.get("include_hold") in ("1", "true")
+    def _search_query(self, query: bytes) -> tuple[list[str], bool]:
+        """A search's names and ``include_hold``, read from its query as ``QueryParams``
+        reads it (each ``name=`` value decoded once for the whole replay: the engine
+        searches the same names again and again; decoding its 50 names was a tenth of
+        a search's cost)."""
+        names: list[str] = []
+        include_hold: str | None = None
+        decoded = self._decoded
+        for field in query.split(b"&"):
+            value = decoded.get(field)
+            if value is None:
+                if len(decoded) >= _TEXTS_HELD:
+                    decoded.clear()
+                value = decoded[field] = urllib.parse.parse_qsl(
+                    field.decode("ascii"), keep_blank_values=True
+                )
+            for name, text in value:
+                if name == "name":
+                    names.append(text)
+                elif name == "include_hold" and include_hold is None:
+                    include_hold = text
+        return names, include_hold in ("1", "true")
+
+    def _search(self, names: list[str], include_hold: bool) -> httpx.Response:
         now = self.clock.now()
         parts: list[str] = []
         seen: list[str] = []
-        for name in params.get_list("name"):
-            part, ids = self._name_part(name, include_hold, now)
+        fresh: list[str] = []  # the listings of parts made now: the others were shown
+        for name in names:
+            part, ids, made = self._name_part(name, include_hold, now)
             parts.append(part)
             seen.extend(ids)
-        self.market.saw_all(seen, "search", now)
+            if made:
+                fresh.extend(ids)
+        self.market.saw_all(seen, "search", now, unsighted=fresh)
         if self._on_search is not None:
             self._on_search(seen)
         # the same text json.dumps gives for {"success": true, "items": {...}}
         body = f'{{"success": true, "items": {{{", ".join(parts)}}}}}'
         return httpx.Response(200, content=body.encode(), headers=_JSON)
 
-    def _name_part(self, name: str, include_hold: bool, now: float) -> tuple[str, list[str]]:
-        """One name's part of a search answer (``"name": [entries]``) and its item ids:
-        kept while the name does not change (:attr:`ReplayMarket.name_versions`) and no
-        lock of its listings ends; most names are searched many times between changes."""
+    def _name_part(self, name: str, include_hold: bool, now: float) -> tuple[str, list[str], bool]:
+        """One name's part of a search answer (``"name": [entries]``), its item ids, and
+        whether it was made now: kept while the name does not change
+        (:attr:`ReplayMarket.name_versions`) and no lock of its listings ends; most names
+        are searched many times between changes."""
         key = (name, include_hold)
         version = self.market.name_versions.get(name, 0)
         held = self._parts.get(key)
         if held is not None and held[0] == version and now < held[1]:
-            return held[2], held[3]
+            return held[2], held[3], False
         found, until = self.market.listings_of(name, include_hold=include_hold, now=now)
         # _entry_text's check inline: most of a changed name's listings are as they were
         texts, details, references = self._texts, self.market.details, self.market.references
@@ -318,7 +350,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         ids = [item_id for item_id, _ in found]
         part = f"{json.dumps(name)}: [{', '.join(entries)}]"
         self._parts[key] = (version, until, part, ids)
-        return part, ids
+        return part, ids, True
 
     def _entry_text(self, item_id: str, row: Held, now: float) -> tuple[str, str]:
         """``(item_id, the listing's JSON text)``: kept per listing while what it is made

@@ -18,7 +18,12 @@ import httpx
 
 from ._secret import APIKey, Secret
 
-__all__ = ["AUTH_EXTENSION", "SECRET_PARAMS_EXTENSION", "KeyInjectingTransport"]
+__all__ = [
+    "AUTH_EXTENSION",
+    "SECRETS_UNREAD",
+    "SECRET_PARAMS_EXTENSION",
+    "KeyInjectingTransport",
+]
 
 AUTH_EXTENSION = "snipe.auth"
 """Request extension: ``True`` when the request must carry the API key as ``api=``."""
@@ -28,10 +33,16 @@ SECRET_PARAMS_EXTENSION = "snipe.secret_params"
 
 _OUR_EXTENSIONS = (AUTH_EXTENSION, SECRET_PARAMS_EXTENSION)
 
+SECRETS_UNREAD = "secrets_unread"
+"""The attribute by which an inner transport that answers in-process and reads no
+secret (a backtest's replay of the market) says so (``True``): it is handed the request
+without them, and the address is not parsed again to add them (a search's 50 names)."""
+
 
 class KeyInjectingTransport(httpx.AsyncBaseTransport):
     """Wraps ``inner``; adds ``api=<key>`` (and any other secret parameters the request
-    names) to a copy of each request that asks for them, and sends the copy.
+    names) to a copy of each request that asks for them, and sends the copy; an
+    ``inner`` with a true :data:`SECRETS_UNREAD` attribute gets the request as it is.
 
     A transport error from ``inner`` is re-raised as the same error type, carrying the
     keyless request and a message with every secret replaced by ``***``; it is raised
@@ -42,9 +53,10 @@ class KeyInjectingTransport(httpx.AsyncBaseTransport):
     def __init__(self, inner: httpx.AsyncBaseTransport, key: APIKey) -> None:
         self._inner = inner
         self._key = key
+        self._unread = getattr(inner, SECRETS_UNREAD, False) is True
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        secrets = self._secrets_for(request.extensions)
+        secrets = {} if self._unread else self._secrets_for(request.extensions)
         outgoing = _with_params(request, secrets) if secrets else _without_ours(request)
         error: httpx.TransportError | None = None
         try:

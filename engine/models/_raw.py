@@ -33,7 +33,15 @@ from msgspec import UNSET, Meta, Raw, Struct, UnsetType, field
 
 from ._types import parse_epoch
 
-__all__ = ["RAW_FIELDS", "RawListing", "RawSticker", "read_plain", "split_answer"]
+__all__ = [
+    "RAW_FIELDS",
+    "RawListing",
+    "RawSticker",
+    "read_array",
+    "read_plain",
+    "split_answer",
+    "split_parts",
+]
 
 RAW_FIELDS = frozenset(
     {
@@ -109,6 +117,16 @@ class _Envelope(Struct):
 
 
 _envelope = msgspec.json.Decoder(_Envelope)
+
+
+class _Parts(Struct):
+    items: dict[str, Raw]
+    success: Raw | UnsetType = UNSET
+    msg: Raw | UnsetType = UNSET
+
+
+_parts = msgspec.json.Decoder(_Parts)
+_array = msgspec.json.Decoder(list[Raw])
 
 _ODD: Any = object()
 _DIGITS = 30
@@ -207,9 +225,32 @@ def split_answer(
         envelope = _envelope.decode(content)
     except (msgspec.ValidationError, msgspec.DecodeError):
         return None
-    fields = {
+    return _fields(envelope), envelope.items
+
+
+def split_parts(content: bytes | str) -> tuple[dict[str, Any], dict[str, Raw]] | None:
+    """:func:`split_answer` a step short: each searched name's listings as the JSON text
+    of their array (:func:`read_array` splits one), which is not checked to be an array
+    yet; ``None`` when the answer is not JSON or its ``items`` not an object."""
+    try:
+        envelope = _parts.decode(content)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    return _fields(envelope), envelope.items
+
+
+def read_array(text: Raw) -> list[Raw] | None:
+    """The items of the JSON array ``text`` (a part of :func:`split_parts`), each as its
+    JSON text, or ``None`` when ``text`` is not an array."""
+    try:
+        return _array.decode(text)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+
+
+def _fields(envelope: _Envelope | _Parts) -> dict[str, Any]:
+    return {
         name: msgspec.json.decode(value)
         for name, value in (("success", envelope.success), ("msg", envelope.msg))
         if type(value) is Raw
     }
-    return fields, envelope.items

@@ -38,14 +38,15 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
+from msgspec import Raw
 from pydantic import ValidationError
 from pydantic_core import from_json, to_json
 
 from ._market import Listing, SearchResponse
 from ._per_item import SetAside, _key, decode_per_item
-from ._raw import RawListing, read_plain, split_answer
+from ._raw import RawListing, read_array, read_plain, split_parts
 
 __all__ = ["ListingMemo", "Prefilter", "Screen", "decode_search"]
 
@@ -61,6 +62,23 @@ it, build it; ``False``: every rule turns it down, pass it over), or ``None``: b
 listing of the name (see :func:`decode_search`)."""
 
 
+class ScreenedPart(NamedTuple):
+    """What a screened decode made of one searched name's listings."""
+
+    keep: tuple[Listing, ...]
+    """The listings built (the name's :attr:`SearchResponse.items`)."""
+    every: tuple[Listing | RawListing, ...]
+    """Every listing read, the stand-ins passed over in their places."""
+    phases: tuple[tuple[str, str], ...]
+    """(item id, phase) of the stand-ins that carry a phase."""
+    passed_over: int
+    judges: tuple[tuple[str, object], ...]
+    """(item name, judge) of the stand-ins: the same judges pass them over again."""
+    whole: bool
+    """No listing was set aside (only such a part is held: an unreadable listing is
+    always read again)."""
+
+
 class ListingMemo:
     """The listings one client built lately, by item id, with the values they were built
     from: a listing sent again exactly as before (most of a search's, from one search to
@@ -70,15 +88,30 @@ class ListingMemo:
     decode keys by each listing's JSON text instead (:meth:`recall`, :meth:`remember`),
     and holds the stand-ins it passed over too."""
 
-    __slots__ = ("_by_text", "_held", "held_at_most")
+    __slots__ = ("_by_text", "_held", "_parts", "held_at_most")
 
     def __init__(self, held_at_most: int = 100_000) -> None:
         self._held: dict[Any, tuple[dict[str, Any], Listing]] = {}
         self._by_text: dict[bytes, tuple[Listing | RawListing, object]] = {}
+        self._parts: dict[str, tuple[bytes, ScreenedPart]] = {}
         self.held_at_most = held_at_most
 
     def __len__(self) -> int:
         return len(self._held) + len(self._by_text)
+
+    def recall_part(self, key: str, text: bytes) -> ScreenedPart | None:
+        """What a screened decode made of the listings of searched name ``key`` when
+        they were sent as exactly this JSON ``text`` (the array) the last time."""
+        held = self._parts.get(key)
+        return held[1] if held is not None and held[0] == text else None
+
+    def remember_part(self, key: str, text: bytes, part: ScreenedPart) -> None:
+        """Hold what was made of ``key``'s listings sent as ``text`` (its last one only):
+        a name's part of a search answer is often sent again unchanged, and is then
+        neither split nor looked up listing by listing."""
+        if key not in self._parts and len(self._parts) >= self.held_at_most // 5:
+            self._parts.clear()
+        self._parts[key] = (text, part)
 
     def recall(self, text: bytes) -> tuple[Listing | RawListing, object] | None:
         """What was made of a listing sent as exactly this JSON ``text`` (a screened
@@ -92,6 +125,7 @@ class ListingMemo:
         of unchanged listings by identity)."""
         if len(self._by_text) >= self.held_at_most:
             self._by_text.clear()
+            self._parts.clear()  # their listings are made afresh as well
         self._by_text[text] = (made, judge)
 
     def build(self, entry: dict[str, Any], context: dict[str, Any] | None) -> Listing:
@@ -219,59 +253,40 @@ def _screened(
     memo: ListingMemo | None,
 ) -> SearchResponse:
     """:func:`decode_search` with a screen (see the module docstring)."""
-    split = split_answer(content)
+    split = split_parts(content)
     if split is None:  # not JSON, or the envelope is odd: the full path gives its verdict
         return decode_per_item(SearchResponse, content, context=context)
-    fields, items = split
+    fields, parts = split
     envelope = SearchResponse.model_validate({**fields, "items": {}}, context=context)
-    recall = None if memo is None else memo.recall
     judges: dict[str, Callable[[RawListing], bool] | None] = {}
-    known = judges.get
+
+    def judge_of(name: str) -> Callable[[RawListing], bool] | None:
+        judge = judges.get(name, _UNKNOWN)
+        if judge is _UNKNOWN:
+            judge = judges[name] = screen(name)
+        return judge  # type: ignore[no-any-return]
+
     built: dict[str, tuple[Listing, ...]] = {}
     judged: dict[str, tuple[Listing | RawListing, ...]] = {}
     set_aside: list[SetAside] = []
     phases: list[tuple[str, str]] = []
     passed_over = 0
-    for key, found in items.items():
-        keep: list[Listing] = []
-        every: list[Listing | RawListing] = []
-        for position, raw in enumerate(found):
-            text = None if recall is None else bytes(raw)  # a key for the memo
-            held = None if recall is None else recall(text)  # type: ignore[arg-type]
-            made = None if held is None else held[0]
-            if isinstance(made, Listing):  # the same text as before: the same listing
-                keep.append(made)
-                every.append(made)
-                continue
-            stand_in = read_plain(raw) if made is None else made
-            if stand_in is not None:
-                judge = known(stand_in.name, _UNKNOWN)
-                if judge is _UNKNOWN:
-                    judge = judges[stand_in.name] = screen(stand_in.name)
-                # a stand-in this very judge passed over before is passed over again
-                if judge is not None and (
-                    (held is not None and held[1] is judge) or not judge(stand_in)
-                ):
-                    if memo is not None and (held is None or held[1] is not judge):
-                        memo.remember(text, stand_in, judge)  # type: ignore[arg-type]
-                    passed_over += 1
-                    if stand_in.phase:
-                        phases.append((stand_in.item_id, stand_in.phase))  # type: ignore[arg-type]
-                    every.append(stand_in)
-                    continue
-            if text is None:
-                text = bytes(raw)
-            try:  # in JSON mode, as the full decode reads it
-                listing = Listing.model_validate_json(text, context=context)
-            except ValidationError as exc:
-                set_aside.append(_set_aside(exc, text, f"items.{key}.{position}"))
-                continue
-            if memo is not None:
-                memo.remember(text, listing)
-            keep.append(listing)
-            every.append(listing)
-        built[key] = tuple(keep)
-        judged[key] = built[key] if len(every) == len(keep) else tuple(every)
+    for key, part in parts.items():
+        text = None if memo is None else bytes(part)
+        held = None if memo is None else memo.recall_part(key, text)  # type: ignore[arg-type]
+        # the same text as the name's last part, its stand-ins judged by the same judges
+        if held is None or any(judge_of(name) is not judge for name, judge in held.judges):
+            found = read_array(part)
+            if found is None:  # not an array: the full path gives its verdict
+                return decode_per_item(SearchResponse, content, context=context)
+            held = _screen_part(key, found, judge_of, context, memo, set_aside)
+            if memo is not None and held.whole:
+                memo.remember_part(key, text, held)  # type: ignore[arg-type]
+        built[key] = held.keep
+        judged[key] = held.every
+        if held.passed_over:
+            passed_over += held.passed_over
+            phases += held.phases
     # the fields the answer carried, as the full path has them: a missing success flag is
     # told from a refusal by them
     answer = SearchResponse.model_construct(
@@ -282,6 +297,66 @@ def _screened(
     answer._passed_over_phases = tuple(phases)
     answer._judged = judged if passed_over else None
     return answer
+
+
+def _screen_part(
+    key: str,
+    found: list[Raw],
+    judge_of: Callable[[str], Callable[[RawListing], bool] | None],
+    context: dict[str, Any] | None,
+    memo: ListingMemo | None,
+    set_aside: list[SetAside],
+) -> ScreenedPart:
+    """One searched name's listings screened one by one (each text sent before taken
+    from ``memo``); the unreadable ones added to ``set_aside``."""
+    recall = None if memo is None else memo.recall
+    keep: list[Listing] = []
+    every: list[Listing | RawListing] = []
+    phases: list[tuple[str, str]] = []
+    used: dict[str, object] = {}
+    unread = len(set_aside)
+    for position, raw in enumerate(found):
+        text = None if recall is None else bytes(raw)  # a key for the memo
+        held = None if recall is None else recall(text)  # type: ignore[arg-type]
+        made = None if held is None else held[0]
+        if isinstance(made, Listing):  # the same text as before: the same listing
+            keep.append(made)
+            every.append(made)
+            continue
+        stand_in = read_plain(raw) if made is None else made
+        if stand_in is not None:
+            judge = judge_of(stand_in.name)
+            # a stand-in this very judge passed over before is passed over again
+            if judge is not None and (
+                (held is not None and held[1] is judge) or not judge(stand_in)
+            ):
+                if memo is not None and (held is None or held[1] is not judge):
+                    memo.remember(text, stand_in, judge)  # type: ignore[arg-type]
+                used[stand_in.name] = judge
+                if stand_in.phase:
+                    phases.append((stand_in.item_id, stand_in.phase))  # type: ignore[arg-type]
+                every.append(stand_in)
+                continue
+        if text is None:
+            text = bytes(raw)
+        try:  # in JSON mode, as the full decode reads it
+            listing = Listing.model_validate_json(text, context=context)
+        except ValidationError as exc:
+            set_aside.append(_set_aside(exc, text, f"items.{key}.{position}"))
+            continue
+        if memo is not None:
+            memo.remember(text, listing)
+        keep.append(listing)
+        every.append(listing)
+    kept = tuple(keep)
+    return ScreenedPart(
+        kept,
+        kept if len(every) == len(keep) else tuple(every),
+        tuple(phases),
+        len(every) - len(keep),
+        tuple(used.items()),
+        len(set_aside) == unread,
+    )
 
 
 def _set_aside(exc: ValidationError, text: bytes, path: str) -> SetAside:

@@ -210,7 +210,10 @@ class JudgedNames:
             self._ruleset = ruleset
         held = self._held.get(key)
         if held is not None and held.game == game:
-            if len(held.listings) == len(listings) and all(map(is_, held.listings, listings)):
+            # (the very tuple again: the client's decode kept the name's whole part)
+            if held.listings is listings or (
+                len(held.listings) == len(listings) and all(map(is_, held.listings, listings))
+            ):
                 return held.decisions, held.tally
             before = held.each
         else:

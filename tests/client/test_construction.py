@@ -87,3 +87,19 @@ async def test_429_pauses_the_bucket(recorder: Recorder) -> None:
             await c.search_items_by_name(["A"], lane=Lane.BUY)
         await c.search_items_by_name(["A"], lane=Lane.BUY)
     assert [t - start for t in sent_at] == [0.0, 30.0]
+
+
+@pytest.mark.parametrize(
+    "base", ["http://replay.invalid", "https://Host.example/api/", "http://h:8080/x"]
+)
+def test_a_request_address_is_the_one_httpx_makes(base: str) -> None:
+    from engine.client import _endpoints as ep
+    from engine.client._core import _NO_BODY
+
+    client = MarketClient(KEY, base_url=base)
+    params = [("game", "csgo"), ("name", "AK | x (FN) ★ 50% +&=#?/é"), ("name", "")]
+    ours = client._build(ep.SEARCH_V2, params, _NO_BODY, None)
+    theirs = client._http.build_request("GET", ep.SEARCH_V2.path, params=tuple(params))
+    assert ours.url == theirs.url
+    assert ours.url.raw_path == theirs.url.raw_path
+    assert ours.headers == theirs.headers

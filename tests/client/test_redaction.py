@@ -257,3 +257,19 @@ async def test_connection_refused_is_clean(debug_logs: pytest.LogCaptureFixture)
     assert_clean_exception(info.value)
     for record in debug_logs.records:
         assert not leaks(record.getMessage())
+
+
+async def test_an_inner_transport_that_reads_no_secret_gets_the_keyless_request() -> None:
+    seen: list[httpx.Request] = []
+
+    class Replay(httpx.AsyncBaseTransport):
+        secrets_unread = True
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            seen.append(request)
+            return httpx.Response(200, json={"success": True, "user": {"wallet": 0}})
+
+    async with MarketClient(KEY, base_url=BASE_URL, transport=Replay()) as client:
+        await client.get_user()
+    assert [leaks(str(r.url)) for r in seen] == [[]]
+    assert seen[0].url.path == "/v1/user"
