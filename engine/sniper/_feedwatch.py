@@ -19,7 +19,11 @@ Live, its runner (:meth:`FeedWatch.run`) consumes a
   the reference book.
 - **Healing.** The feed has no replay: after every connection (the first included) the
   snapshot step is made due at once, and the feed is trusted only once a snapshot that
-  started after the connection has been diffed (the gap healed).
+  started after the connection has been diffed (the gap healed). A heal begun less than
+  :data:`SNAPSHOT_REBUILT_EVERY` after the connection may have read a snapshot built
+  before it: the next snapshot poll, full and not auditing, is then due as soon as the
+  snapshot has been rebuilt since the connection (:meth:`FeedWatch.next_poll_at`), so a
+  listing of those seconds is searched within seconds, not an ``audit_every`` later.
 - **Auditing, in two tiers.** While trusted, the snapshot step runs every
   ``audit_every`` seconds (300) instead of ``snapshot_every``, and is one of:
 
@@ -264,6 +268,24 @@ class FeedWatch:
     def snapshot_period(self, every: float) -> float:
         """Seconds to the next snapshot poll: ``audit_every`` while trusted, else ``every``."""
         return max(every, self.settings.audit_every) if self.trusted else every
+
+    def next_poll_at(self, started: float, every: float) -> float:
+        """After a snapshot poll begun at ``started``: when the next is due. Normally
+        :meth:`snapshot_period` after it; but a heal begun less than
+        :data:`SNAPSHOT_REBUILT_EVERY` after the connection may have read a snapshot built
+        before it, so a listing of those seconds is in neither that snapshot nor the feed:
+        a second, full look is due once the snapshot has been rebuilt since the
+        connection, not an ``audit_every`` later (its diff flags the new listings for a
+        search; it audits nothing, see :meth:`poll_started`)."""
+        due = started + self.snapshot_period(every)
+        if (
+            self.enabled
+            and self.connected
+            and self._healed_generation == self.generation
+            and self._audit_generation != self.generation
+        ):
+            due = min(due, self._heal_after + SNAPSHOT_REBUILT_EVERY)
+        return due
 
     def view(self, now: float) -> FeedView | None:
         if self.client is None and not self.replayed:

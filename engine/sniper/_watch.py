@@ -108,7 +108,7 @@ class SnapshotWatch:
             # the period (a huge market, a busy machine) is followed by a rest as long as
             # itself, so polling never takes all the CPU.
             ended = self.clock.now()
-            next_at = started + self.feedwatch.snapshot_period(every)
+            next_at = self.feedwatch.next_poll_at(started, every)
             next_at = max(next_at, ended + (ended - started))
             if self.feedwatch.heal_pending:  # connected during this poll: heal at once
                 next_at = ended

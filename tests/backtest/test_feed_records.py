@@ -189,12 +189,14 @@ async def test_a_recorded_disconnect_falls_back_to_polling_and_a_reconnect_heals
         rules(),
         _with_feed(tmp_path / "c", (30.0, "feed", down(T0 + 30)), (60.0, "feed", up(T0 + 60, 2))),
     )
-    # trusted from the first snapshot on: no other poll within the 120 s
-    assert trusted.snapshots == 1
+    # trusted from the first snapshot on; the heal began less than 10 s after the
+    # connection, so its snapshot may be of before it: one more look at 10 s (the
+    # snapshot rebuilt since), then no other poll within the 120 s
+    assert trusted.snapshots == 2
     # down at 30 s: polled at once, then every 10 s to the end (30 ... 120)
-    assert dropped.snapshots == 1 + 10
-    # up again at 60 s: the poll due then heals it, and none follows
-    assert healed.snapshots == 1 + 4
+    assert dropped.snapshots == 2 + 10
+    # up again at 60 s: the poll due then heals it, its second look at 70 s, none after
+    assert healed.snapshots == 2 + 4 + 1
 
 
 async def test_a_deal_told_by_the_feed_between_snapshots_is_bought_at_its_time(
@@ -354,13 +356,19 @@ def test_segment_heads_without_a_feed_never_stop_the_clock(tmp_path: Path) -> No
     assert market.next_feed_at(float("inf")) is None
 
 
-FEED_GOLDEN = "eb4c0bea9767fd12a0bf5722ada11f71eb1ec5e618ea17de2e2519c61bc7391f"
+FEED_GOLDEN = "a852f4803d6211d5ea9f698834de43c2befa87faf9e20849a243a7789eb5e68a"
 """``backtest(sandbox_rules(), <5 min of the sandbox market and its feed>, seed=3)``:
 pinned before the feed replay was made fast (issue 20), so that work cannot change a
 decision unnoticed. Changed twice since, with the same purchases: the feed's "bought" counts
 purchases the service made, not accepted decisions (7 -> 4: three lost their race), and every
 watched name is searched once while the feed is trusted (searches 1 -> 2, fewer listings
-missed for the search limit)."""
+missed for the search limit). Changed again (s8-reheal): a heal begun less than 10 s after
+the connection is followed by a second, full look at 10 s (the snapshot rebuilt since the
+connection; it was an audit_every later): its diff flags the featured names (new listings
+in those 10 s, all flagged as that poll does not audit), and their search buys the deals
+at 10-11.5 s that the old run found only by the poll at 300 s (its holdings bought at
+300-300.75 s): purchases 9 -> 10, attempts 16 -> 19; the feed's "bought" 4 -> 2 and
+"gone_before_arrival" 0 -> 2 (deals the search took first), search_limit 332 -> 326."""
 
 
 async def test_golden_fingerprint_of_a_recording_with_feed_events(tmp_path: Path) -> None:

@@ -182,9 +182,10 @@ async def test_the_full_audit_still_runs_at_its_period(clock: VirtualClock) -> N
             if engine.feedwatch.audit_bytes > audit_bytes:
                 fetched.append(clock.now() - healed_at)
         view = await engine.view()
-    # the poll after the heal (its base), then every hour from it; one request every 5 min
-    assert full == [300.0, 3900.0]
-    assert fetched == [300.0 * k for k in range(1, 25)]
+    # the poll after the heal (its base: 10 s after it, the snapshot rebuilt since the
+    # connection), then every hour from it; one request every 5 min
+    assert full == [10.0, 3610.0]
+    assert fetched == [10.0 + 300.0 * k for k in range(24)]
     assert view.feed is not None
     assert (view.feed.audits_full, view.feed.audits_cheap) == (1, 22)
     assert (view.feed.missed, view.feed.suspects, view.feed.state) == (0, 0, "trusted")

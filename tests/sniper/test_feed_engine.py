@@ -4,6 +4,8 @@ virtual clock against the in-process sandbox: events are handed to
 
 from __future__ import annotations
 
+import math
+
 from engine import VirtualClock
 from engine.client import (
     FeedClient,
@@ -21,6 +23,7 @@ from engine.sandbox._feed import listing_payload, removed_payload
 from engine.sandbox._market import Listing as SandboxListing
 from engine.sandbox._market import PlacedSticker
 from engine.sniper import Engine, EngineSettings, FeedSettings
+from engine.sniper._feedwatch import SNAPSHOT_REBUILT_EVERY
 
 from .harness import Rig, pick_item, plant, purchases_of, quiet_sandbox, rig, rules_text
 
@@ -238,6 +241,11 @@ async def test_a_deal_listed_during_a_disconnect_is_bought_once_after_the_heal(
         engine = feed_on(r)
         await engine.start()
         await heal(r)
+        # the heal may have read a snapshot of before the connection: a second look once
+        # it has been rebuilt, then the audit's pace
+        assert engine.next_due("snapshot") == clock.now() + SNAPSHOT_REBUILT_EVERY
+        clock.advance(SNAPSHOT_REBUILT_EVERY)
+        await engine.step("snapshot")
         assert engine.next_due("snapshot") >= clock.now() + 299.0  # trusted: audit pace
         clock.advance(30.0)
         await engine.on_feed_event(FeedDisconnected(1, clock.now(), "closed", "bye"))
@@ -338,3 +346,42 @@ async def test_the_feed_is_credited_only_with_purchases_that_went_through(
     assert engine.feedwatch.bought_items == {str(deal.item_id)}
     assert view.feed is not None
     assert view.feed.bought == 1
+
+
+async def test_a_deal_listed_just_before_a_reconnection_is_bought_within_seconds(
+    clock: VirtualClock,
+) -> None:
+    # The heal reads a snapshot the service built before the connection came back: a
+    # deal listed in those seconds is in neither that snapshot nor the feed. The next
+    # snapshot poll comes once the snapshot has been rebuilt since the connection (not an
+    # audit_every later) and its diff flags the name for the search that buys the deal.
+    sandbox = quiet_sandbox(clock)
+    item = pick_item(sandbox)
+    async with rig(clock, sandbox, rules_text(item.name), settings=SETTINGS) as r:
+        engine = feed_on(r)
+        await engine.start()
+        await heal(r)
+        clock.advance(max(0.0, engine.next_due("search") - clock.now()))
+        await engine.step("search")  # the heal's flags: searched, so the feed trusted
+        assert engine.next_due("search") == math.inf  # searches only what is flagged
+        await engine.on_feed_event(FeedDisconnected(1, clock.now(), "closed", "bye"))
+        clock.advance(30.0 - clock.now() % 10.0 + 1.0)  # just after a rebuild
+        sandbox.snapshot()  # built now: the heal below reads it
+        clock.advance(1.0)
+        deal = plant(sandbox, item, price=item.reference // 2)  # the feed is down: untold
+        clock.advance(3.0)
+        back = clock.now()
+        await heal(r, generation=2)  # its snapshot was built before the deal: not in it
+        assert await r.ledger.purchases() == []
+        assert engine.next_due("snapshot") <= back + SNAPSHOT_REBUILT_EVERY
+        while not await r.ledger.purchases() and clock.now() < back + 600.0:
+            clock.advance(max(0.0, engine.next_due() - clock.now()))
+            await engine.step()
+        bought_at = clock.now()
+        (purchase,) = await r.ledger.purchases()
+        view = await engine.view()
+    assert purchase.item_id == str(deal.item_id)
+    assert [str(p["item_id"]) for p in purchases_of(sandbox)] == [str(deal.item_id)]
+    assert bought_at - back <= SNAPSHOT_REBUILT_EVERY + 5.0  # the poll, then one search
+    assert view.feed is not None
+    assert (view.feed.state, view.feed.gaps_healed, view.feed.missed) == ("trusted", 2, 0)
