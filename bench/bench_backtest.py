@@ -127,6 +127,16 @@ changed names: a name with one listing changed is read whole, ~50 listings, in e
 the three layers), the snapshot step ~10%, the reconciler's passes ~8% (ledger reads
 through aiosqlite's thread with nothing to reconcile), the recording's replay ~10-15%,
 the address's one parse by httpx ~6%.
+
+Issue 20, point 3 (branch s8-judged, 2026-11-28): ``JudgedNames`` keeps the pairs the
+rules' checks turned down as (rule, listing, view) with their context, not decisions; a
+search's decisions are made only when read (``TurnedDown``: a plugin, the lookahead, the
+budget note), and their skip counts are worked out from the same pairs. Same report
+summary as main on the whole 1.2 h recording and the golden fingerprints. Main and the
+branch alternated 3 times on the same 1.2 h recording (load 5-7 on 2 cores): CPU in
+decide_search 0.99-1.24 s on main, 0.96-1.19 s on the branch (3-17% less per pair of
+runs); the whole engine 7.3-9.4 s CPU on main, 7.7-9.3 s on the branch: within the
+noise, since only the 1-2 changed listings of a name were made into decisions before.
 """
 
 from __future__ import annotations

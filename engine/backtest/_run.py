@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import gc
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -387,7 +387,7 @@ class _Driver:
                     continue
                 self.decision_times.append((step.at, self.market.applied_until))
                 if self.on_decisions is not None:
-                    self.on_decisions(step.at, step.decisions)
+                    self.on_decisions(step.at, list(step.decisions))
                 if self._budget_skips() != budget_skips:
                     self._note(step.decisions)  # costly (reasons computed on demand)
         if self.progress is not None:
@@ -420,7 +420,7 @@ class _Driver:
         skips = self.engine.status.skip_reasons
         return sum(n for kind, n in skips.items() if kind.startswith(_BUDGET_WORDS))
 
-    def _note(self, decisions: list[Decision]) -> None:
+    def _note(self, decisions: Sequence[Decision]) -> None:
         ceilings = self._ceilings
         for decision in decisions:
             # Reasons are computed on demand and cost a rule check: only a listing within

@@ -36,6 +36,7 @@ from ._evaluate import (
     rejection_reasons,
     scan,
     summarize_rejections,
+    turned_down,
 )
 from ._kinds import blank_numbers
 from ._load import LoadResult, check_rules_file, check_rules_text, load_rules, load_rules_text
@@ -130,4 +131,5 @@ __all__ = [
     "scan",
     "split_name",
     "summarize_rejections",
+    "turned_down",
 ]

@@ -40,6 +40,7 @@ __all__ = [
     "rejection_reasons",
     "scan",
     "summarize_rejections",
+    "turned_down",
 ]
 
 
@@ -221,6 +222,29 @@ def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext
     return decisions
 
 
+def turned_down(
+    rule: CompiledRule, listing: Listing, view: NameView, context: EvalContext
+) -> Decision:
+    """The decision of a pair the rules' checks turned down (its reasons are worked out
+    when read, from ``rule``, ``listing``, ``view`` and ``context``)."""
+    return _new(
+        Decision,
+        (
+            listing,
+            rule.name,
+            False,
+            listing.price,
+            rule.action,
+            rule.priority,
+            False,
+            None,
+            rule,
+            view,
+            context,
+        ),
+    )
+
+
 class Scan:
     """What :func:`scan` found in one batch: the decisions that matter to a buyer, and the
     rest only when asked for.
@@ -289,25 +313,8 @@ class Scan:
         """The decisions of the pairs the rules' checks turned down, in the order
         :func:`evaluate` gives them (their reasons are worked out when read)."""
         context = self.context
-        return [
-            _new(
-                Decision,
-                (
-                    listing,
-                    rule.name,
-                    False,
-                    listing.price,
-                    rule.action,
-                    rule.priority,
-                    False,
-                    None,
-                    rule,
-                    view,
-                    context,
-                ),
-            )
-            for rule, listing, view in self.rejected()
-        ]
+        made = turned_down
+        return [made(rule, listing, view, context) for rule, listing, view in self.rejected()]
 
     def all_decisions(self) -> list[Decision]:
         """Every decision, equal to :func:`evaluate`'s on the same arguments."""

@@ -55,6 +55,7 @@ from ..models import BuyResult
 from ..paper import PaperDesk
 from ..rules import Decision, EvalContext, RuleSet
 from ._budget import caps_for_rule
+from ._judged import TurnedDown
 from ._status import EngineStatus, Outcome, PurchaseRecord
 
 __all__ = ["Buyer", "BuyerSettings"]
@@ -143,6 +144,8 @@ class Buyer:
 
     async def _execute(self, decisions: Sequence[Decision], context: EvalContext) -> None:
         self._host.notify_decisions(decisions, context)
+        if isinstance(decisions, TurnedDown):  # none accepted: its decisions are not made
+            return
         # the accepted few of a batch's many pairs, picked in C (a Decision is a tuple)
         accepted = compress(decisions, map(itemgetter(2), decisions))
         cleared = [d for d in accepted if self._cleared(d, context)]

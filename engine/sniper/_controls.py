@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -71,7 +71,7 @@ class OperatorControls:
     def wake(self) -> None:
         raise NotImplementedError  # the engine's own: its runners read their due times
 
-    def hold_back(self, decisions: list[Decision]) -> None:
+    def hold_back(self, decisions: Sequence[Decision]) -> None:
         """Buying is not allowed now: remember the names of ``decisions``' accepted
         listings (at most :data:`HELD_BACK_NAMES`)."""
         for d in decisions:

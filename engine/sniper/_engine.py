@@ -144,7 +144,7 @@ class StepDone:
 
     kind: str
     at: float
-    decisions: list[Decision] | None = None
+    decisions: Sequence[Decision] | None = None
 
 
 class Engine(SnapshotWatch, OperatorControls):
@@ -428,7 +428,7 @@ class Engine(SnapshotWatch, OperatorControls):
         self.release_held_back(self.clock.now())
         return done
 
-    async def _step_one(self, kind: str, now: float) -> list[Decision] | None:
+    async def _step_one(self, kind: str, now: float) -> Sequence[Decision] | None:
         if kind == "search":
             return await self._step_search(now)
         other = {"snapshot": self._step_snapshot, "references": self._step_references}
@@ -476,7 +476,7 @@ class Engine(SnapshotWatch, OperatorControls):
             self.guard.succeeded("snapshot")
         self._due_at["snapshot"] = self.next_snapshot_at or self.clock.now()
 
-    async def _step_search(self, now: float) -> list[Decision] | None:
+    async def _step_search(self, now: float) -> Sequence[Decision] | None:
         """One search turn: a catalogue page every ``catalogue_every`` turns (or when no
         name is watched yet), else the next batch of names. The decisions, or ``None``
         when the turn failed."""
@@ -484,6 +484,7 @@ class Engine(SnapshotWatch, OperatorControls):
         catalogue = not self.feedwatch.trusted and (
             self._catalogue_due() or not self.schedule.watched
         )
+        decisions: Sequence[Decision]
         try:
             if catalogue:
                 decisions = await self.catalogue_once()
@@ -528,7 +529,7 @@ class Engine(SnapshotWatch, OperatorControls):
         flags_at = now if self._polling else self._next_snapshot_at
         return max(free, self.pacer.background_at(now, flags_at, self.feedwatch.connected))
 
-    async def search_once(self) -> list[Decision]:
+    async def search_once(self) -> Sequence[Decision]:
         """Search the next batch of names, decide, and buy what is accepted. Feed
         listings waiting for a search of these names to confirm them (``_confirm.py``)
         are decided with the answer, by item id; those it does not show are skipped."""
@@ -570,7 +571,7 @@ class Engine(SnapshotWatch, OperatorControls):
             self.feedwatch.credit(confirmed, bought)
         return decisions
 
-    async def _buy(self, decisions: list[Decision], context: EvalContext) -> set[str]:
+    async def _buy(self, decisions: Sequence[Decision], context: EvalContext) -> set[str]:
         """Hand accepted decisions to the buyer while buying is allowed (else hold them
         back); returns the item ids the service said were bought (or reserved). An
         unexpected error on the buying path HALTs: the ledger may be behind the service

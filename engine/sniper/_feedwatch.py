@@ -525,7 +525,7 @@ class FeedWatch:
         self,
         taken: dict[str, list[Candidate]],
         answer: Mapping[str, Sequence[Listing]],
-        decisions: list[Decision],
+        decisions: Sequence[Decision],
     ) -> set[str]:
         """The answer to a search that carried ``taken``: the candidates it shows were
         decided with the rest of its listings (``decisions``); those it does not show are

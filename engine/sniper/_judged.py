@@ -28,20 +28,36 @@ search's stickers, the cheap audit counts what a search shows).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from itertools import chain
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter, is_, itemgetter
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, cast, overload
 
 from ..models import Listing, SearchResponse
-from ..rules import Decision, EvalContext, RawScreen, RuleSet, scan
-from ._status import SkipTally, tally_skips
+from ..rules import (
+    CompiledRule,
+    Decision,
+    EvalContext,
+    NameView,
+    RawScreen,
+    RuleSet,
+    Scan,
+    scan,
+    turned_down,
+)
+from ._status import SkipTally, tally_pairs
 
 if TYPE_CHECKING:
     from ._confirm import Candidate
     from ._engine import Engine
 
-__all__ = ["Judge", "JudgedNames", "decide_search", "judged_listings", "search_screen"]
+__all__ = [
+    "Judge",
+    "JudgedNames",
+    "TurnedDown",
+    "decide_search",
+    "judged_listings",
+    "search_screen",
+]
 
 log = logging.getLogger("snipe.engine")
 
@@ -93,14 +109,69 @@ HELD_AT_MOST = 20_000
 bound; a rule set watches fewer names than this)."""
 
 
-Judge = Callable[[list[Listing]], "list[Decision] | None"]
-"""Judges listings: their decisions (every pair turned down by the rules' checks, in
-order), or ``None`` when a pair passed them (then nothing is kept: the caller decides the
+Judge = Callable[[list[Listing]], "Scan | None"]
+"""Judges listings: the rules' scan of them when every pair was turned down by the rules'
+checks, or ``None`` when a pair passed them (then nothing is kept: the caller decides the
 whole batch as before)."""
 
 
-_Each = tuple[Listing, list[Decision], SkipTally]
-"""A listing (held alive, so that its id is not reused), its decisions, their counts."""
+_Pair = tuple[CompiledRule, Listing, NameView]
+"""A (rule, listing, view) pair the rules' checks turned down: its decision is made only
+when read (:class:`TurnedDown`)."""
+
+_Each = tuple[Listing | None, list[_Pair], SkipTally, EvalContext | None]
+"""A listing (held alive, so that its id is not reused; ``None``: a whole name judged at
+once), its pairs turned down, their counts, and the context they were judged in."""
+
+
+class TurnedDown(Sequence[Decision]):
+    """A search answer's decisions when the rules' checks turned every pair down: held
+    as the pairs and the contexts they were judged in, each decision made (with reasons
+    worked out from the same compiled rule, as ever) only when the sequence is read.
+    Nothing in it is accepted, so the buyer does not read it."""
+
+    __slots__ = ("_made", "_n", "_parts")
+
+    def __init__(self, parts: list[list[_Each]], n: int) -> None:
+        self._parts = parts
+        self._n = n
+        self._made: list[Decision] | None = None
+
+    def decisions(self) -> list[Decision]:
+        """The decisions, in order (made once)."""
+        made = self._made
+        if made is None:
+            made = self._made = [
+                turned_down(rule, listing, view, context)
+                for mine in self._parts
+                for _, pairs, _, context in mine
+                if context is not None  # None: no pair
+                for rule, listing, view in pairs
+            ]
+        return made
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> Decision: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Decision]: ...
+    def __getitem__(self, index: int | slice) -> Decision | list[Decision]:
+        return self.decisions()[index]
+
+    def __iter__(self) -> Iterator[Decision]:
+        return iter(self.decisions())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TurnedDown):
+            other = other.decisions()
+        return self.decisions() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"TurnedDown({self.decisions()!r})"
 
 
 async def decide_search(
@@ -109,7 +180,7 @@ async def decide_search(
     listings: list[Listing],
     now: float,
     game: str | None,
-) -> tuple[list[Decision], EvalContext]:
+) -> tuple[Sequence[Decision], EvalContext]:
     """``engine.decide`` for a search answer (``found``: its listings by searched name;
     ``listings``: all of them, in that order), judging only what changed since it was
     last judged (``engine.judged``): the same decisions, and the same skip counts in
@@ -130,19 +201,20 @@ async def decide_search(
 
 
 class _Judged:
-    __slots__ = ("decisions", "each", "game", "listings", "tally")
+    __slots__ = ("each", "game", "listings", "mine", "tally")
 
     def __init__(
         self,
         listings: tuple[Listing, ...],
         game: str | None,
-        decisions: list[Decision],
+        mine: list[_Each],
         tally: SkipTally,
         each: dict[int, _Each],
     ) -> None:
         self.listings = listings
         self.game = game
-        self.decisions = decisions
+        self.mine = mine
+        """What each of ``listings`` was judged to be, in order."""
         self.tally = tally
         self.each = each
         """id(listing) -> what it was judged to be."""
@@ -167,29 +239,31 @@ class JudgedNames:
         found: Mapping[str, Sequence[Listing]],
         game: str | None,
         make_context: Callable[[], EvalContext],
-    ) -> tuple[list[Decision], list[SkipTally], EvalContext | None] | None:
+    ) -> tuple[TurnedDown, list[SkipTally], EvalContext | None] | None:
         """A search answer's decisions (``found``: its listings by searched name), the
         skip counts of each name, and the context the changed listings were judged in
         (``make_context()``, made only if one was judged); ``None`` when a pair passed the
         rules' checks (decide the whole answer as before: budgets, ledger, balance)."""
         context: EvalContext | None = None
 
-        def judge(fresh: list[Listing]) -> list[Decision] | None:
+        def judge(fresh: list[Listing]) -> Scan | None:
             nonlocal context
             if context is None:
                 context = make_context()
             checked = scan(ruleset, fresh, context)
-            return None if checked.decisions else checked.rejections()
+            return None if checked.decisions else checked
 
-        decisions: list[Decision] = []
+        parts: list[list[_Each]] = []
         tallies: list[SkipTally] = []
+        n = 0
         for key, group in found.items():
             kept = self.decide(ruleset, key, group, game, judge)
             if kept is None:
                 return None
-            decisions += kept[0]
+            parts.append(kept[0])
             tallies.append(kept[1])
-        return decisions, tallies, context
+            n += kept[1].decisions
+        return TurnedDown(parts, n), tallies, context
 
     def decide(
         self,
@@ -198,11 +272,12 @@ class JudgedNames:
         listings: Sequence[Listing],
         game: str | None,
         judge: Judge,
-    ) -> tuple[list[Decision], SkipTally] | None:
-        """The decisions on the answer's ``listings`` for ``key`` (a searched name) and
-        their skip counts: kept when they are the very listings last judged for it, in
-        the same order, for ``game`` under ``ruleset``; else the listings not judged
-        then are judged (``judge``), the others' decisions kept. ``None`` when ``judge``
+    ) -> tuple[list[_Each], SkipTally] | None:
+        """The decisions on the answer's ``listings`` for ``key`` (a searched name), as
+        :class:`TurnedDown` reads them, and their skip counts: kept when they are the
+        very listings last judged for it, in the same order, for ``game`` under
+        ``ruleset``; else the listings not judged then are judged (``judge``), the
+        others' decisions kept. ``None`` when ``judge``
         found a pair passing the rules' checks."""
         if ruleset is not self._ruleset:  # other rules: nothing kept holds
             self._held.clear()
@@ -214,14 +289,18 @@ class JudgedNames:
             if held.listings is listings or (
                 len(held.listings) == len(listings) and all(map(is_, held.listings, listings))
             ):
-                return held.decisions, held.tally
+                return held.mine, held.tally
             before = held.each
         else:
             before = {}
         if not all(map(self._listing_only, set(map(_NAME, listings)))):
             self._held.pop(key, None)  # judged every time, as a whole
-            judged = judge(list(listings))
-            return None if judged is None else (judged, tally_skips(judged))
+            checked = judge(list(listings))
+            if checked is None:
+                return None
+            pairs = list(checked.rejected())
+            tally = tally_pairs(pairs, checked.context)
+            return [(None, pairs, tally, checked.context)], tally
         # A listing kept in ``before`` is held alive there, so no other object has its id.
         ids = list(map(id, listings))
         found = dict(zip(ids, map(before.get, ids), strict=True))
@@ -229,13 +308,13 @@ class JudgedNames:
         if None in found.values():
             fresh = [x for x in listings if found[id(x)] is None]
             for listing in fresh:
-                each[id(listing)] = (listing, [], _NONE)  # its decisions, if any: below
-            judged = judge(list({id(x): x for x in fresh}.values()))
-            if judged is None:
+                each[id(listing)] = (listing, [], _NONE, None)  # its pairs, if any: below
+            checked = judge(list({id(x): x for x in fresh}.values()))
+            if checked is None:
                 return None
-            _split(judged, each)
+            _split(list(checked.rejected()), checked.context, each)
         mine = list(map(each.__getitem__, ids))
-        decisions = list(chain.from_iterable(map(_DECISIONS, mine)))
+        decisions = sum(map(len, map(_PAIRS, mine)))
         if (
             before
             and held is not None
@@ -250,13 +329,13 @@ class JudgedNames:
             for came in each.keys() - before.keys():
                 for rule_kind, n in each[came][2].counts:
                     totals[rule_kind] = totals.get(rule_kind, 0) + n
-            tally = _ordered(mine, {k: n for k, n in totals.items() if n}, len(decisions))
+            tally = _ordered(mine, {k: n for k, n in totals.items() if n}, decisions)
         else:
-            tally = _merged(mine, len(decisions))
+            tally = _merged(mine, decisions)
         if key not in self._held and len(self._held) >= HELD_AT_MOST:
             self._held.clear()
-        self._held[key] = _Judged(tuple(listings), game, decisions, tally, each)
-        return decisions, tally
+        self._held[key] = _Judged(tuple(listings), game, mine, tally, each)
+        return mine, tally
 
     def _listing_only(self, name: str) -> bool:
         known = self._keepable.get(name)
@@ -269,7 +348,7 @@ class JudgedNames:
 
 _NONE = SkipTally((), {}, 0)
 _NAME = attrgetter("name")
-_DECISIONS = itemgetter(1)
+_PAIRS = itemgetter(1)
 _KIND = itemgetter(0)
 
 
@@ -278,7 +357,7 @@ def _merged(mine: list[_Each], decisions: int) -> SkipTally:
     first met first, the latest example of each kind last."""
     by_rule: dict[tuple[str, str], int] = {}
     examples: dict[tuple[str, str], Any] = {}
-    for _, _, tally in mine:
+    for _, _, tally, _ in mine:
         if tally.counts:
             for rule_kind, n in tally.counts:
                 by_rule[rule_kind] = by_rule.get(rule_kind, 0) + n
@@ -291,12 +370,12 @@ def _ordered(mine: list[_Each], totals: dict[tuple[str, str], int], decisions: i
     met, read from the first listings, and the latest example of each, from the last
     (a name's listings mostly meet the same kinds: a listing or two each way)."""
     order: dict[tuple[str, str], None] = {}
-    for _, _, tally in mine:
+    for _, _, tally, _ in mine:
         order.update(dict.fromkeys(map(_KIND, tally.counts)))
         if len(order) == len(totals):
             break
     latest: dict[tuple[str, str], Any] = {}
-    for _, _, tally in reversed(mine):
+    for _, _, tally, _ in reversed(mine):
         for rule_kind, example in tally.examples.items():
             latest.setdefault(rule_kind, example)
         if len(latest) == len(totals):
@@ -305,14 +384,14 @@ def _ordered(mine: list[_Each], totals: dict[tuple[str, str], int], decisions: i
     return SkipTally(counts, {rule_kind: latest[rule_kind] for rule_kind in order}, decisions)
 
 
-def _split(judged: list[Decision], each: dict[int, _Each]) -> None:
-    """Hand each judged listing its decisions (a listing's are together, in order) and
-    their skip counts."""
+def _split(judged: list[_Pair], context: EvalContext, each: dict[int, _Each]) -> None:
+    """Hand each judged listing its pairs turned down (a listing's are together, in
+    order), their skip counts and ``context``."""
     start = 0
     for end in range(1, len(judged) + 1):
-        listing = judged[start][0]
-        if end < len(judged) and judged[end][0] is listing:
+        listing = judged[start][1]
+        if end < len(judged) and judged[end][1] is listing:
             continue
         mine = judged[start:end]
-        each[id(listing)] = (listing, mine, tally_skips(mine))
+        each[id(listing)] = (listing, mine, tally_pairs(mine, context), context)
         start = end

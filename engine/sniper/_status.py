@@ -6,15 +6,15 @@ import enum
 import logging
 import re
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from ..rules import CompiledRule, Scan, rejection_kinds
 
 if TYPE_CHECKING:
-    from ..models import SetAside
-    from ..rules import Decision
+    from ..models import Listing, SetAside
+    from ..rules import Decision, EvalContext, NameView
 
 __all__ = [
     "RECENT_PURCHASES",
@@ -24,8 +24,12 @@ __all__ = [
     "PurchaseRecord",
     "SkipTally",
     "reason_kind",
+    "tally_pairs",
     "tally_skips",
 ]
+
+_Pair = tuple["CompiledRule", "Listing", "NameView"]
+"""A (rule, listing, view) pair the rules' checks turned down."""
 
 _Example = tuple["CompiledRule", int, Any, Any, Any]
 """An example whose text is made when read: (rule, index of its predicate in
@@ -341,16 +345,7 @@ def _tally_into(
     (rule, kind)), the latest of each key into ``examples``."""
     kinds, kind_of, found_in = _KINDS, reason_kind, rejection_kinds
     if isinstance(batch, Scan):  # the pairs its rules' checks turned down first
-        context = batch.context
-        for rule, listing, view in batch.rejected():
-            for reason in found_in(rule, listing, view, context):
-                if isinstance(reason, str):
-                    key = (rule.name, kinds.get(reason) or kind_of(reason))
-                    examples[key] = reason
-                else:  # of one kind (engine.rules.rejection_kinds): no text
-                    key = rule.site_kinds[reason]
-                    examples[key] = (rule, reason, listing, view, context)
-                by_rule[key] = by_rule.get(key, 0) + 1
+        _tally_pairs(batch.rejected(), batch.context, by_rule, examples)
         decisions: Sequence[Decision] = batch.decisions
     else:
         decisions = batch
@@ -374,6 +369,40 @@ def _tally_into(
                 key = rule.site_kinds[reason]
                 examples[key] = (rule, reason, listing, view, context)
             by_rule[key] = by_rule.get(key, 0) + 1
+
+
+def tally_pairs(pairs: Iterable[_Pair], context: EvalContext) -> SkipTally:
+    """The skip counts of the pairs the rules' checks turned down (``pairs``: (rule,
+    listing, view), as :meth:`engine.rules.Scan.rejected` gives them, judged in
+    ``context``), as :func:`tally_skips` of their decisions would count them, without
+    building a decision."""
+    by_rule: dict[tuple[str, str], int] = {}
+    examples: dict[tuple[str, str], str | _Example] = {}
+    n = _tally_pairs(pairs, context, by_rule, examples)
+    return SkipTally(tuple(by_rule.items()), examples, n)
+
+
+def _tally_pairs(
+    pairs: Iterable[_Pair],
+    context: EvalContext,
+    by_rule: dict[tuple[str, str], int],
+    examples: dict[tuple[str, str], str | _Example],
+) -> int:
+    """Count the reasons of turned-down ``pairs`` (see :func:`_tally_into`); returns how
+    many pairs there were."""
+    kinds, kind_of, found_in = _KINDS, reason_kind, rejection_kinds
+    n = 0
+    for rule, listing, view in pairs:
+        n += 1
+        for reason in found_in(rule, listing, view, context):
+            if isinstance(reason, str):
+                key = (rule.name, kinds.get(reason) or kind_of(reason))
+                examples[key] = reason
+            else:  # of one kind (engine.rules.rejection_kinds): no text
+                key = rule.site_kinds[reason]
+                examples[key] = (rule, reason, listing, view, context)
+            by_rule[key] = by_rule.get(key, 0) + 1
+    return n
 
 
 def _power_of_ten(n: int) -> bool:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from engine.models import Listing
 from engine.rules import Decision, EvalContext, RuleSet, Scan, evaluate, load_rules, scan
 from engine.sniper import EngineStatus, _judged
-from engine.sniper._judged import Judge, JudgedNames
+from engine.sniper._judged import Judge, JudgedNames, TurnedDown
 from engine.testing import make_context, make_listing, rules_for
 
 from .test_skip_counts import (
@@ -49,7 +50,7 @@ def search_decide(
         status.skipped_all(decisions, buying=any(d.accepted for d in decisions))
         return decisions
     status.skipped_tallies(kept[1])
-    return kept[0]
+    return list(kept[0])
 
 
 def by_name(listings: list[Listing]) -> dict[str, list[Listing]]:
@@ -134,12 +135,17 @@ RULES = f"""rules:
 def judge_counting(ruleset: RuleSet, ctx: EvalContext) -> tuple[list[int], Judge]:
     calls: list[int] = []
 
-    def judge(fresh: list[Listing]) -> list[Decision] | None:
+    def judge(fresh: list[Listing]) -> Scan | None:
         calls.append(len(fresh))
         checked = scan(ruleset, fresh, ctx)
-        return None if checked.decisions else checked.rejections()
+        return None if checked.decisions else checked
 
     return calls, judge
+
+
+def made(mine: list[Any]) -> list[Decision]:
+    """The decisions ``JudgedNames.decide`` keeps for a name, made as a search's are."""
+    return list(TurnedDown([mine], sum(len(e[1]) for e in mine)))
 
 
 def listings_of(n: int, **fields: object) -> list[Listing]:
@@ -181,7 +187,7 @@ def test_what_is_judged_again(
     assert calls_later == judged_again
     ctx_later = make_context(game=game)
     assert kept is not None
-    assert kept[0] == evaluate(rules_later, later, ctx_later)
+    assert made(kept[0]) == evaluate(rules_later, later, ctx_later)
 
 
 def test_a_rule_reading_the_clock_is_judged_every_time() -> None:
@@ -199,7 +205,7 @@ def test_a_rule_reading_the_clock_is_judged_every_time() -> None:
         kept = judged.decide(ruleset, NAME, listings, "csgo", judge)
         assert calls == [3]
         assert kept is not None
-        assert kept[0] == evaluate(ruleset, listings, ctx)  # reasons made at this time
+        assert made(kept[0]) == evaluate(ruleset, listings, ctx)  # reasons made at this time
 
 
 def test_a_plugin_criterion_that_does_not_say_is_judged_every_time() -> None:
