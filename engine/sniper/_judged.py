@@ -61,11 +61,6 @@ __all__ = [
 
 log = logging.getLogger("snipe.engine")
 
-_SCREENS: dict[tuple[int, str | None], tuple[RuleSet, RawScreen]] = {}
-"""The screens made, by (rule set, game): a screen learns each name's judge once."""
-
-_SCREENS_HELD = 16
-
 
 def search_screen(
     engine: Engine, game: str | None, confirming: Mapping[str, list[Candidate]]
@@ -74,16 +69,7 @@ def search_screen(
     docstring), or ``None``: build every listing."""
     if engine.paper is not None or confirming or engine.feedwatch.enabled:
         return None
-    ruleset = engine.ruleset
-    key = (id(ruleset), game)
-    held = _SCREENS.get(key)
-    if held is not None and held[0] is ruleset:
-        return held[1]
-    if len(_SCREENS) >= _SCREENS_HELD:
-        _SCREENS.clear()
-    screen = RawScreen(ruleset, game)
-    _SCREENS[key] = (ruleset, screen)
-    return screen
+    return engine.judged.screen(engine.ruleset, game)
 
 
 def judged_listings(
@@ -223,12 +209,24 @@ class _Judged:
 class JudgedNames:
     """What each searched name's listings were last judged to be, under one rule set."""
 
-    __slots__ = ("_held", "_keepable", "_ruleset")
+    __slots__ = ("_held", "_keepable", "_ruleset", "_screened_by", "_screens")
 
     def __init__(self) -> None:
         self._held: dict[str, _Judged] = {}
         self._keepable: dict[str, bool] = {}
         self._ruleset: RuleSet | None = None
+        self._screens: dict[str | None, RawScreen] = {}
+        self._screened_by: RuleSet | None = None
+
+    def screen(self, ruleset: RuleSet, game: str | None) -> RawScreen:
+        """``ruleset``'s raw screen for ``game``, made once per rule set and game (a
+        screen learns each name's judge once); a new rule set makes new ones."""
+        if self._screened_by is not ruleset:
+            self._screens, self._screened_by = {}, ruleset
+        screen = self._screens.get(game)
+        if screen is None:
+            screen = self._screens[game] = RawScreen(ruleset, game)
+        return screen
 
     def __len__(self) -> int:
         return len(self._held)

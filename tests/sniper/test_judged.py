@@ -250,3 +250,18 @@ def test_which_rules_judge_by_the_listing_alone(discount: str, listing_only: boo
 """
     )
     assert ruleset.rules[0].listing_only is listing_only
+
+
+def test_a_screen_is_made_once_per_rule_set_and_game() -> None:
+    # a screen learns each name's judge once: kept by the engine's JudgedNames (no
+    # process-wide cache shared between engines), remade for a reloaded rule set
+    rules = 'rules:\n  - name: r\n    match: {patterns: ["*"]}\n    max_price: "5.00"\n'
+    first, reloaded = rules_for(rules), rules_for(rules)
+    judged, other = JudgedNames(), JudgedNames()
+    csgo = judged.screen(first, "csgo")
+    assert judged.screen(first, "csgo") is csgo
+    assert judged.screen(first, "dota2") is not csgo
+    assert other.screen(first, "csgo") is not csgo
+    fresh = judged.screen(reloaded, "csgo")
+    assert fresh is not csgo
+    assert fresh.ruleset is reloaded
