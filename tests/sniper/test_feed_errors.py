@@ -109,6 +109,11 @@ class Raising(httpx.AsyncBaseTransport):
         raise RuntimeError("not a network error")
 
 
+# the feed's last failure makes a snapshot due at once, and the test cancels the engine as
+# soon as the feed is given up: under load that lands mid-body of the snapshot's answer, and
+# httpx's own nested body generators (beyond SnapshotStream.aclose's reach) are left to
+# trio's garbage-collector hook, which warns; nothing of the engine's is left open
+@pytest.mark.filterwarnings(r"ignore:Async generator 'httpx\.:ResourceWarning")
 async def test_auto_still_gives_up_a_feed_that_fails_before_any_handshake(
     clock: VirtualClock,
 ) -> None:
