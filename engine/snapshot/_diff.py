@@ -266,6 +266,7 @@ class SnapshotTracker:
         self._prices: array[int] = array("q")  # state row -> price (_ABSENT for a hole)
         self._holes = bytearray()  # 1 for a state row whose id is gone
         self._hole_count = 0
+        self._unpriced_slots: int | None = None  # slots priced UNKNOWN_PRICE, when kept
         self._started = False
         self._busy = False
         self._lines: LineState | None = None  # the last CSV snapshot's rows, as hashes
@@ -442,7 +443,9 @@ class SnapshotTracker:
         unpriced_gone = sum(
             1 for slot in (*removed, *slots) if slot >= 0 and prices[slot] == UNKNOWN_PRICE
         )
-        unpriced_unchanged = prices.count(UNKNOWN_PRICE) - unpriced_gone
+        if self._unpriced_slots is None:  # counted once; then kept by _apply_changed_rows
+            self._unpriced_slots = prices.count(UNKNOWN_PRICE)
+        unpriced_unchanged = self._unpriced_slots - unpriced_gone
         new_prices = partial._prices
         judged = _Changes()
         same = 0
@@ -606,29 +609,38 @@ class SnapshotTracker:
         two rows, the last one whose price changed counts); ``row_slots`` (slot per row)
         is filled in."""
         index, ids, prices, holes = self._index, self._ids, self._prices, self._holes
+        unpriced = 0  # the change in slots priced UNKNOWN_PRICE
         for slot in gone:
             del index[ids[slot]]
+            unpriced -= prices[slot] == UNKNOWN_PRICE
             prices[slot] = _ABSENT
             holes[slot] = 1
         self._hole_count += len(gone)
-        free = _positions_of_one(holes) if self._hole_count else []
+        # Holes are reused from the last one down, each found when a new id needs it (a
+        # pass over all of them would cost as much as the market, for a few new ids).
+        below = len(holes) if self._hole_count else 0
         for key, price, same, row in zip(keys, new_prices, kept, rows, strict=True):
             slot = index.get(key, -1)
             if slot < 0:
-                if free:
-                    slot = free.pop()
+                slot = holes.rfind(1, 0, below) if below else -1
+                if slot >= 0:
+                    below = slot
                     ids[slot] = key  # type: ignore[assignment]
                     holes[slot] = 0
                     self._hole_count -= 1
                 else:
+                    below = 0
                     slot = len(prices)
                     ids.append(key)  # type: ignore[arg-type]
                     prices.append(_ABSENT)
                     holes.append(0)
                 index[key] = slot
             if not same:
+                unpriced += (price == UNKNOWN_PRICE) - (prices[slot] == UNKNOWN_PRICE)
                 prices[slot] = price
             row_slots[row] = slot
+        if self._unpriced_slots is not None:
+            self._unpriced_slots += unpriced
 
     def _compare(self, snapshot: Snapshot) -> Generator[None, None, SnapshotDiff]:
         keys = self._keys_for(snapshot)
@@ -698,6 +710,7 @@ class SnapshotTracker:
     ) -> None:
         """Make the state equal to ``snapshot``: only changed, new and gone ids are touched."""
         index, ids, prices, holes = self._index, self._ids, self._prices, self._holes
+        self._unpriced_slots = None
         for row in gone:
             del index[ids[row]]
             prices[row] = _ABSENT
@@ -741,17 +754,9 @@ class SnapshotTracker:
                     hole_count += 1
         self._ids, self._prices, self._index = ids, prices, index
         self._holes, self._hole_count = holes, hole_count
+        self._unpriced_slots = None
         self._started = True
         self.timestamp = snapshot.timestamp
-
-
-def _positions_of_one(flags: bytearray) -> list[int]:
-    positions = []
-    at = flags.find(1)
-    while at >= 0:
-        positions.append(at)
-        at = flags.find(1, at + 1)
-    return positions
 
 
 def _positions_of_zero(flags: bytearray) -> list[int]:
