@@ -51,6 +51,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio
+import anyio.lowlevel
 
 from .._clock import Clock
 from .._errors import IntentRefusal, IntentRefused, LedgerError
@@ -61,6 +62,8 @@ from ._orders import OrderBook
 from ._queries import (
     _COLUMNS,
     _FREE_SQL,
+    HOLDING_KINDS,
+    HOLDING_SQL,
     PurchaseQueries,
     _cap_query,
     _purchase,
@@ -125,6 +128,9 @@ class Ledger(OrderBook, PurchaseQueries):
         self.intents = 0
         """Purchase intents this object wrote so far (counted once written): what can have
         filled a cap since a budget was read, of this process's own writes."""
+        self._held: tuple[int, frozenset[str]] | None = None
+        """A ledger in memory: the kinds of rows it holds (:meth:`_holding`), as read at
+        the first item's count of :attr:`writes`."""
 
     # -- opening -------------------------------------------------------------------------
 
@@ -284,6 +290,33 @@ class Ledger(OrderBook, PurchaseQueries):
     async def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[Row]:
         async with self._lock:
             return await self._exec(sql, parameters)
+
+    async def _holding(self, kind: str) -> bool:
+        """Whether the ledger may hold rows of ``kind`` (``"unresolved"``,
+        ``"open_trades"``, ``"released"``, ``"live_orders"``): false only when it surely
+        holds none, so that a query for them (each reconcile pass makes a dozen, through
+        the connection's thread) can answer ``[]`` without a trip.
+
+        Known only of a ledger in memory (:data:`MEMORY`, a backtest's or a dry run's): no
+        other connection, in this process or another, can read or write it, so its rows
+        change only by this object's statements, and every one that is not a ``SELECT``
+        is counted in :attr:`writes` before it runs. An answer read at one count stays
+        true while the count stays, and while no write is under way (the write lock is
+        free: a caller that finds it taken reads, waiting for the writer, as before). A
+        file may be written by another process (two ``snipe run`` on one ledger: nothing
+        locks it), so a file ledger always reads."""
+        if self.path != MEMORY or self._lock.locked():
+            return True
+        held = self._held
+        if held is None or held[0] != self.writes:
+            count = self.writes  # before the read: a write meanwhile makes it stale
+            row = (await self._read(HOLDING_SQL))[0]
+            kinds = frozenset(k for k, v in zip(HOLDING_KINDS, row, strict=True) if v)
+            held = self._held = (count, kinds)
+            if held[0] != self.writes or self._lock.locked():
+                return True
+        await anyio.lowlevel.checkpoint_if_cancelled()  # a query's cancellation point
+        return kind in held[1]
 
     async def close(self) -> None:
         """Close the ledger. Every acknowledged write is already durable."""

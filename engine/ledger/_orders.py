@@ -228,6 +228,7 @@ def _order(row: Row) -> BuyOrderRecord:
 class _Store(Protocol):
     async def _exec(self, sql: str, parameters: Any = ()) -> list[Row]: ...
     async def _read(self, sql: str, parameters: Any = ()) -> list[Row]: ...
+    async def _holding(self, kind: str) -> bool: ...
     async def _transaction(self, work: Any) -> Any: ...
     async def _insert_intent(self, intent: Intent, now: float) -> Any: ...
     async def _add_event(self, *args: Any) -> None: ...
@@ -243,6 +244,8 @@ class OrderBook:
 
     async def orders(self: _Store, *, live_only: bool = True) -> list[BuyOrderRecord]:
         """The buy orders snipe placed: the live ones (whose exposure counts), or all."""
+        if live_only and not await self._holding("live_orders"):
+            return []
         where = f"WHERE state IN ({_LIVE_SQL})" if live_only else ""
         rows = await self._read(f"SELECT {_COLUMNS} FROM buy_orders {where} ORDER BY name, id")
         return [_order(r) for r in rows]
@@ -250,6 +253,8 @@ class OrderBook:
     async def order_exposure(self: _Store) -> Exposure:
         """What the live orders may still spend, per rule: what every cap adds to the
         purchases it counts."""
+        if not await self._holding("live_orders"):
+            return Exposure(0, {})
         rows = await self._read(
             "SELECT rule, sum(price * max(amount - filled, 0)) FROM buy_orders"
             f" WHERE state IN ({_LIVE_SQL}) GROUP BY rule ORDER BY rule"
@@ -279,6 +284,8 @@ class OrderBook:
         """Fills whose trade is not finished: (project_id, order name, trade id, when the
         order was placed). The fill's trade is older than its row in the ledger (it was
         seen at a later sync): the history is read from the order's placing on."""
+        if not await self._holding("open_trades"):  # a fill is a BOUGHT or RESERVED purchase
+            return []
         rows = await self._read(
             "SELECT p.project_id, p.name, p.marketplace_id,"
             " coalesce(min(o.created_at), p.created_at - 86400) FROM purchases AS p"

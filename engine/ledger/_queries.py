@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._money import Money
 from ._connection import Row
-from ._orders import exposure_sql
+from ._orders import _LIVE_SQL, exposure_sql
 from ._records import Cap, Committed, ControlEvent, Event, Purchase, Totals, summarize
 from ._schema import SECONDS_PER_DAY
 from ._states import BUDGET_STATES, IN_FLIGHT_STATES, PurchaseState
@@ -32,6 +32,17 @@ _OPEN_TRADE_SQL = ", ".join(f"'{s.value}'" for s in (PurchaseState.BOUGHT, Purch
 _RELEASED_SQL = f"'{PurchaseState.RELEASED.value}'"
 # A purchase in these states no longer holds its item: it may be bought again.
 _FREE_SQL = f"'{PurchaseState.FAILED.value}', {_RELEASED_SQL}"
+
+_HOLDING: dict[str, str] = {
+    "unresolved": f"SELECT 1 FROM purchases WHERE state IN ({_UNRESOLVED_SQL})",
+    "open_trades": f"SELECT 1 FROM purchases WHERE state IN ({_OPEN_TRADE_SQL})",
+    "released": f"SELECT 1 FROM purchases WHERE state = {_RELEASED_SQL}",
+    "live_orders": f"SELECT 1 FROM buy_orders WHERE state IN ({_LIVE_SQL})",
+}
+"""The kinds of rows a reconcile pass looks for, each as the rows that make it held: what
+:meth:`~engine.ledger.Ledger._holding` knows of a ledger in memory."""
+HOLDING_SQL = "SELECT " + ", ".join(f"EXISTS ({sql})" for sql in _HOLDING.values())
+HOLDING_KINDS = tuple(_HOLDING)
 
 
 def _purchase(row: Row) -> Purchase:
@@ -99,6 +110,7 @@ class PurchaseQueries:
     if TYPE_CHECKING:
 
         async def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[Row]: ...
+        async def _holding(self, kind: str) -> bool: ...
 
     async def get(self, project_id: str) -> Purchase | None:
         """The purchase with this ``project_id``, or ``None``."""
@@ -152,6 +164,8 @@ class PurchaseQueries:
     async def unresolved(self) -> list[Purchase]:
         """``INTENT`` and ``UNKNOWN`` purchases, oldest first: after a restart, every one
         must be resolved by its ``project_id`` before it may be considered failed."""
+        if not await self._holding("unresolved"):
+            return []
         rows = await self._read(
             f"SELECT {_COLUMNS} FROM purchases WHERE state IN ({_UNRESOLVED_SQL})"
             " ORDER BY created_at, project_id"
@@ -160,6 +174,8 @@ class PurchaseQueries:
 
     async def open_trades(self) -> list[Purchase]:
         """``BOUGHT`` and ``RESERVED`` purchases, oldest first: trades still to follow."""
+        if not await self._holding("open_trades"):
+            return []
         rows = await self._read(
             f"SELECT {_COLUMNS} FROM purchases WHERE state IN ({_OPEN_TRADE_SQL})"
             " ORDER BY created_at, project_id"
@@ -169,6 +185,8 @@ class PurchaseQueries:
     async def released(self, *, since: float) -> list[Purchase]:
         """``RELEASED`` purchases released at or after ``since``, oldest first: those still
         watched for a late appearance."""
+        if not await self._holding("released"):
+            return []
         rows = await self._read(
             f"SELECT {_COLUMNS} FROM purchases WHERE state = {_RELEASED_SQL}"
             " AND updated_at >= ? ORDER BY updated_at, project_id",
@@ -178,6 +196,8 @@ class PurchaseQueries:
 
     async def released_before(self, until: float) -> list[Purchase]:
         """``RELEASED`` purchases released before ``until``: their watch is over."""
+        if not await self._holding("released"):
+            return []
         rows = await self._read(
             f"SELECT {_COLUMNS} FROM purchases WHERE state = {_RELEASED_SQL}"
             " AND updated_at < ? ORDER BY updated_at, project_id",
@@ -188,6 +208,8 @@ class PurchaseQueries:
     async def overdue(self, now: float) -> list[Purchase]:
         """Open trades (BOUGHT, RESERVED) past their ``send_until``: the service still
         calls them open, so they are shown as overdue, never refunded by the clock."""
+        if not await self._holding("open_trades"):
+            return []
         rows = await self._read(
             f"SELECT {_COLUMNS} FROM purchases WHERE state IN ({_OPEN_TRADE_SQL})"
             " AND send_until IS NOT NULL AND send_until < ? ORDER BY created_at, project_id",
