@@ -94,6 +94,9 @@ __all__ = ["MEMORY", "Ledger"]
 MEMORY = ":memory:"
 """The path of a ledger that lives in memory only (backtests): same code, no file."""
 
+_KEPT_READS = 256
+"""At most this many reads kept by a ledger in memory (see :meth:`Ledger._read`)."""
+
 _T = TypeVar("_T")
 
 
@@ -128,9 +131,10 @@ class Ledger(OrderBook, PurchaseQueries):
         self.intents = 0
         """Purchase intents this object wrote so far (counted once written): what can have
         filled a cap since a budget was read, of this process's own writes."""
-        self._held: tuple[int, frozenset[str]] | None = None
-        """A ledger in memory: the kinds of rows it holds (:meth:`_holding`), as read at
-        the first item's count of :attr:`writes`."""
+        self._kept: dict[tuple[str, tuple[Any, ...]], list[Row]] = {}
+        """A ledger in memory: reads made at the count of :attr:`writes` ``_kept_at``, by
+        SQL and parameters (:meth:`_read`)."""
+        self._kept_at = -1
 
     # -- opening -------------------------------------------------------------------------
 
@@ -288,35 +292,45 @@ class Ledger(OrderBook, PurchaseQueries):
             await self._exec("ROLLBACK")
 
     async def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[Row]:
+        """A read. A ledger in memory answers one made again with nothing written since
+        (:data:`MEMORY`, a backtest's or a dry run's) as it did, without a trip to the
+        connection's thread: no other connection, in this process or another, can read or
+        write it, so its rows change only by this object's statements, and every one that
+        is not a ``SELECT`` is counted in :attr:`writes` before it runs. An answer read at
+        one count stays true while the count stays and no write is under way (the write
+        lock is free: a caller that finds it taken reads, waiting for the writer, as
+        before). A file ledger is always read: another process may write it (two ``snipe
+        run`` on one file: nothing locks it)."""
+        if self.path != MEMORY:
+            async with self._lock:
+                return await self._exec(sql, parameters)
+        key = (sql, tuple(parameters))
+        if self._kept_at != self.writes:
+            self._kept.clear()
+            self._kept_at = self.writes
+        kept = None if self._lock.locked() else self._kept.get(key)
+        if kept is not None:
+            await anyio.lowlevel.checkpoint_if_cancelled()  # a read's cancellation point
+            return list(kept)
+        count = self.writes  # before the read: a write meanwhile makes it stale
         async with self._lock:
-            return await self._exec(sql, parameters)
+            rows = await self._exec(sql, parameters)
+        if count == self.writes == self._kept_at:
+            if len(self._kept) >= _KEPT_READS:  # reads at ever new times: start again
+                self._kept.clear()
+            self._kept[key] = list(rows)
+        return rows
 
     async def _holding(self, kind: str) -> bool:
         """Whether the ledger may hold rows of ``kind`` (``"unresolved"``,
         ``"open_trades"``, ``"released"``, ``"live_orders"``): false only when it surely
-        holds none, so that a query for them (each reconcile pass makes a dozen, through
-        the connection's thread) can answer ``[]`` without a trip.
-
-        Known only of a ledger in memory (:data:`MEMORY`, a backtest's or a dry run's): no
-        other connection, in this process or another, can read or write it, so its rows
-        change only by this object's statements, and every one that is not a ``SELECT``
-        is counted in :attr:`writes` before it runs. An answer read at one count stays
-        true while the count stays, and while no write is under way (the write lock is
-        free: a caller that finds it taken reads, waiting for the writer, as before). A
-        file may be written by another process (two ``snipe run`` on one ledger: nothing
-        locks it), so a file ledger always reads."""
-        if self.path != MEMORY or self._lock.locked():
+        holds none. A reconcile pass asks a dozen queries for these, some with the time in
+        them: a ledger in memory with none of them answers each ``[]`` from one kept read
+        (see :meth:`_read`); a file ledger is always read."""
+        if self.path != MEMORY:
             return True
-        held = self._held
-        if held is None or held[0] != self.writes:
-            count = self.writes  # before the read: a write meanwhile makes it stale
-            row = (await self._read(HOLDING_SQL))[0]
-            kinds = frozenset(k for k, v in zip(HOLDING_KINDS, row, strict=True) if v)
-            held = self._held = (count, kinds)
-            if held[0] != self.writes or self._lock.locked():
-                return True
-        await anyio.lowlevel.checkpoint_if_cancelled()  # a query's cancellation point
-        return kind in held[1]
+        row = (await self._read(HOLDING_SQL))[0]
+        return bool(row[HOLDING_KINDS.index(kind)])
 
     async def close(self) -> None:
         """Close the ledger. Every acknowledged write is already durable."""

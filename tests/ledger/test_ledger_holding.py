@@ -1,6 +1,7 @@
-"""A ledger in memory answers a reconcile pass's queries for rows it holds none of without
-a trip to its connection's thread (``Ledger._holding``), and always the answer the file
-gives; a file ledger, which another process may write, is always read."""
+"""A ledger in memory answers a read made again with nothing written since, and a
+reconcile pass's queries for rows it holds none of, without a trip to its connection's
+thread (``Ledger._read``, ``Ledger._holding``), and always the answer the file gives; a
+file ledger, which another process may write, is always read."""
 
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ ORDER_NAMES = ("Case", "Key", "Capsule")
 
 
 async def _reads(ledger: Ledger, now: float, *, every: bool = True) -> dict[str, Any]:
-    """Every query a reconcile pass and an order sync make (and, with ``every``, the list
-    of every order, which is always read)."""
+    """Every query a reconcile pass and an order sync make (and, with ``every``, others
+    an engine, its status and a report make)."""
     return {
         "unresolved": await ledger.unresolved(),
         "open_trades": await ledger.open_trades(),
@@ -42,6 +43,12 @@ async def _reads(ledger: Ledger, now: float, *, every: bool = True) -> dict[str,
         "all_orders": await ledger.orders(live_only=False) if every else None,
         "exposure": await ledger.order_exposure(),
         "open_fills": await ledger.open_fills(),
+        "purchases": await ledger.purchases() if every else None,
+        "totals": await ledger.totals(since=now - 900) if every else None,
+        "committed": await ledger.committed_by_rule(since=now - 900) if every else None,
+        "live_items": await ledger.live_items(["item-1", "item-2", "fill-3"]) if every else None,
+        "get": await ledger.get("snp-test-0001") if every else None,
+        "events": await ledger.events() if every else None,
     }
 
 
@@ -131,7 +138,10 @@ async def test_a_ledger_in_memory_with_nothing_pending_reads_nothing(
         assert calls() == 1
         assert not any(first[k] for k in first if k != "exposure")
         assert first["exposure"].total == 0
-        # a purchase written is seen at once: its write made the answer stale
+        every = await ledger.purchases()
+        assert await ledger.purchases() == every
+        assert calls() == 2  # the same read again, nothing written since: kept
+        # a purchase written is seen at once: its write made the answers stale
         pending = await ledger.record_intent(intent(2))
         assert await ledger.unresolved() == [pending]
         await ledger.transition(pending.project_id, S.UNKNOWN)
@@ -139,6 +149,7 @@ async def test_a_ledger_in_memory_with_nothing_pending_reads_nothing(
         await ledger.transition(pending.project_id, S.BOUGHT)
         assert await ledger.unresolved() == []
         assert [p.project_id for p in await ledger.open_trades()] == [pending.project_id]
+        assert len(await ledger.purchases()) == len(every) + 1
 
 
 async def test_a_file_ledger_sees_what_another_process_wrote(
