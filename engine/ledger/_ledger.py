@@ -95,7 +95,9 @@ MEMORY = ":memory:"
 """The path of a ledger that lives in memory only (backtests): same code, no file."""
 
 _KEPT_READS = 256
-"""At most this many reads kept by a ledger in memory (see :meth:`Ledger._read`)."""
+_KEPT_ROWS = 50_000
+"""At most this many reads, and rows in all, kept by a ledger in memory (see
+:meth:`Ledger._read`)."""
 
 _T = TypeVar("_T")
 
@@ -135,6 +137,7 @@ class Ledger(OrderBook, PurchaseQueries):
         """A ledger in memory: reads made at the count of :attr:`writes` ``_kept_at``, by
         SQL and parameters (:meth:`_read`)."""
         self._kept_at = -1
+        self._kept_rows = 0
 
     # -- opening -------------------------------------------------------------------------
 
@@ -307,6 +310,7 @@ class Ledger(OrderBook, PurchaseQueries):
         key = (sql, tuple(parameters))
         if self._kept_at != self.writes:
             self._kept.clear()
+            self._kept_rows = 0
             self._kept_at = self.writes
         kept = None if self._lock.locked() else self._kept.get(key)
         if kept is not None:
@@ -316,9 +320,12 @@ class Ledger(OrderBook, PurchaseQueries):
         async with self._lock:
             rows = await self._exec(sql, parameters)
         if count == self.writes == self._kept_at:
-            if len(self._kept) >= _KEPT_READS:  # reads at ever new times: start again
+            # reads at ever new times, or long answers: start again
+            if len(self._kept) >= _KEPT_READS or self._kept_rows + len(rows) > _KEPT_ROWS:
                 self._kept.clear()
+                self._kept_rows = 0
             self._kept[key] = list(rows)
+            self._kept_rows += len(rows)
         return rows
 
     async def _holding(self, kind: str) -> bool:
