@@ -616,20 +616,18 @@ class SnapshotTracker:
             prices[slot] = _ABSENT
             holes[slot] = 1
         self._hole_count += len(gone)
-        # Holes are reused from the last one down, each found when a new id needs it (a
-        # pass over all of them would cost as much as the market, for a few new ids).
+        # Holes reused from the last one down, each found as a new id needs it (no pass).
         below = len(holes) if self._hole_count else 0
         for key, price, same, row in zip(keys, new_prices, kept, rows, strict=True):
             slot = index.get(key, -1)
             if slot < 0:
-                slot = holes.rfind(1, 0, below) if below else -1
+                slot = holes.rfind(1, 0, below)
+                below = max(slot, 0)  # none left below: none looked for again
                 if slot >= 0:
-                    below = slot
                     ids[slot] = key  # type: ignore[assignment]
                     holes[slot] = 0
                     self._hole_count -= 1
                 else:
-                    below = 0
                     slot = len(prices)
                     ids.append(key)  # type: ignore[arg-type]
                     prices.append(_ABSENT)
