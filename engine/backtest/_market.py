@@ -328,6 +328,11 @@ class ReplayMarket:
         self._looked(name, looked)
         return out, until
 
+    def shown(self, name: str, count: int) -> None:
+        """An answer showed ``name``'s first ``count`` listings, locked or not (at most
+        50: as :meth:`listings_of` with ``include_hold``)."""
+        self._looked(name, 49 if count == 50 else _ALL)
+
     def _looked(self, name: str, at: int) -> None:
         """An answer looked at ``name``'s listings up to position ``at``."""
         reach = self._reach.get(name)

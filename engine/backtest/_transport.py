@@ -14,10 +14,10 @@ import gzip
 import heapq
 import json
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
-from itertools import compress, islice
-from operator import is_not, itemgetter
+from itertools import compress, islice, repeat
+from operator import is_, is_not, itemgetter
 from typing import Any, cast
 
 import httpx
@@ -41,6 +41,46 @@ def _json(body: Any, status: int = 200) -> httpx.Response:
 
 
 _JSON = {"content-type": "application/json"}
+_NONE: list[str] = []
+_NO_RANKS: list[tuple[int, str]] = []
+_NEVER = float("inf")
+_MISSING = object()
+_ITEM_ID = itemgetter(1)
+
+
+class _Part:
+    """A name's part of a search answer as made: the name's version then, until when it
+    holds (the first lock among its listings to end), its text and item ids; with
+    ``include_hold``, what :meth:`ReplayTransport._hold_part` patches the next one from:
+    its entries (and a ``None`` after them), its listings' places in the name's sorted
+    listings (the very tuples), their details (or ``None`` when the market had none; a
+    sentinel after them), the locked ones' ``unlock_at`` by place (``id``), and the
+    name's reference."""
+
+    __slots__ = (
+        "details",
+        "entries",
+        "ids",
+        "keys",
+        "locks",
+        "reference",
+        "text",
+        "until",
+        "version",
+    )
+
+    def __init__(self, version: int, until: float, text: bytes, ids: list[str]) -> None:
+        self.version = version
+        self.until = until
+        self.text = text
+        self.ids = ids
+        self.entries: list[str | None] = []
+        self.keys: list[tuple[int, str]] | None = None
+        self.details: list[Any] | None = None
+        self.locks: dict[int, int] = {}
+        self.reference: int | None = None
+
+
 _TEXTS_HELD = 500_000
 _BUYING = frozenset({"/v1/buy-one-p2p", "/v1/buy"})
 _NETWORKED = frozenset(
@@ -83,7 +123,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         self._quoted: dict[str, str] = {}
         self._lines: dict[bool, tuple[dict[str, Held], dict[str, str | None]]] = {}
         self._texts: dict[str, tuple[Held, Any, int | None, bool, str]] = {}
-        self._parts: dict[tuple[str, bool], tuple[int, float, str, list[str]]] = {}
+        self._parts: dict[tuple[str, bool], _Part] = {}
+        self._names: dict[str, str] = {}
         self._served: dict[bool, ServedSnapshot] = {}
         self._decoded: dict[bytes, list[tuple[str, str]]] = {}
 
@@ -305,52 +346,142 @@ class ReplayTransport(httpx.AsyncBaseTransport):
 
     def _search(self, names: list[str], include_hold: bool) -> httpx.Response:
         now = self.clock.now()
-        parts: list[str] = []
+        parts: list[bytes] = []
         seen: list[str] = []
-        fresh: list[str] = []  # the listings of parts made now: the others were shown
+        fresh: list[str] = []  # the listings whose entries were made now: the others were shown
+        name_part = self._name_part
         for name in names:
-            part, ids, made = self._name_part(name, include_hold, now)
+            part, ids, made = name_part(name, include_hold, now)
             parts.append(part)
             seen.extend(ids)
             if made:
-                fresh.extend(ids)
+                fresh.extend(made)
         self.market.saw_all(seen, "search", now, unsighted=fresh)
         if self._on_search is not None:
             self._on_search(seen)
         # the same text json.dumps gives for {"success": true, "items": {...}}
-        body = f'{{"success": true, "items": {{{", ".join(parts)}}}}}'
-        return httpx.Response(200, content=body.encode(), headers=_JSON)
+        body = b"".join((b'{"success": true, "items": {', b", ".join(parts), b"}}"))
+        return httpx.Response(200, content=body, headers=_JSON)
 
-    def _name_part(self, name: str, include_hold: bool, now: float) -> tuple[str, list[str], bool]:
+    def _name_part(
+        self, name: str, include_hold: bool, now: float
+    ) -> tuple[bytes, list[str], list[str]]:
         """One name's part of a search answer (``"name": [entries]``), its item ids, and
-        whether it was made now: kept while the name does not change
-        (:attr:`ReplayMarket.name_versions`) and no lock of its listings ends; most names
-        are searched many times between changes."""
+        those whose entries were made now (the others were in an answer before, so were
+        sighted): kept while the name does not change (:attr:`ReplayMarket.name_versions`)
+        and no lock of its listings ends; most names are searched many times between
+        changes."""
         key = (name, include_hold)
         version = self.market.name_versions.get(name, 0)
         held = self._parts.get(key)
-        if held is not None and held[0] == version and now < held[1]:
-            return held[2], held[3], False
-        found, until = self.market.listings_of(name, include_hold=include_hold, now=now)
-        # _entry_text's check inline: most of a changed name's listings are as they were
-        texts, details, references = self._texts, self.market.details, self.market.references
-        entries = []
+        if held is not None and held.version == version and now < held.until:
+            return held.text, held.ids, _NONE
+        if include_hold:
+            return self._hold_part(key, version, held, now)
+        found, until = self.market.listings_of(name, include_hold=False, now=now)
+        entries: list[str] = []
+        made: list[str] = []
         for item_id, row in found:
+            text = self._held_text(item_id, row, row[2] is not None and row[2] > now)
+            if text is None:
+                text = self._entry_text(item_id, row, now)[1]
+                made.append(item_id)
+            entries.append(text)
+        ids = [item_id for item_id, _ in found]
+        part = _Part(version, until, self._part_text(name, entries), ids)
+        self._parts[key] = part
+        return part.text, ids, made
+
+    def _hold_part(
+        self, key: tuple[str, bool], version: int, held: _Part | None, now: float
+    ) -> tuple[bytes, list[str], list[str]]:
+        """:meth:`_name_part` with ``include_hold`` (the name's first 50 listings, locked
+        or not), patched from the name's last part: a changed name mostly changed in one
+        or two of its 50 listings. A listing whose place in the name's sorted listings
+        (:attr:`ReplayMarket.by_name`) is the same object as in the last part is the same
+        listing at the same price, with the same lock (a listing's ``unlock_at`` is set
+        when it is added, and a new one gets a new place): its entry is kept unless its
+        details are another object now. Made anew when the name's reference changed or
+        a lock of the last part ended (:attr:`_Part.until`). Nothing is looked up for a
+        kept entry (looking each listing up was most of a changed name's cost)."""
+        name = key[0]
+        market = self.market
+        details = market.details
+        reference = market.references.get(name)
+        keys = market.by_name.get(name, _NO_RANKS)[:50]
+        count = len(keys)
+        ids = list(map(_ITEM_ID, keys))
+        places = list(map(id, keys))  # (the last part holds its keys: no id is reused)
+        todo: Iterable[int]
+        if held is None or held.keys is None or now >= held.until or held.reference != reference:
+            entries: list[str | None] = [None] * count
+            locks: dict[int, int] = {}
+            todo = range(count)
+        else:
+            was = dict(zip(map(id, held.keys), range(len(held.keys)), strict=True))
+            at = list(map(was.get, places, repeat(-1)))
+            entries = list(map(held.entries.__getitem__, at))  # -1: its None, made below
+            if details or held.details is not None:
+                before = held.details or [None] * len(held.keys) + [_MISSING]
+                stale = map(is_not, map(details.get, ids), map(before.__getitem__, at))
+            else:
+                stale = map(is_, entries, repeat(None))
+            todo = list(compress(range(count), stale))
+            old = held.locks
+            locks = {p: old[p] for p in old.keys() & places} if old else {}
+        made: list[str] = []
+        listings, texts = market.listings, self._texts
+        for i in todo:
+            item_id = ids[i]
+            row = listings[item_id]
+            unlock_at = row[2]
+            locked = unlock_at is not None and unlock_at > now
+            if locked:
+                locks[places[i]] = cast(int, unlock_at)
+            # _held_text inline
             held_text = texts.get(item_id)
             if (
                 held_text is not None
                 and held_text[0] is row
                 and held_text[1] is details.get(item_id)
-                and held_text[2] == references.get(row[0])
-                and held_text[3] == (row[2] is not None and row[2] > now)
+                and held_text[2] == reference
+                and held_text[3] == locked
             ):
-                entries.append(held_text[4])
+                entries[i] = held_text[4]
             else:
-                entries.append(self._entry_text(item_id, row, now)[1])
-        ids = [item_id for item_id, _ in found]
-        part = f"{json.dumps(name)}: [{', '.join(entries)}]"
-        self._parts[key] = (version, until, part, ids)
-        return part, ids, True
+                entries[i] = self._entry_text(item_id, row, now)[1]
+                made.append(item_id)
+        market.shown(name, count)
+        done = cast("list[str]", entries)
+        part = _Part(version, min(locks.values(), default=_NEVER), self._part_text(name, done), ids)
+        entries.append(None)
+        part.entries, part.keys, part.locks, part.reference = entries, keys, locks, reference
+        if details:
+            part.details = [*map(details.get, ids), _MISSING]
+        self._parts[key] = part
+        return part.text, ids, made
+
+    def _part_text(self, name: str, entries: list[str]) -> bytes:
+        quoted = self._names.get(name)
+        if quoted is None:
+            if len(self._names) >= _TEXTS_HELD:
+                self._names.clear()
+            quoted = self._names[name] = json.dumps(name)
+        return f"{quoted}: [{', '.join(entries)}]".encode()
+
+    def _held_text(self, item_id: str, row: Held, locked: bool) -> str | None:
+        """The listing's entry made before, if what it is made of is the same (see
+        :meth:`_entry_text`)."""
+        held = self._texts.get(item_id)
+        if (
+            held is not None
+            and held[0] is row
+            and held[1] is self.market.details.get(item_id)
+            and held[2] == self.market.references.get(row[0])
+            and held[3] == locked
+        ):
+            return held[4]
+        return None
 
     def _entry_text(self, item_id: str, row: Held, now: float) -> tuple[str, str]:
         """``(item_id, the listing's JSON text)``: kept per listing while what it is made
