@@ -41,7 +41,8 @@ def _json(body: Any, status: int = 200) -> httpx.Response:
 
 
 _JSON = {"content-type": "application/json"}
-_NONE: list[str] = []
+_ITEMS = b'{"success": true, "items": {'
+_NO_ITEMS = _ITEMS + b"}}"
 _NO_RANKS: list[tuple[int, str]] = []
 _NEVER = float("inf")
 _MISSING = object()
@@ -123,7 +124,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         self._quoted: dict[str, str] = {}
         self._lines: dict[bool, tuple[dict[str, Held], dict[str, str | None]]] = {}
         self._texts: dict[str, tuple[Held, Any, int | None, bool, str]] = {}
-        self._parts: dict[tuple[str, bool], _Part] = {}
+        self._parts: dict[bool, dict[str, _Part]] = {True: {}, False: {}}
+        """Each name's part of a search answer made last, by ``include_hold``."""
         self._names: dict[str, str] = {}
         self._served: dict[bool, ServedSnapshot] = {}
         self._decoded: dict[bytes, list[tuple[str, str]]] = {}
@@ -347,37 +349,42 @@ class ReplayTransport(httpx.AsyncBaseTransport):
     def _search(self, names: list[str], include_hold: bool) -> httpx.Response:
         now = self.clock.now()
         parts: list[bytes] = []
-        seen: list[str] = []
+        shown: list[list[str]] = []  # each part's item ids
         fresh: list[str] = []  # the listings whose entries were made now: the others were shown
-        name_part = self._name_part
+        held_parts, versions = self._parts[include_hold], self.market.name_versions
         for name in names:
-            part, ids, made = name_part(name, include_hold, now)
+            # a kept part (most are) found here, without a call
+            held = held_parts.get(name)
+            if held is not None and held.version == versions.get(name, 0) and now < held.until:
+                parts.append(held.text)
+                shown.append(held.ids)
+                continue
+            part, ids, made = self._name_part(name, include_hold, now, held)
             parts.append(part)
-            seen.extend(ids)
-            if made:
-                fresh.extend(made)
-        self.market.saw_all(seen, "search", now, unsighted=fresh)
+            shown.append(ids)
+            fresh.extend(made)
+        self.market.saw_all(shown, "search", now, unsighted=fresh)
         if self._on_search is not None:
-            self._on_search(seen)
-        # the same text json.dumps gives for {"success": true, "items": {...}}
-        body = b"".join((b'{"success": true, "items": {', b", ".join(parts), b"}}"))
-        return httpx.Response(200, content=body, headers=_JSON)
+            self._on_search([item_id for ids in shown for item_id in ids])
+        # the same text json.dumps gives for {"success": true, "items": {...}}: each part
+        # is held with the ", " before it (one copy of the answer, not two)
+        if not parts:
+            return httpx.Response(200, content=_NO_ITEMS, headers=_JSON)
+        parts[0] = _ITEMS + parts[0][2:]
+        parts.append(b"}}")
+        return httpx.Response(200, content=b"".join(parts), headers=_JSON)
 
     def _name_part(
-        self, name: str, include_hold: bool, now: float
+        self, name: str, include_hold: bool, now: float, held: _Part | None
     ) -> tuple[bytes, list[str], list[str]]:
-        """One name's part of a search answer (``"name": [entries]``), its item ids, and
-        those whose entries were made now (the others were in an answer before, so were
-        sighted): kept while the name does not change (:attr:`ReplayMarket.name_versions`)
-        and no lock of its listings ends; most names are searched many times between
-        changes."""
-        key = (name, include_hold)
+        """One name's part of a search answer (``, "name": [entries]``) made anew, its
+        item ids, and those whose entries were made now (the others were in an answer
+        before, so were sighted). ``held``, the part made last, was not kept by
+        :meth:`_search`: the name changed (:attr:`ReplayMarket.name_versions`) or a lock
+        of its listings ended (most names are searched many times between changes)."""
         version = self.market.name_versions.get(name, 0)
-        held = self._parts.get(key)
-        if held is not None and held.version == version and now < held.until:
-            return held.text, held.ids, _NONE
         if include_hold:
-            return self._hold_part(key, version, held, now)
+            return self._hold_part(name, version, held, now)
         found, until = self.market.listings_of(name, include_hold=False, now=now)
         entries: list[str] = []
         made: list[str] = []
@@ -389,11 +396,11 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             entries.append(text)
         ids = [item_id for item_id, _ in found]
         part = _Part(version, until, self._part_text(name, entries), ids)
-        self._parts[key] = part
+        self._parts[False][name] = part
         return part.text, ids, made
 
     def _hold_part(
-        self, key: tuple[str, bool], version: int, held: _Part | None, now: float
+        self, name: str, version: int, held: _Part | None, now: float
     ) -> tuple[bytes, list[str], list[str]]:
         """:meth:`_name_part` with ``include_hold`` (the name's first 50 listings, locked
         or not), patched from the name's last part: a changed name mostly changed in one
@@ -404,7 +411,6 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         details are another object now. Made anew when the name's reference changed or
         a lock of the last part ended (:attr:`_Part.until`). Nothing is looked up for a
         kept entry (looking each listing up was most of a changed name's cost)."""
-        name = key[0]
         market = self.market
         details = market.details
         reference = market.references.get(name)
@@ -458,7 +464,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         part.entries, part.keys, part.locks, part.reference = entries, keys, locks, reference
         if details:
             part.details = [*map(details.get, ids), _MISSING]
-        self._parts[key] = part
+        self._parts[True][name] = part
         return part.text, ids, made
 
     def _part_text(self, name: str, entries: list[str]) -> bytes:
@@ -467,7 +473,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             if len(self._names) >= _TEXTS_HELD:
                 self._names.clear()
             quoted = self._names[name] = json.dumps(name)
-        return f"{quoted}: [{', '.join(entries)}]".encode()
+        return f", {quoted}: [{', '.join(entries)}]".encode()
 
     def _held_text(self, item_id: str, row: Held, locked: bool) -> str | None:
         """The listing's entry made before, if what it is made of is the same (see
