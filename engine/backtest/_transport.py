@@ -55,17 +55,17 @@ class _Part:
     ``include_hold``, what :meth:`ReplayTransport._hold_part` patches the next one from:
     its entries (and a ``None`` after them), its listings' places in the name's sorted
     listings (the very tuples), their details (or ``None`` when the market had none; a
-    sentinel after them), the locked ones' ``unlock_at`` by place (``id``), and the
-    name's reference."""
+    sentinel after them), the ``unlock_at`` of those locked then (else ``None``; a
+    ``None`` after them), and the name's reference."""
 
     __slots__ = (
         "details",
         "entries",
         "ids",
         "keys",
-        "locks",
         "reference",
         "text",
+        "unlocks",
         "until",
         "version",
     )
@@ -78,7 +78,7 @@ class _Part:
         self.entries: list[str | None] = []
         self.keys: list[tuple[int, str]] | None = None
         self.details: list[Any] | None = None
-        self.locks: dict[int, int] = {}
+        self.unlocks: list[int | None] = []
         self.reference: int | None = None
 
 
@@ -421,20 +421,19 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         todo: Iterable[int]
         if held is None or held.keys is None or now >= held.until or held.reference != reference:
             entries: list[str | None] = [None] * count
-            locks: dict[int, int] = {}
+            unlocks: list[int | None] = [None] * count
             todo = range(count)
         else:
             was = dict(zip(map(id, held.keys), range(len(held.keys)), strict=True))
             at = list(map(was.get, places, repeat(-1)))
             entries = list(map(held.entries.__getitem__, at))  # -1: its None, made below
+            unlocks = list(map(held.unlocks.__getitem__, at))
             if details or held.details is not None:
                 before = held.details or [None] * len(held.keys) + [_MISSING]
                 stale = map(is_not, map(details.get, ids), map(before.__getitem__, at))
             else:
                 stale = map(is_, entries, repeat(None))
             todo = list(compress(range(count), stale))
-            old = held.locks
-            locks = {p: old[p] for p in old.keys() & places} if old else {}
         made: list[str] = []
         listings, texts = market.listings, self._texts
         for i in todo:
@@ -442,8 +441,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             row = listings[item_id]
             unlock_at = row[2]
             locked = unlock_at is not None and unlock_at > now
-            if locked:
-                locks[places[i]] = cast(int, unlock_at)
+            unlocks[i] = unlock_at if locked else None
             # _held_text inline
             held_text = texts.get(item_id)
             if (
@@ -459,9 +457,11 @@ class ReplayTransport(httpx.AsyncBaseTransport):
                 made.append(item_id)
         market.shown(name, count)
         done = cast("list[str]", entries)
-        part = _Part(version, min(locks.values(), default=_NEVER), self._part_text(name, done), ids)
+        until = min(filter(None, unlocks), default=_NEVER)  # (the locks that end after now)
+        part = _Part(version, until, self._part_text(name, done), ids)
         entries.append(None)
-        part.entries, part.keys, part.locks, part.reference = entries, keys, locks, reference
+        unlocks.append(None)
+        part.entries, part.unlocks, part.keys, part.reference = entries, unlocks, keys, reference
         if details:
             part.details = [*map(details.get, ids), _MISSING]
         self._parts[True][name] = part
