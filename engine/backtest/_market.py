@@ -397,6 +397,11 @@ class ReplayMarket:
 
     def snapshot_served(self, now: float, *, include_hold: bool) -> None:
         """A snapshot was served at ``now``: the candidates in it are sighted."""
+        if include_hold:  # every one still listed, in C-level passes (as sighted does)
+            listed = filter(self.listings.__contains__, self._unsnapshotted)
+            deque(map(self.sightings.setdefault, listed, repeat((now, "snapshot"))), maxlen=0)
+            self._unsnapshotted = {}
+            return
         keep: dict[str, None] = {}
         for item_id in self._unsnapshotted:
             row = self.listings.get(item_id)

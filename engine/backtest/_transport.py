@@ -546,11 +546,15 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         recorded details may have references of their own: ranked apart, merged in."""
         market = self.market
         listings, details, references = market.listings, market.details, market.references
-        streams = [
-            _by_ratio(ranked, reference, listings, details, None if include_hold else now)
-            for name, ranked in market.by_name.items()
-            if (reference := references.get(name))
-        ]
+        by_name = market.by_name
+        # (the names with a reference, walked from the smaller side: the streams hold
+        # other listings each, so their order does not change the merge)
+        if len(references) < len(by_name):
+            named = [(r, ranked) for n, r in references.items() if (ranked := by_name.get(n))]
+        else:
+            named = [(r, ranked) for n, ranked in by_name.items() if (r := references.get(n))]
+        held = None if include_hold else now
+        streams = [_by_ratio(ranked, r, listings, details, held) for r, ranked in named if r]
         apart = []
         for item_id in details:
             row = listings.get(item_id)
