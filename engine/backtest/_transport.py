@@ -417,7 +417,6 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         keys = market.by_name.get(name, _NO_RANKS)[:50]
         count = len(keys)
         ids = list(map(_ITEM_ID, keys))
-        places = list(map(id, keys))  # (the last part holds its keys: no id is reused)
         todo: Iterable[int]
         if held is None or held.keys is None or now >= held.until or held.reference != reference:
             entries: list[str | None] = [None] * count
@@ -425,7 +424,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             todo = range(count)
         else:
             was = dict(zip(map(id, held.keys), range(len(held.keys)), strict=True))
-            at = list(map(was.get, places, repeat(-1)))
+            # (the last part holds its keys, these are in the market: no id is reused)
+            at = list(map(was.get, map(id, keys), repeat(-1)))
             entries = list(map(held.entries.__getitem__, at))  # -1: its None, made below
             unlocks = list(map(held.unlocks.__getitem__, at))
             if details or held.details is not None:
