@@ -185,7 +185,8 @@ async def test_patched_search_answers_are_the_answers_made_afresh(
 ) -> None:
     """A changed name's part is patched from its last one (only the listings whose place
     changed are looked at): a search answer's details of a listing at the same price, a
-    new reference, relisted ids with other locks, and ending locks still show."""
+    new reference, relisted ids with other locks, ending locks and a name with no listing
+    for a while still show."""
     draw = random.Random(seed)
     steps = _random_market(seed, steps=40)
     big = [(str(5000 + i), NAMES[0], 1000 + (i * 7) % 90, None, None) for i in range(60)]
@@ -198,6 +199,9 @@ async def test_patched_search_answers_are_the_answers_made_afresh(
         payload[0]["float"] = draw.random()
         payload[1]["unlock_at"] = int(T0 + t + draw.randrange(1, 60))  # (a listed row's lock)
         steps.append((t + 2.0, "search", payload))
+    for at, (t, kind, rows) in enumerate(steps):  # a name with no listing for 30 s
+        if kind == "snap" and 100.0 <= t < 130.0:
+            steps[at] = (t, kind, [r for r in rows if r[1] != NAMES[1]])
     steps.sort(key=lambda s: s[0])
     market = ReplayMarket(read_records(write(tmp_path / "rec", steps, include_hold=True)))
     clock = VirtualClock(T0)
