@@ -47,6 +47,8 @@ _NO_RANKS: list[tuple[int, str]] = []
 _NEVER = float("inf")
 _MISSING = object()
 _ITEM_ID = itemgetter(1)
+_string: Callable[[str], str] = json.encoder.encode_basestring_ascii
+"""A string's JSON text, as ``json.dumps`` writes it (ASCII only)."""
 
 
 class _Part:
@@ -468,12 +470,16 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         return part.text, ids, made
 
     def _part_text(self, name: str, entries: list[str]) -> bytes:
+        return f", {self._json_name(name)}: [{', '.join(entries)}]".encode()
+
+    def _json_name(self, name: str) -> str:
+        """``json.dumps(name)``, kept."""
         quoted = self._names.get(name)
         if quoted is None:
             if len(self._names) >= _TEXTS_HELD:
                 self._names.clear()
-            quoted = self._names[name] = json.dumps(name)
-        return f", {quoted}: [{', '.join(entries)}]".encode()
+            quoted = self._names[name] = _string(name)
+        return quoted
 
     def _held_text(self, item_id: str, row: Held, locked: bool) -> str | None:
         """The listing's entry made before, if what it is made of is the same (see
@@ -508,7 +514,10 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             return item_id, held[4]
         if len(self._texts) >= _TEXTS_HELD:
             self._texts.clear()
-        entry = json.dumps(self._entry(item_id, row, now))
+        if detail is None:
+            entry = self._plain_entry(item_id, row, reference, locked)
+        else:
+            entry = json.dumps(self._entry(item_id, row, now))
         self._texts[item_id] = (row, detail, reference, locked, entry)
         return item_id, entry
 
@@ -566,6 +575,20 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         apart.sort(key=_RANK)
         streams.append(iter(apart))
         return list(islice(heapq.merge(*streams, key=_RANK), count))
+
+    def _plain_entry(self, item_id: str, row: Held, reference: int | None, locked: bool) -> str:
+        """The text ``json.dumps(self._entry(...))`` gives for a listing without details
+        of its own (most of them), written directly (a name, ids and times are strings,
+        prices integers: checked as the market takes them)."""
+        name, price, unlock_at, send_until = row
+        text = f'{{"name": {self._json_name(name)}, "price": {price}, "item_id": {_string(item_id)}'
+        if reference is not None:
+            text += f', "platform_price": {reference}'
+        if locked:
+            unlock = cast(int, unlock_at)
+            until = _rfc3339(send_until or unlock)
+            text += f', "unlock_at": "{_rfc3339(unlock)}", "send_until": "{until}"'
+        return text + "}"
 
     def _entry(self, item_id: str, row: Held, now: float) -> dict[str, Any]:
         name, price, unlock_at, send_until = row

@@ -5,6 +5,7 @@ name's listings gives (the replay market keeps them sorted as they change)."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -244,3 +245,24 @@ async def test_catalogue_pages_rank_as_a_sort_of_every_listing(
             expected = [item_id for _, item_id in everything[cursor : cursor + limit]]
             assert [item["item_id"] for item in body["items"]] == expected, f"at {t} s"
             assert body["has_more"] == (cursor + limit < len(everything))
+
+
+@pytest.mark.parametrize(
+    ("name", "row_tail", "reference"),
+    [
+        (NAMES[0], (1000, None, None), None),
+        (NAMES[1], (1234, int(T0) + 60, None), 1500),  # locked, no send_until
+        ("Café ★ | \\back\\slash\t", (7, int(T0) + 60, int(T0) + 600), 9),
+        (NAMES[2], (5, int(T0) - 60, int(T0) + 600), 0),  # the lock ended
+    ],
+)
+def test_a_listing_without_details_is_written_as_json_dumps_writes_it(
+    name: str, row_tail: tuple[int, int | None, int | None], reference: int | None
+) -> None:
+    market = ReplayMarket(iter([]))
+    transport = ReplayTransport(market, VirtualClock(T0))
+    row = (name, *row_tail)
+    if reference is not None:
+        market.references[name] = reference
+    text = transport._entry_text('id "7"\u00e9', row, T0)[1]
+    assert text == json.dumps(transport._entry('id "7"\u00e9', row, T0))
