@@ -39,7 +39,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any, cast
 
 from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
@@ -328,6 +328,11 @@ class ReplayMarket:
         self._looked(name, looked)
         return out, until
 
+    def shown(self, name: str, count: int) -> None:
+        """An answer showed ``name``'s first ``count`` listings, locked or not (at most
+        50: as :meth:`listings_of` with ``include_hold``)."""
+        self._looked(name, 49 if count == 50 else _ALL)
+
     def _looked(self, name: str, at: int) -> None:
         """An answer looked at ``name``'s listings up to position ``at``."""
         reach = self._reach.get(name)
@@ -373,15 +378,15 @@ class ReplayMarket:
         self.sighted(item_id, source, now)
 
     def saw_all(
-        self, item_ids: list[str], source: str, now: float, unsighted: list[str] | None = None
+        self, shown: list[list[str]], source: str, now: float, unsighted: list[str] | None = None
     ) -> None:
-        """:meth:`saw` for many listings at once, in C-level passes (a search answer
-        shows ~2,000). ``unsighted``: the ones among them that may not have been
-        sighted yet (sightings are never forgotten: a search's listings shown before
-        need no second look in the large dict)."""
+        """:meth:`saw` for the listings of the lists ``shown`` (a search answer's parts),
+        in C-level passes (a search answer shows ~2,000). ``unsighted``: the ones among
+        them that may not have been sighted yet (sightings are never forgotten: a
+        search's listings shown before need no second look in the large dict)."""
         if self._candidates:
-            self._candidates.difference_update(item_ids)
-        first = item_ids if unsighted is None else unsighted
+            self._candidates.difference_update(*shown)
+        first = chain.from_iterable(shown) if unsighted is None else unsighted
         deque(map(self.sightings.setdefault, first, repeat((now, source))), maxlen=0)
 
     def sighted(self, item_id: str, source: str, now: float) -> None:
@@ -392,6 +397,11 @@ class ReplayMarket:
 
     def snapshot_served(self, now: float, *, include_hold: bool) -> None:
         """A snapshot was served at ``now``: the candidates in it are sighted."""
+        if include_hold:  # every one still listed, in C-level passes (as sighted does)
+            listed = filter(self.listings.__contains__, self._unsnapshotted)
+            deque(map(self.sightings.setdefault, listed, repeat((now, "snapshot"))), maxlen=0)
+            self._unsnapshotted = {}
+            return
         keep: dict[str, None] = {}
         for item_id in self._unsnapshotted:
             row = self.listings.get(item_id)

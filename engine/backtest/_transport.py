@@ -14,10 +14,10 @@ import gzip
 import heapq
 import json
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
-from itertools import compress, islice
-from operator import is_not, itemgetter
+from itertools import compress, islice, repeat
+from operator import is_, is_not, itemgetter
 from typing import Any, cast
 
 import httpx
@@ -41,6 +41,49 @@ def _json(body: Any, status: int = 200) -> httpx.Response:
 
 
 _JSON = {"content-type": "application/json"}
+_ITEMS = b'{"success": true, "items": {'
+_NO_ITEMS = _ITEMS + b"}}"
+_NO_RANKS: list[tuple[int, str]] = []
+_NEVER = float("inf")
+_MISSING = object()
+_ITEM_ID = itemgetter(1)
+_string: Callable[[str], str] = json.encoder.encode_basestring_ascii
+"""A string's JSON text, as ``json.dumps`` writes it (ASCII only)."""
+
+
+class _Part:
+    """A name's part of a search answer as made: the name's version then, until when it
+    holds (the first lock among its listings to end), its text and item ids; with
+    ``include_hold``, what :meth:`ReplayTransport._hold_part` patches the next one from:
+    its entries (and a ``None`` after them), its listings' places in the name's sorted
+    listings (the very tuples), their details (or ``None`` when the market had none; a
+    sentinel after them), the ``unlock_at`` of those locked then (else ``None``; a
+    ``None`` after them), and the name's reference."""
+
+    __slots__ = (
+        "details",
+        "entries",
+        "ids",
+        "keys",
+        "reference",
+        "text",
+        "unlocks",
+        "until",
+        "version",
+    )
+
+    def __init__(self, version: int, until: float, text: bytes, ids: list[str]) -> None:
+        self.version = version
+        self.until = until
+        self.text = text
+        self.ids = ids
+        self.entries: list[str | None] = []
+        self.keys: list[tuple[int, str]] | None = None
+        self.details: list[Any] | None = None
+        self.unlocks: list[int | None] = []
+        self.reference: int | None = None
+
+
 _TEXTS_HELD = 500_000
 _BUYING = frozenset({"/v1/buy-one-p2p", "/v1/buy"})
 _NETWORKED = frozenset(
@@ -83,7 +126,9 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         self._quoted: dict[str, str] = {}
         self._lines: dict[bool, tuple[dict[str, Held], dict[str, str | None]]] = {}
         self._texts: dict[str, tuple[Held, Any, int | None, bool, str]] = {}
-        self._parts: dict[tuple[str, bool], tuple[int, float, str, list[str]]] = {}
+        self._parts: dict[bool, dict[str, _Part]] = {True: {}, False: {}}
+        """Each name's part of a search answer made last, by ``include_hold``."""
+        self._names: dict[str, str] = {}
         self._served: dict[bool, ServedSnapshot] = {}
         self._decoded: dict[bytes, list[tuple[str, str]]] = {}
 
@@ -305,52 +350,150 @@ class ReplayTransport(httpx.AsyncBaseTransport):
 
     def _search(self, names: list[str], include_hold: bool) -> httpx.Response:
         now = self.clock.now()
-        parts: list[str] = []
-        seen: list[str] = []
-        fresh: list[str] = []  # the listings of parts made now: the others were shown
+        parts: list[bytes] = []
+        shown: list[list[str]] = []  # each part's item ids
+        fresh: list[str] = []  # the listings whose entries were made now: the others were shown
+        held_parts, versions = self._parts[include_hold], self.market.name_versions
         for name in names:
-            part, ids, made = self._name_part(name, include_hold, now)
+            # a kept part (most are) found here, without a call
+            held = held_parts.get(name)
+            if held is not None and held.version == versions.get(name, 0) and now < held.until:
+                parts.append(held.text)
+                shown.append(held.ids)
+                continue
+            part, ids, made = self._name_part(name, include_hold, now, held)
             parts.append(part)
-            seen.extend(ids)
-            if made:
-                fresh.extend(ids)
-        self.market.saw_all(seen, "search", now, unsighted=fresh)
+            shown.append(ids)
+            fresh.extend(made)
+        self.market.saw_all(shown, "search", now, unsighted=fresh)
         if self._on_search is not None:
-            self._on_search(seen)
-        # the same text json.dumps gives for {"success": true, "items": {...}}
-        body = f'{{"success": true, "items": {{{", ".join(parts)}}}}}'
-        return httpx.Response(200, content=body.encode(), headers=_JSON)
+            self._on_search([item_id for ids in shown for item_id in ids])
+        # the same text json.dumps gives for {"success": true, "items": {...}}: each part
+        # is held with the ", " before it (one copy of the answer, not two)
+        if not parts:
+            return httpx.Response(200, content=_NO_ITEMS, headers=_JSON)
+        parts[0] = _ITEMS + parts[0][2:]
+        parts.append(b"}}")
+        return httpx.Response(200, content=b"".join(parts), headers=_JSON)
 
-    def _name_part(self, name: str, include_hold: bool, now: float) -> tuple[str, list[str], bool]:
-        """One name's part of a search answer (``"name": [entries]``), its item ids, and
-        whether it was made now: kept while the name does not change
-        (:attr:`ReplayMarket.name_versions`) and no lock of its listings ends; most names
-        are searched many times between changes."""
-        key = (name, include_hold)
+    def _name_part(
+        self, name: str, include_hold: bool, now: float, held: _Part | None
+    ) -> tuple[bytes, list[str], list[str]]:
+        """One name's part of a search answer (``, "name": [entries]``) made anew, its
+        item ids, and those whose entries were made now (the others were in an answer
+        before, so were sighted). ``held``, the part made last, was not kept by
+        :meth:`_search`: the name changed (:attr:`ReplayMarket.name_versions`) or a lock
+        of its listings ended (most names are searched many times between changes)."""
         version = self.market.name_versions.get(name, 0)
-        held = self._parts.get(key)
-        if held is not None and held[0] == version and now < held[1]:
-            return held[2], held[3], False
-        found, until = self.market.listings_of(name, include_hold=include_hold, now=now)
-        # _entry_text's check inline: most of a changed name's listings are as they were
-        texts, details, references = self._texts, self.market.details, self.market.references
-        entries = []
+        if include_hold:
+            return self._hold_part(name, version, held, now)
+        found, until = self.market.listings_of(name, include_hold=False, now=now)
+        entries: list[str] = []
+        made: list[str] = []
         for item_id, row in found:
+            text = self._held_text(item_id, row, row[2] is not None and row[2] > now)
+            if text is None:
+                text = self._entry_text(item_id, row, now)[1]
+                made.append(item_id)
+            entries.append(text)
+        ids = [item_id for item_id, _ in found]
+        part = _Part(version, until, self._part_text(name, entries), ids)
+        self._parts[False][name] = part
+        return part.text, ids, made
+
+    def _hold_part(
+        self, name: str, version: int, held: _Part | None, now: float
+    ) -> tuple[bytes, list[str], list[str]]:
+        """:meth:`_name_part` with ``include_hold`` (the name's first 50 listings, locked
+        or not), patched from the name's last part: a changed name mostly changed in one
+        or two of its 50 listings. A listing whose place in the name's sorted listings
+        (:attr:`ReplayMarket.by_name`) is the same object as in the last part is the same
+        listing at the same price, with the same lock (a listing's ``unlock_at`` is set
+        when it is added, and a new one gets a new place): its entry is kept unless its
+        details are another object now. Made anew when the name's reference changed or
+        a lock of the last part ended (:attr:`_Part.until`). Nothing is looked up for a
+        kept entry (looking each listing up was most of a changed name's cost)."""
+        market = self.market
+        details = market.details
+        reference = market.references.get(name)
+        keys = market.by_name.get(name, _NO_RANKS)[:50]
+        count = len(keys)
+        ids = list(map(_ITEM_ID, keys))
+        todo: Iterable[int]
+        if held is None or held.keys is None or now >= held.until or held.reference != reference:
+            entries: list[str | None] = [None] * count
+            unlocks: list[int | None] = [None] * count
+            todo = range(count)
+        else:
+            was = dict(zip(map(id, held.keys), range(len(held.keys)), strict=True))
+            # (the last part holds its keys, these are in the market: no id is reused)
+            at = list(map(was.get, map(id, keys), repeat(-1)))
+            entries = list(map(held.entries.__getitem__, at))  # -1: its None, made below
+            unlocks = list(map(held.unlocks.__getitem__, at))
+            if details or held.details is not None:
+                before = held.details or [None] * len(held.keys) + [_MISSING]
+                stale = map(is_not, map(details.get, ids), map(before.__getitem__, at))
+            else:
+                stale = map(is_, entries, repeat(None))
+            todo = list(compress(range(count), stale))
+        made: list[str] = []
+        listings, texts = market.listings, self._texts
+        for i in todo:
+            item_id = ids[i]
+            row = listings[item_id]
+            unlock_at = row[2]
+            locked = unlock_at is not None and unlock_at > now
+            unlocks[i] = unlock_at if locked else None
+            # _held_text inline
             held_text = texts.get(item_id)
             if (
                 held_text is not None
                 and held_text[0] is row
                 and held_text[1] is details.get(item_id)
-                and held_text[2] == references.get(row[0])
-                and held_text[3] == (row[2] is not None and row[2] > now)
+                and held_text[2] == reference
+                and held_text[3] == locked
             ):
-                entries.append(held_text[4])
+                entries[i] = held_text[4]
             else:
-                entries.append(self._entry_text(item_id, row, now)[1])
-        ids = [item_id for item_id, _ in found]
-        part = f"{json.dumps(name)}: [{', '.join(entries)}]"
-        self._parts[key] = (version, until, part, ids)
-        return part, ids, True
+                entries[i] = self._entry_text(item_id, row, now)[1]
+                made.append(item_id)
+        market.shown(name, count)
+        done = cast("list[str]", entries)
+        until = min(filter(None, unlocks), default=_NEVER)  # (the locks that end after now)
+        part = _Part(version, until, self._part_text(name, done), ids)
+        entries.append(None)
+        unlocks.append(None)
+        part.entries, part.unlocks, part.keys, part.reference = entries, unlocks, keys, reference
+        if details:
+            part.details = [*map(details.get, ids), _MISSING]
+        self._parts[True][name] = part
+        return part.text, ids, made
+
+    def _part_text(self, name: str, entries: list[str]) -> bytes:
+        return f", {self._json_name(name)}: [{', '.join(entries)}]".encode()
+
+    def _json_name(self, name: str) -> str:
+        """``json.dumps(name)``, kept."""
+        quoted = self._names.get(name)
+        if quoted is None:
+            if len(self._names) >= _TEXTS_HELD:
+                self._names.clear()
+            quoted = self._names[name] = _string(name)
+        return quoted
+
+    def _held_text(self, item_id: str, row: Held, locked: bool) -> str | None:
+        """The listing's entry made before, if what it is made of is the same (see
+        :meth:`_entry_text`)."""
+        held = self._texts.get(item_id)
+        if (
+            held is not None
+            and held[0] is row
+            and held[1] is self.market.details.get(item_id)
+            and held[2] == self.market.references.get(row[0])
+            and held[3] == locked
+        ):
+            return held[4]
+        return None
 
     def _entry_text(self, item_id: str, row: Held, now: float) -> tuple[str, str]:
         """``(item_id, the listing's JSON text)``: kept per listing while what it is made
@@ -371,7 +514,10 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             return item_id, held[4]
         if len(self._texts) >= _TEXTS_HELD:
             self._texts.clear()
-        entry = json.dumps(self._entry(item_id, row, now))
+        if detail is None:
+            entry = self._plain_entry(item_id, row, reference, locked)
+        else:
+            entry = json.dumps(self._entry(item_id, row, now))
         self._texts[item_id] = (row, detail, reference, locked, entry)
         return item_id, entry
 
@@ -409,11 +555,15 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         recorded details may have references of their own: ranked apart, merged in."""
         market = self.market
         listings, details, references = market.listings, market.details, market.references
-        streams = [
-            _by_ratio(ranked, reference, listings, details, None if include_hold else now)
-            for name, ranked in market.by_name.items()
-            if (reference := references.get(name))
-        ]
+        by_name = market.by_name
+        # (the names with a reference, walked from the smaller side: the streams hold
+        # other listings each, so their order does not change the merge)
+        if len(references) < len(by_name):
+            named = [(r, ranked) for n, r in references.items() if (ranked := by_name.get(n))]
+        else:
+            named = [(r, ranked) for n, ranked in by_name.items() if (r := references.get(n))]
+        held = None if include_hold else now
+        streams = [_by_ratio(ranked, r, listings, details, held) for r, ranked in named if r]
         apart = []
         for item_id in details:
             row = listings.get(item_id)
@@ -425,6 +575,20 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         apart.sort(key=_RANK)
         streams.append(iter(apart))
         return list(islice(heapq.merge(*streams, key=_RANK), count))
+
+    def _plain_entry(self, item_id: str, row: Held, reference: int | None, locked: bool) -> str:
+        """The text ``json.dumps(self._entry(...))`` gives for a listing without details
+        of its own (most of them), written directly (a name, ids and times are strings,
+        prices integers: checked as the market takes them)."""
+        name, price, unlock_at, send_until = row
+        text = f'{{"name": {self._json_name(name)}, "price": {price}, "item_id": {_string(item_id)}'
+        if reference is not None:
+            text += f', "platform_price": {reference}'
+        if locked:
+            unlock = cast(int, unlock_at)
+            until = _rfc3339(send_until or unlock)
+            text += f', "unlock_at": "{_rfc3339(unlock)}", "send_until": "{until}"'
+        return text + "}"
 
     def _entry(self, item_id: str, row: Held, now: float) -> dict[str, Any]:
         name, price, unlock_at, send_until = row

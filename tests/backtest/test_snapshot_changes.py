@@ -5,6 +5,7 @@ name's listings gives (the replay market keeps them sorted as they change)."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -179,6 +180,42 @@ async def test_kept_search_answers_are_the_answers_made_afresh(
         assert answer.content == afresh.content, f"at {t} s"
 
 
+@pytest.mark.parametrize("seed", [21, 22, 23, 24])
+async def test_patched_search_answers_are_the_answers_made_afresh(
+    tmp_path: Path, seed: int
+) -> None:
+    """A changed name's part is patched from its last one (only the listings whose place
+    changed are looked at): a search answer's details of a listing at the same price, a
+    new reference, relisted ids with other locks, ending locks and a name with no listing
+    for a while still show."""
+    draw = random.Random(seed)
+    steps = _random_market(seed, steps=40)
+    big = [(str(5000 + i), NAMES[0], 1000 + (i * 7) % 90, None, None) for i in range(60)]
+    steps[0] = (0.0, "snap", [*steps[0][2], *big])
+    for step in range(2, 40, 4):  # the same price with other details; a new reference
+        t, _, rows = steps[[s[0] for s in steps].index(step * 10.0)]
+        picked = draw.sample(rows, k=3)
+        reference = 1200 + 10 * draw.randrange(0, 3)
+        payload = [entry(r[0], r[2], reference, name=r[1]) for r in picked]
+        payload[0]["float"] = draw.random()
+        payload[1]["unlock_at"] = int(T0 + t + draw.randrange(1, 60))  # (a listed row's lock)
+        steps.append((t + 2.0, "search", payload))
+    for at, (t, kind, rows) in enumerate(steps):  # a name with no listing for 30 s
+        if kind == "snap" and 100.0 <= t < 130.0:
+            steps[at] = (t, kind, [r for r in rows if r[1] != NAMES[1]])
+    steps.sort(key=lambda s: s[0])
+    market = ReplayMarket(read_records(write(tmp_path / "rec", steps, include_hold=True)))
+    clock = VirtualClock(T0)
+    kept = ReplayTransport(market, clock)
+    params = [("name", n) for n in NAMES] + [("include_hold", "1")]
+    request = httpx.Request("GET", "http://replay.invalid/v2/search-items-by-name", params=params)
+    for t in range(0, 400, 2):
+        clock.jump_to(T0 + t)
+        answer = await kept.handle_async_request(request)
+        afresh = await ReplayTransport(market, clock).handle_async_request(request)
+        assert answer.content == afresh.content, f"at {t} s"
+
+
 @pytest.mark.parametrize("include_hold", [True, False])
 async def test_catalogue_pages_rank_as_a_sort_of_every_listing(
     tmp_path: Path, include_hold: bool
@@ -208,3 +245,24 @@ async def test_catalogue_pages_rank_as_a_sort_of_every_listing(
             expected = [item_id for _, item_id in everything[cursor : cursor + limit]]
             assert [item["item_id"] for item in body["items"]] == expected, f"at {t} s"
             assert body["has_more"] == (cursor + limit < len(everything))
+
+
+@pytest.mark.parametrize(
+    ("name", "row_tail", "reference"),
+    [
+        (NAMES[0], (1000, None, None), None),
+        (NAMES[1], (1234, int(T0) + 60, None), 1500),  # locked, no send_until
+        ("Café ★ | \\back\\slash\t", (7, int(T0) + 60, int(T0) + 600), 9),
+        (NAMES[2], (5, int(T0) - 60, int(T0) + 600), 0),  # the lock ended
+    ],
+)
+def test_a_listing_without_details_is_written_as_json_dumps_writes_it(
+    name: str, row_tail: tuple[int, int | None, int | None], reference: int | None
+) -> None:
+    market = ReplayMarket(iter([]))
+    transport = ReplayTransport(market, VirtualClock(T0))
+    row = (name, *row_tail)
+    if reference is not None:
+        market.references[name] = reference
+    text = transport._entry_text('id "7"\u00e9', row, T0)[1]
+    assert text == json.dumps(transport._entry('id "7"\u00e9', row, T0))
