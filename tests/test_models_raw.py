@@ -11,6 +11,7 @@ what the full decode sets aside.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -237,3 +238,73 @@ def test_a_part_with_a_set_aside_listing_is_read_and_set_aside_every_time() -> N
         answer = decode_search(_answer(entries), None, context=CONTEXT, memo=memo, screen=_below(1))
         assert [s.path for s in answer.set_aside] == [f"items.{BASE['name']}.1"]
         assert answer.passed_over == 1
+
+
+def _edited(entries: list[Any], rng: random.Random, round_: int) -> list[Any]:
+    """A name's next part: listings come and go anywhere, some change their price (and
+    so their place), now and then one is odd (set aside) or sent twice."""
+    out = list(entries)
+    for i in range(rng.choice([0, 1, 1, 2, 4])):
+        roll = rng.random()
+        if roll < 0.3 and out:
+            out.pop(rng.randrange(len(out)))
+        elif roll < 0.6 and out:
+            old = out.pop(rng.randrange(len(out)))
+            out.append({**old, "price": max(0, old["price"] + rng.randint(-3000, 3000))})
+        elif roll < 0.85:
+            phase = rng.choice(["", "Phase 2", "Ruby"])
+            out.append(
+                {**BASE, "item_id": f"n{round_}-{i}", "price": rng.randint(0, 9000), "phase": phase}
+            )
+        elif roll < 0.93 and out:
+            out.append(rng.choice(out))
+        else:
+            out.append(
+                {
+                    **BASE,
+                    "item_id": f"odd{round_}-{i}",
+                    "price": rng.randint(0, 9000),
+                    "unlock_at": "soon",
+                }
+            )
+    return sorted(out, key=lambda x: x["price"])
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("limit", [-1, 2000, 10**9], ids=["none-built", "some-built", "all-built"])
+def test_a_changed_part_reads_as_the_full_decode_and_keeps_what_it_can(
+    seed: int, limit: int
+) -> None:
+    rng = random.Random(seed)
+    entries = sorted(
+        ({**BASE, "item_id": str(i), "price": rng.randint(0, 9000)} for i in range(40)),
+        key=lambda x: x["price"],
+    )
+    memo = ListingMemo()
+    judge = _below(limit)(BASE["name"])  # one judge, as the engine's screen keeps it
+    last: dict[str, Any] = {}
+    name = BASE["name"]
+    for n in range(30):
+        if n:
+            entries = _edited(entries, rng, n)
+        content = _answer(entries)
+        got = decode_search(content, None, context=CONTEXT, memo=memo, screen=lambda _: judge)
+        fresh = decode_search(content, None, context=CONTEXT, screen=lambda _: judge)
+        full = decode_per_item(SearchResponse, content, context=CONTEXT)
+        assert got.items == fresh.items
+        assert got.set_aside == fresh.set_aside == full.set_aside
+        assert got.passed_over == fresh.passed_over
+        assert got.passed_over_phases == fresh.passed_over_phases
+        judged = got.judged_items.get(name, ())
+        assert [x.item_id for x in judged] == [x.item_id for x in full.items.get(name, ())]
+        for x, model in zip(judged, full.items.get(name, ()), strict=True):
+            if type(x) is RawListing:
+                same_fields(x, model)
+            else:
+                assert x == model
+        # a listing sent as before is what was made of it before
+        texts = [json.dumps(e).encode() for e in entries if "unlock_at" not in e]
+        for text, x in zip(texts, judged, strict=True):
+            if text in last:
+                assert x is last[text]
+        last = dict(zip(texts, judged, strict=True))

@@ -6,7 +6,6 @@ The endpoint methods (``_client.py``) build checked arguments and call :meth:`_c
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
 import urllib.parse
@@ -27,6 +26,7 @@ from ._endpoints import ENDPOINT_BUCKETS, Endpoint
 from ._responses import decode, http_error, transport_error
 from ._secret import APIKey, Secret
 from ._transport import AUTH_EXTENSION, SECRET_PARAMS_EXTENSION, KeyInjectingTransport
+from ._urls import Addresses
 
 if TYPE_CHECKING:
     from .._limiter import RateLimiter
@@ -101,7 +101,7 @@ class ClientCore:
             follow_redirects=False,  # a redirect would carry the key to another address
             headers={"User-Agent": "snipe"},
         )
-        self._base_text = self._base_url + "/"  # as httpx merges a path onto it
+        self._addresses = Addresses(self._base_url + "/")  # as httpx merges a path onto it
 
     # --- lifetime -----------------------------------------------------------------------
 
@@ -260,14 +260,10 @@ class ClientCore:
 
     def _url(self, path: str, params: list[tuple[str, str]] | None) -> httpx.URL:
         """The address of ``path`` with ``params``, the one httpx makes of them (the base
-        address merged, the query form-encoded as ``urlencode`` does), parsed once: httpx
-        would parse it three times, each a pass in Python over every character of a
-        search's 50 names (the cost of a backtest's request). The names' encodings are
-        kept: an engine asks for the same names again and again."""
-        text = self._base_text + path.lstrip("/")
-        if params:
-            text += "?" + "&".join([f"{_quoted(k)}={_quoted(v)}" for k, v in params])
-        return httpx.URL(text)
+        address merged, the query form-encoded as ``urlencode`` does), made without
+        parsing the query again (``_urls.py``: httpx would parse it three times, each a
+        pass in Python over every character of a search's 50 names)."""
+        return self._addresses.url(path, params)
 
     async def _send_within_deadline(self, request: httpx.Request) -> httpx.Response:
         """``send``, abandoned when ``timeout`` seconds of the injected clock have passed
@@ -398,11 +394,6 @@ class SnapshotStream:
 
     def __repr__(self) -> str:
         return f"<SnapshotStream {self._endpoint.label} [{self._response.status_code}]>"
-
-
-@functools.lru_cache(maxsize=65_536)
-def _quoted(text: str) -> str:
-    return urllib.parse.quote_plus(text)
 
 
 def _snake(name: str) -> str:

@@ -37,8 +37,9 @@ market is searched again every few minutes, so most of the building is skipped.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import eq, indexOf
+from typing import Any, NamedTuple, cast
 
 from msgspec import Raw
 from pydantic import ValidationError
@@ -77,6 +78,10 @@ class ScreenedPart(NamedTuple):
     whole: bool
     """No listing was set aside (only such a part is held: an unreadable listing is
     always read again)."""
+    texts: tuple[Raw, ...]
+    """Each listing's JSON text (holding its own bytes), in order: with a memo, the
+    name's next part's listings are compared with them where they lie in its answer,
+    not copied out first."""
 
 
 class ListingMemo:
@@ -99,16 +104,16 @@ class ListingMemo:
     def __len__(self) -> int:
         return len(self._held) + len(self._by_text)
 
-    def recall_part(self, key: str, text: bytes) -> ScreenedPart | None:
-        """What a screened decode made of the listings of searched name ``key`` when
-        they were sent as exactly this JSON ``text`` (the array) the last time."""
-        held = self._parts.get(key)
-        return held[1] if held is not None and held[0] == text else None
+    def recall_part(self, key: str) -> tuple[bytes, ScreenedPart] | None:
+        """What a screened decode made of the listings of searched name ``key`` the last
+        time, with the JSON text (the array) they were sent as."""
+        return self._parts.get(key)
 
     def remember_part(self, key: str, text: bytes, part: ScreenedPart) -> None:
         """Hold what was made of ``key``'s listings sent as ``text`` (its last one only):
         a name's part of a search answer is often sent again unchanged, and is then
-        neither split nor looked up listing by listing."""
+        neither split nor looked up listing by listing; else mostly a listing or two
+        changed, and only those are read."""
         if key not in self._parts and len(self._parts) >= self.held_at_most // 5:
             self._parts.clear()
         self._parts[key] = (text, part)
@@ -272,16 +277,34 @@ def _screened(
     phases: list[tuple[str, str]] = []
     passed_over = 0
     for key, part in parts.items():
-        text = None if memo is None else bytes(part)
-        held = None if memo is None else memo.recall_part(key, text)  # type: ignore[arg-type]
-        # the same text as the name's last part, its stand-ins judged by the same judges
-        if held is None or any(judge_of(name) is not judge for name, judge in held.judges):
+        if memo is None:
             found = read_array(part)
             if found is None:  # not an array: the full path gives its verdict
                 return decode_per_item(SearchResponse, content, context=context)
-            held = _screen_part(key, found, judge_of, context, memo, set_aside)
-            if memo is not None and held.whole:
-                memo.remember_part(key, text, held)  # type: ignore[arg-type]
+            held = _screen_part(key, found, range(len(found)), judge_of, context, None, set_aside)
+        else:
+            text = bytes(part)
+            last = memo.recall_part(key)
+            # its stand-ins passed over by the same judges as now, or read afresh
+            if last is not None:
+                for name, judge in last[1].judges:
+                    if judge_of(name) is not judge:
+                        last = None
+                        break
+            if last is not None and last[0] == text:
+                held = last[1]  # the same text as the name's last part
+            else:
+                found = read_array(part)
+                if found is None:
+                    return decode_per_item(SearchResponse, content, context=context)
+                if last is None:
+                    held = _screen_part(
+                        key, found, range(len(found)), judge_of, context, memo, set_aside
+                    )
+                else:
+                    held = _screen_changed(key, found, last[1], judge_of, context, memo, set_aside)
+                if held.whole:
+                    memo.remember_part(key, text, held)
         built[key] = held.keep
         judged[key] = held.every
         if held.passed_over:
@@ -299,31 +322,136 @@ def _screened(
     return answer
 
 
-def _screen_part(
+def _same_start(a: Iterable[Raw], b: Iterable[Raw]) -> int:
+    """How many items ``a`` and ``b`` begin with alike (compared in C; -1: all as far as
+    the shorter goes)."""
+    try:
+        return indexOf(map(eq, a, b), False)
+    except ValueError:  # alike as far as the shorter goes
+        return -1
+
+
+def _screen_changed(
     key: str,
     found: list[Raw],
+    before: ScreenedPart,
+    judge_of: Callable[[str], Callable[[RawListing], bool] | None],
+    context: dict[str, Any] | None,
+    memo: ListingMemo,
+    set_aside: list[SetAside],
+) -> ScreenedPart:
+    """:func:`_screen_part` of a name's listings (``found``: their JSON texts) when
+    ``before`` is what was made of its last part, by the same judges: a listing sent as
+    one of ``before`` is what was made of it then (found in C: by position where the two
+    begin and end alike, and in between mostly by position too, else by text); only the
+    others are read (mostly one or two: a listing came, went or changed its price)."""
+    old = before.texts
+    n, m = len(found), len(old)
+    start = _same_start(found, old)
+    if start < 0:
+        start = min(n, m)
+    end = _same_start(reversed(found), reversed(old))
+    end = min(n, m) - start if end < 0 else min(end, min(n, m) - start)
+    came = found[start : n - end]
+    gone = old[start : m - end]
+    k, g = len(came), len(gone)
+    # mostly one listing came and one went, the listings between them moved by one: the
+    # one that came is first and the others were the first ones of those before, or it
+    # is last and they were the last ones (compared in C, not hashed)
+    made: list[Listing | RawListing | None]
+    texts: list[Raw | None]
+    if 0 < k <= g + 1 and came[1:] == list(gone[: k - 1]):
+        made = [None, *before.every[start : start + k - 1]]
+        texts = [None, *gone[: k - 1]]
+        fresh = [0]
+    elif 0 < k <= g + 1 and came[:-1] == list(gone[g - k + 1 :]):
+        made = [*before.every[m - end - k + 1 : m - end], None]
+        texts = [*gone[g - k + 1 :], None]
+        fresh = [k - 1]
+    else:  # found by text
+        was = dict(zip(map(bytes, gone), before.every[start : m - end], strict=True))
+        made = list(map(was.get, map(bytes, came)))
+        texts = list(map(Raw.copy, came))
+        fresh = [at for at, x in enumerate(made) if x is None]
+    unread = len(set_aside)
+    mid = _screen_part(
+        key,
+        [came[at] for at in fresh],
+        [start + at for at in fresh],
+        judge_of,
+        context,
+        memo,
+        set_aside,
+    )
+    if not mid.whole:  # one was set aside: read them all, each in its place
+        del set_aside[unread:]
+        return _screen_part(key, found, range(n), judge_of, context, memo, set_aside)
+    for at, x, text in zip(fresh, mid.every, mid.texts, strict=True):
+        made[at] = x
+        texts[at] = text
+    every = (
+        before.every[:start]
+        + tuple(cast("list[Listing | RawListing]", made))
+        + before.every[m - end :]
+    )
+    keep: tuple[Listing, ...]
+    if not before.passed_over and not mid.passed_over:
+        keep = every  # type: ignore[assignment]  # every listing built
+    elif not before.keep and not mid.keep:
+        keep = ()  # every listing passed over
+    else:
+        keep = tuple(x for x in every if type(x) is not RawListing)  # type: ignore[misc]
+    phases = before.phases
+    if phases or mid.phases:  # where they were is not kept: read again (rare)
+        phases = tuple(
+            (x.item_id, x.phase)  # type: ignore[misc]  # RawListing: read as text
+            for x in every
+            if type(x) is RawListing and x.phase
+        )
+    judges = before.judges
+    if mid.judges and mid.judges != judges:
+        # the judges of stand-ins gone too: only asked whether they are still the same
+        judges = tuple({**dict(judges), **dict(mid.judges)}.items())
+    return ScreenedPart(
+        keep,
+        every,
+        phases,
+        len(every) - len(keep),
+        judges,
+        True,
+        old[:start] + tuple(cast("list[Raw]", texts)) + old[m - end :],
+    )
+
+
+def _screen_part(
+    key: str,
+    found: Sequence[bytes | Raw],
+    positions: Iterable[int],
     judge_of: Callable[[str], Callable[[RawListing], bool] | None],
     context: dict[str, Any] | None,
     memo: ListingMemo | None,
     set_aside: list[SetAside],
 ) -> ScreenedPart:
-    """One searched name's listings screened one by one (each text sent before taken
-    from ``memo``); the unreadable ones added to ``set_aside``."""
-    recall = None if memo is None else memo.recall
+    """One searched name's listings (the JSON texts of those at ``positions``) screened
+    one by one (with ``memo``, each text sent before taken from it); the unreadable ones
+    added to ``set_aside``."""
+    recall = None
+    if memo is not None:
+        recall = memo.recall
+        found = list(map(bytes, found))  # keys for the memo (bytes are kept as they are)
     keep: list[Listing] = []
     every: list[Listing | RawListing] = []
     phases: list[tuple[str, str]] = []
     used: dict[str, object] = {}
     unread = len(set_aside)
-    for position, raw in enumerate(found):
-        text = None if recall is None else bytes(raw)  # a key for the memo
-        held = None if recall is None else recall(text)  # type: ignore[arg-type]
+    for position, text in zip(positions, found, strict=True):
+        held = None if recall is None else recall(text)
         made = None if held is None else held[0]
-        if isinstance(made, Listing):  # the same text as before: the same listing
-            keep.append(made)
+        if made is not None and type(made) is not RawListing:  # the same text: the same listing
+            keep.append(made)  # type: ignore[arg-type]
             every.append(made)
             continue
-        stand_in = read_plain(raw) if made is None else made
+        stand_in = read_plain(text) if made is None else made
         if stand_in is not None:
             judge = judge_of(stand_in.name)
             # a stand-in this very judge passed over before is passed over again
@@ -331,21 +459,20 @@ def _screen_part(
                 (held is not None and held[1] is judge) or not judge(stand_in)
             ):
                 if memo is not None and (held is None or held[1] is not judge):
-                    memo.remember(text, stand_in, judge)  # type: ignore[arg-type]
+                    memo.remember(text, stand_in, judge)
                 used[stand_in.name] = judge
                 if stand_in.phase:
                     phases.append((stand_in.item_id, stand_in.phase))  # type: ignore[arg-type]
                 every.append(stand_in)
                 continue
-        if text is None:
-            text = bytes(raw)
+        data = text if type(text) is bytes else bytes(text)
         try:  # in JSON mode, as the full decode reads it
-            listing = Listing.model_validate_json(text, context=context)
+            listing = Listing.model_validate_json(data, context=context)
         except ValidationError as exc:
-            set_aside.append(_set_aside(exc, text, f"items.{key}.{position}"))
+            set_aside.append(_set_aside(exc, data, f"items.{key}.{position}"))
             continue
         if memo is not None:
-            memo.remember(text, listing)
+            memo.remember(data, listing)
         keep.append(listing)
         every.append(listing)
     kept = tuple(keep)
@@ -356,6 +483,7 @@ def _screen_part(
         len(every) - len(keep),
         tuple(used.items()),
         len(set_aside) == unread,
+        () if memo is None else tuple(map(Raw, found)),  # over the memo's keys
     )
 
 

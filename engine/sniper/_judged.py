@@ -28,8 +28,9 @@ search's stickers, the cheap audit counts what a search shows).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from operator import attrgetter, is_, itemgetter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain
+from operator import attrgetter, indexOf, is_, itemgetter
 from typing import TYPE_CHECKING, Any, cast, overload
 
 from ..models import Listing, SearchResponse
@@ -87,7 +88,7 @@ def judged_listings(
         items: Mapping[str, Sequence[Listing]] = answer.items
     else:
         items = cast("Mapping[str, Sequence[Listing]]", answer.judged_items)
-    return items, [x for found in items.values() for x in found]
+    return items, list(chain.from_iterable(items.values()))
 
 
 HELD_AT_MOST = 20_000
@@ -187,7 +188,7 @@ async def decide_search(
 
 
 class _Judged:
-    __slots__ = ("each", "game", "listings", "mine", "tally")
+    __slots__ = ("each", "first", "game", "last", "listings", "mine", "tally", "unique")
 
     def __init__(
         self,
@@ -196,6 +197,8 @@ class _Judged:
         mine: list[_Each],
         tally: SkipTally,
         each: dict[int, _Each],
+        first: dict[tuple[str, str], int] | None,
+        last: dict[tuple[str, str], int] | None,
     ) -> None:
         self.listings = listings
         self.game = game
@@ -204,6 +207,13 @@ class _Judged:
         self.tally = tally
         self.each = each
         """id(listing) -> what it was judged to be."""
+        self.unique = len(each) == len(listings)
+        """No listing is there twice."""
+        self.first = first
+        """Where (an index of ``mine``) each kind of the tally is first met, in that
+        order (``None``: not known)."""
+        self.last = last
+        """Where each kind is last met: its example's listing (``None``: not known)."""
 
 
 class JudgedNames:
@@ -254,7 +264,17 @@ class JudgedNames:
         parts: list[list[_Each]] = []
         tallies: list[SkipTally] = []
         n = 0
+        if ruleset is not self._ruleset:
+            self._forget(ruleset)
+        held_for = self._held.get
         for key, group in found.items():
+            held = held_for(key)
+            if held is not None and held.listings is group and held.game == game:
+                # (the very tuple again: the client's decode kept the name's whole part)
+                parts.append(held.mine)
+                tallies.append(held.tally)
+                n += held.tally.decisions
+                continue
             kept = self.decide(ruleset, key, group, game, judge)
             if kept is None:
                 return None
@@ -277,17 +297,17 @@ class JudgedNames:
         ``ruleset``; else the listings not judged then are judged (``judge``), the
         others' decisions kept. ``None`` when ``judge``
         found a pair passing the rules' checks."""
-        if ruleset is not self._ruleset:  # other rules: nothing kept holds
-            self._held.clear()
-            self._keepable.clear()
-            self._ruleset = ruleset
+        if ruleset is not self._ruleset:
+            self._forget(ruleset)
         held = self._held.get(key)
         if held is not None and held.game == game:
             # (the very tuple again: the client's decode kept the name's whole part)
-            if held.listings is listings or (
-                len(held.listings) == len(listings) and all(map(is_, held.listings, listings))
-            ):
+            if held.listings is listings:
                 return held.mine, held.tally
+            if held.unique:
+                changed = self._changed(key, held, listings, judge)
+                if changed is not _WHOLE:
+                    return cast("tuple[list[_Each], SkipTally] | None", changed)
             before = held.each
         else:
             before = {}
@@ -327,13 +347,114 @@ class JudgedNames:
             for came in each.keys() - before.keys():
                 for rule_kind, n in each[came][2].counts:
                     totals[rule_kind] = totals.get(rule_kind, 0) + n
-            tally = _ordered(mine, {k: n for k, n in totals.items() if n}, decisions)
+            tally, first, last = _ordered(mine, {k: n for k, n in totals.items() if n}, decisions)
         else:
-            tally = _merged(mine, decisions)
+            tally, first, last = _merged(mine, decisions), None, None
         if key not in self._held and len(self._held) >= HELD_AT_MOST:
             self._held.clear()
-        self._held[key] = _Judged(tuple(listings), game, mine, tally, each)
+        self._held[key] = _Judged(tuple(listings), game, mine, tally, each, first, last)
         return mine, tally
+
+    def _changed(
+        self, key: str, held: _Judged, listings: Sequence[Listing], judge: Judge
+    ) -> tuple[list[_Each], SkipTally] | object | None:
+        """:meth:`decide` for a name judged before with no listing twice: a listing judged
+        then keeps its decisions and counts (found by position where the two begin and end
+        alike, by identity in between, where a listing that came or went moved the others);
+        only the others are judged (mostly one or two). :data:`_WHOLE` when one of those
+        is there twice, or its name has a rule that is not ``listing_only``: judge them
+        all (:meth:`decide`)."""
+        old = held.listings
+        n, m = len(listings), len(old)
+        start = _same_start(listings, old)
+        if start < 0:
+            if n == m:  # the very listings in another sequence
+                held.listings = tuple(listings)
+                return held.mine, held.tally
+            start = min(n, m)
+        end = _same_start(reversed(listings), reversed(old))
+        end = min(n, m) - start if end < 0 else min(end, min(n, m) - start)
+        came = listings[start : n - end]
+        shifted = _shifted(came, old[start : m - end], held.each)
+        if shifted is not None:
+            return self._one_came(key, held, listings, judge, start, end, shifted)
+        ids = list(map(id, came))
+        came_ids = set(ids)
+        if len(came_ids) != len(came):
+            return _WHOLE
+        went_ids = set(map(id, old[start : m - end]))
+        new_ids = came_ids - went_ids
+        each = held.each
+        # not judged before (the others moved, or were there already: one is there twice)
+        fresh_ids = new_ids - each.keys()
+        if fresh_ids:
+            fresh = [came[at] for at in sorted(map(ids.index, fresh_ids))]
+            if not all(map(self._listing_only, {x.name for x in fresh})):
+                return _WHOLE
+            made: dict[int, _Each] = {}
+            for listing in fresh:
+                made[id(listing)] = (listing, [], _NONE, None)  # its pairs, if any: below
+            checked = judge(fresh)
+            if checked is None:
+                return None
+            _split(list(checked.rejected()), checked.context, made)
+            each.update(made)
+        mine = held.mine
+        mine = mine[:start] + list(map(each.__getitem__, ids)) + mine[m - end :]
+        # what came and went, the others moved: no listing was there twice, so a listing
+        # gone is gone from the name
+        gone = [each.pop(x) for x in went_ids - came_ids]
+        new = [each[x] for x in new_ids]
+        tally, first, last = _followed(held, gone, new, mine, start, m - end, n - m)
+        self._held[key] = _Judged(tuple(listings), held.game, mine, tally, each, first, last)
+        return mine, tally
+
+    def _one_came(
+        self,
+        key: str,
+        held: _Judged,
+        listings: Sequence[Listing],
+        judge: Judge,
+        start: int,
+        end: int,
+        first: bool,
+    ) -> tuple[list[_Each], SkipTally] | object | None:
+        """:meth:`_changed` when between the listings alike at both ends one listing came,
+        ``first`` or last of them, and the others are those before in their order, moved
+        by one (see :func:`_shifted`)."""
+        n, m = len(listings), len(held.listings)
+        k = n - end - start
+        listing = listings[start] if first else listings[n - end - 1]
+        if not self._listing_only(listing.name):
+            return _WHOLE
+        made: dict[int, _Each] = {id(listing): (listing, [], _NONE, None)}
+        checked = judge([listing])
+        if checked is None:
+            return None
+        _split(list(checked.rejected()), checked.context, made)
+        came = made[id(listing)]
+        mine = held.mine
+        if first:
+            went = mine[start + k - 1 : m - end]
+            mine = [*mine[:start], came, *mine[start : start + k - 1], *mine[m - end :]]
+        else:
+            went = mine[start : m - end - k + 1]
+            mine = [*mine[:start], *mine[m - end - k + 1 : m - end], came, *mine[m - end :]]
+        each = held.each
+        for gone in went:  # gone from the name: no listing was there twice
+            del each[id(gone[0])]
+        each[id(listing)] = came
+        tally, first_met, last_met = _followed(held, went, [came], mine, start, m - end, n - m)
+        self._held[key] = _Judged(
+            tuple(listings), held.game, mine, tally, each, first_met, last_met
+        )
+        return mine, tally
+
+    def _forget(self, ruleset: RuleSet) -> None:
+        """Other rules: nothing kept holds."""
+        self._held.clear()
+        self._keepable.clear()
+        self._ruleset = ruleset
 
     def _listing_only(self, name: str) -> bool:
         known = self._keepable.get(name)
@@ -345,6 +466,7 @@ class JudgedNames:
 
 
 _NONE = SkipTally((), {}, 0)
+_WHOLE = object()
 _NAME = attrgetter("name")
 _PAIRS = itemgetter(1)
 _KIND = itemgetter(0)
@@ -363,23 +485,141 @@ def _merged(mine: list[_Each], decisions: int) -> SkipTally:
     return SkipTally(tuple(by_rule.items()), examples, decisions)
 
 
-def _ordered(mine: list[_Each], totals: dict[tuple[str, str], int], decisions: int) -> SkipTally:
+def _ordered(
+    mine: list[_Each], totals: dict[tuple[str, str], int], decisions: int
+) -> tuple[SkipTally, dict[tuple[str, str], int], dict[tuple[str, str], int]]:
     """:func:`_merged` when the totals are known: the order in which the kinds are first
     met, read from the first listings, and the latest example of each, from the last
-    (a name's listings mostly meet the same kinds: a listing or two each way)."""
-    order: dict[tuple[str, str], None] = {}
-    for _, _, tally, _ in mine:
-        order.update(dict.fromkeys(map(_KIND, tally.counts)))
-        if len(order) == len(totals):
-            break
-    latest: dict[tuple[str, str], Any] = {}
-    for _, _, tally, _ in reversed(mine):
-        for rule_kind, example in tally.examples.items():
-            latest.setdefault(rule_kind, example)
-        if len(latest) == len(totals):
-            break
-    counts = tuple((rule_kind, totals[rule_kind]) for rule_kind in order)
-    return SkipTally(counts, {rule_kind: latest[rule_kind] for rule_kind in order}, decisions)
+    (a name's listings mostly meet the same kinds: a listing or two each way); with
+    where each kind was first and last met (:attr:`_Judged.first`, :attr:`_Judged.last`)."""
+    first = _first_met(mine, len(totals), 0, {})
+    latest, last = _latest_met(mine, len(totals), len(mine), {}, {})
+    counts = tuple((rule_kind, totals[rule_kind]) for rule_kind in first)
+    examples = {rule_kind: latest[rule_kind] for rule_kind in first}
+    return SkipTally(counts, examples, decisions), first, last
+
+
+def _first_met(
+    mine: list[_Each], kinds: int, start: int, first: dict[tuple[str, str], int]
+) -> dict[tuple[str, str], int]:
+    """``first`` (the kinds first met before ``start``, where) with the others of the
+    ``kinds`` kinds, read from ``start`` on: where each is first met, in that order."""
+    at = start
+    while len(first) < kinds and at < len(mine):
+        for rule_kind, _ in mine[at][2].counts:
+            first.setdefault(rule_kind, at)
+        at += 1
+    return first
+
+
+def _latest_met(
+    mine: list[_Each],
+    kinds: int,
+    stop: int,
+    latest: dict[tuple[str, str], Any],
+    last: dict[tuple[str, str], int],
+) -> tuple[dict[tuple[str, str], Any], dict[tuple[str, str], int]]:
+    """``latest`` (the examples of the kinds last met from ``stop`` on) with those of the
+    others of the ``kinds`` kinds, read back from before ``stop``; and ``last``, where
+    each was met."""
+    at = stop
+    while len(latest) < kinds and at > 0:
+        at -= 1
+        for rule_kind, example in mine[at][2].examples.items():
+            if rule_kind not in latest:
+                latest[rule_kind] = example
+                last[rule_kind] = at
+    return latest, last
+
+
+def _followed(
+    held: _Judged,
+    went: list[_Each],
+    came: list[_Each],
+    mine: list[_Each],
+    start: int,
+    stop: int,
+    shift: int,
+) -> tuple[SkipTally, dict[tuple[str, str], int], dict[tuple[str, str], int]]:
+    """The skip counts of ``mine``: ``held.mine`` with its ``start:stop`` replaced
+    (``shift``: how many more listings there are now), of which ``went`` are gone and
+    ``came`` are new, the others moved. The totals follow what came and went; a kind
+    first met before ``start`` keeps its place in the order, and one last met from
+    ``stop`` on its example; the others are looked for from ``start`` on, and back from
+    ``stop``."""
+    tally = held.tally
+    decisions = tally.decisions
+    change: dict[tuple[str, str], int] = {}
+    if not (  # mostly: one went, one came, turned down alike
+        len(went) == len(came) == 1
+        and went[0][2].counts == came[0][2].counts
+        and len(went[0][1]) == len(came[0][1])
+    ):
+        for _, pairs, each, _ in went:
+            decisions -= len(pairs)
+            for rule_kind, n in each.counts:
+                change[rule_kind] = change.get(rule_kind, 0) - n
+        for _, pairs, each, _ in came:
+            decisions += len(pairs)
+            for rule_kind, n in each.counts:
+                change[rule_kind] = change.get(rule_kind, 0) + n
+    counts = tally.counts
+    totals = dict(counts)
+    if any(change.values()):
+        for rule_kind, n in change.items():
+            totals[rule_kind] = totals.get(rule_kind, 0) + n
+        totals = {rule_kind: n for rule_kind, n in totals.items() if n}
+        if len(totals) != len(counts) or not all(map(totals.__contains__, map(_KIND, counts))):
+            return _ordered(mine, totals, decisions)  # a kind came or went
+    if held.first is None or held.last is None:
+        return _ordered(mine, totals, decisions)
+    kinds = len(counts)
+    first = {k: at for k, at in held.first.items() if at < start}
+    # every kind first met before ``start``: the very order
+    first = _first_met(mine, kinds, start, first) if len(first) < kinds else held.first
+    examples = tally.examples
+    last = {k: at + shift for k, at in held.last.items() if at >= stop}
+    if len(last) < kinds:
+        latest, last = _latest_met(
+            mine, kinds, len(mine) - (len(held.mine) - stop), {k: examples[k] for k in last}, last
+        )
+        examples = {rule_kind: latest[rule_kind] for rule_kind in first}
+    elif first is not held.first:
+        examples = {rule_kind: examples[rule_kind] for rule_kind in first}
+    if first is not held.first:
+        counts = tuple((rule_kind, totals[rule_kind]) for rule_kind in first)
+    elif totals != dict(counts):
+        counts = tuple((rule_kind, totals[rule_kind]) for rule_kind, _ in counts)
+    elif decisions == tally.decisions and examples is tally.examples:
+        return tally, first, last  # the very counts
+    return SkipTally(counts, examples, decisions), first, last
+
+
+def _shifted(
+    came: Sequence[Listing], gone: Sequence[Listing], each: dict[int, _Each]
+) -> bool | None:
+    """Whether ``came`` (the listings between those alike at both ends) is one listing
+    not judged before followed by the first ones of ``gone`` (those before), the very
+    objects in their order (``True``), or the last ones of ``gone`` followed by it
+    (``False``): mostly one listing came and one went, the listings between them moved by
+    one. ``None``: neither."""
+    k, g = len(came), len(gone)
+    if not 0 < k <= g + 1:
+        return None
+    if id(came[0]) not in each and all(map(is_, came[1:], gone[: k - 1])):
+        return True
+    if id(came[-1]) not in each and all(map(is_, came[:-1], gone[g - k + 1 :])):
+        return False
+    return None
+
+
+def _same_start(a: Iterable[object], b: Iterable[object]) -> int:
+    """How many items ``a`` and ``b`` begin with that are the very same objects (-1: all
+    as far as the shorter goes)."""
+    try:
+        return indexOf(map(is_, a, b), False)
+    except ValueError:
+        return -1
 
 
 def _split(judged: list[_Pair], context: EvalContext, each: dict[int, _Each]) -> None:

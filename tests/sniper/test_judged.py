@@ -164,6 +164,28 @@ def listings_of(n: int, **fields: object) -> list[Listing]:
             lambda xs, rs, game: ([*xs[:3], xs[3].model_copy(update={"price": 19_000})], rs, game),
             [1],
         ),
+        (
+            "one listing between others changed",
+            lambda xs, rs, game: (
+                [*xs[:2], xs[2].model_copy(update={"price": 20_001}), xs[3]],
+                rs,
+                game,
+            ),
+            [1],
+        ),
+        (
+            "one listing came",
+            lambda xs, rs, game: (
+                [
+                    xs[0],
+                    make_listing(name=NAME, item_id="9", price=20_000, platform_price=21_000),
+                    *xs[1:],
+                ],
+                rs,
+                game,
+            ),
+            [1],
+        ),
         ("another order", lambda xs, rs, game: (xs[::-1], rs, game), []),
         ("one listing gone", lambda xs, rs, game: (xs[:3], rs, game), []),
         ("another game", lambda xs, rs, game: (xs, rs, "dota2"), [4]),
@@ -265,3 +287,125 @@ def test_a_screen_is_made_once_per_rule_set_and_game() -> None:
     fresh = judged.screen(reloaded, "csgo")
     assert fresh is not csgo
     assert fresh.ruleset is reloaded
+
+
+def edited(listings: list[Listing], rng: random.Random, round_: int) -> list[Listing]:
+    """A name's next part: listings come and go anywhere, some change their price (a new
+    object, in its new place by price), now and then one is there twice; the rest are
+    the very same objects, moved by the others."""
+    out = list(listings)
+    for i in range(rng.choice([0, 1, 1, 2, 3])):
+        roll = rng.random()
+        if roll < 0.3 and out:
+            out.pop(rng.randrange(len(out)))
+        elif roll < 0.6 and out:
+            old = out.pop(rng.randrange(len(out)))
+            out.append(old.model_copy(update={"price": old.price + rng.randint(-5_000, 5_000)}))
+        elif roll < 0.9 and listings:
+            model = rng.choice(listings)
+            out.append(model.model_copy(update={"item_id": f"new-{round_}-{i}"}))
+        elif out:
+            out.append(rng.choice(out))  # the same object twice
+    return sorted(out, key=lambda x: x.price)
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_changed_name_keeps_what_it_can_and_counts_as_judged_afresh(
+    path: Path, seed: int
+) -> None:
+    ruleset = load_rules(path)
+    rng = random.Random(seed)
+    found = by_name(market_listings(ruleset, seed))
+    key = max((k for k in found if ruleset.view(k).rules), key=lambda k: len(found[k]))
+    ctx = EvalContext(now=START, game="csgo")
+
+    def turned_down(xs: list[Listing]) -> list[Listing]:  # a pair passing keeps nothing
+        return [x for x in xs if not scan(ruleset, [x], ctx).decisions]
+
+    listings = turned_down(sorted(found[key], key=lambda x: x.price))
+    keepable = all(r.listing_only for r in ruleset.view(key).rules)
+    judged = JudgedNames()
+    before: set[int] = set()
+    held: list[Listing] = []  # every listing judged, held alive so that no id is reused
+    kept_some = 0
+    for n in range(40):
+        if n:
+            listings = turned_down(edited(listings, rng, n))
+        calls, judge = judge_counting(ruleset, ctx)
+        kept = judged.decide(ruleset, key, tuple(listings), "csgo", judge)
+        _, judge_all = judge_counting(ruleset, ctx)
+        afresh = JudgedNames().decide(ruleset, key, tuple(listings), "csgo", judge_all)
+        assert kept is not None
+        assert afresh is not None
+        assert made(kept[0]) == made(afresh[0]) == evaluate(ruleset, listings, ctx)
+        tally, fresh_tally = kept[1], afresh[1]
+        assert tally.counts == fresh_tally.counts
+        assert list(tally.examples.items()) == list(fresh_tally.examples.items())
+        assert tally.decisions == fresh_tally.decisions
+        now = {id(x) for x in listings}
+        # only the listings the last part did not show are judged
+        assert sum(calls) == (len(now - before) if keepable else len(listings))
+        kept_some += len(listings) - sum(calls)
+        before = now
+        held.extend(listings)
+    assert kept_some > 0 if keepable else kept_some == 0
+
+
+def test_a_listing_there_twice_among_the_changed_is_judged_once() -> None:
+    ruleset = rules_for(RULES)
+    ctx = make_context(game="csgo")
+    judged = JudgedNames()
+    xs = listings_of(6)
+    assert judged.decide(ruleset, NAME, xs, "csgo", judge_counting(ruleset, ctx)[1])
+    twice = xs[2].model_copy(update={"item_id": "twice"})
+    later = [*xs[:2], twice, twice, *xs[3:]]
+    calls, judge = judge_counting(ruleset, ctx)
+    kept = judged.decide(ruleset, NAME, later, "csgo", judge)
+    assert kept is not None
+    assert calls == [1]
+    assert made(kept[0]) == evaluate(ruleset, later, ctx)
+    assert kept[1].decisions == len(evaluate(ruleset, later, ctx))
+
+
+def test_a_pair_passing_among_the_changed_keeps_what_was_kept() -> None:
+    ruleset = rules_for(RULES)
+    ctx = make_context(game="csgo")
+    judged = JudgedNames()
+    xs = listings_of(6, float_value=0.1)
+    first = judged.decide(ruleset, NAME, xs, "csgo", judge_counting(ruleset, ctx)[1])
+    assert first is not None
+    deal = xs[0].model_copy(update={"item_id": "deal", "price": 10_000})
+    assert evaluate(ruleset, [deal], ctx)[0].accepted
+    assert (
+        judged.decide(
+            ruleset, NAME, [*xs[:3], deal, *xs[3:]], "csgo", judge_counting(ruleset, ctx)[1]
+        )
+        is None
+    )
+    calls, judge = judge_counting(ruleset, ctx)
+    again = judged.decide(ruleset, NAME, xs, "csgo", judge)
+    assert again is not None
+    assert calls == []  # what was kept before the deal stands
+    assert made(again[0]) == made(first[0])
+    assert again[1] is first[1]
+
+
+def test_counts_kept_through_changes_equal_counting_afresh() -> None:
+    ruleset = rules_for(RULES)
+    ctx = make_context(game="csgo")
+    judged = JudgedNames()
+    xs = listings_of(8)
+    for at in [None, 3, 4, 0, 7, 2]:  # one listing between others changed at a time
+        if at is not None:
+            xs = [*xs[:at], xs[at].model_copy(update={"price": xs[at].price + 1}), *xs[at + 1 :]]
+        calls, judge = judge_counting(ruleset, ctx)
+        kept = judged.decide(ruleset, NAME, xs, "csgo", judge)
+        afresh = JudgedNames().decide(ruleset, NAME, xs, "csgo", judge_counting(ruleset, ctx)[1])
+        assert kept is not None
+        assert afresh is not None
+        assert calls == ([8] if at is None else [1])
+        assert made(kept[0]) == evaluate(ruleset, xs, ctx)
+        assert kept[1].counts == afresh[1].counts
+        assert list(kept[1].examples.items()) == list(afresh[1].examples.items())
+        assert kept[1].decisions == afresh[1].decisions
