@@ -284,13 +284,9 @@ class EngineStatus:
         chosen) is still at hand (``engine.builtin``'s chooser keeps its latest)."""
         if self._skips_pending:  # the batches before this one are counted first
             self._count_skips()
-        kinds_of, kind_of, reasons, counted = (
-            _KINDS,
-            reason_kind,
-            self._skip_reasons,
-            self._skip_by_rule,
-        )
-        examples = self._skip_examples
+        kinds_of, kind_of = _KINDS, reason_kind
+        reasons, counted, examples = self._skip_reasons, self._skip_by_rule, self._skip_examples
+        self._examples_unmade = True  # (only a flag to look at the examples when read)
         for rule in rules:
             kinds = rule.kinds
             found: Sequence[int | str] = (
@@ -299,13 +295,13 @@ class EngineStatus:
                 else rejection_reasons(rule, listing, view, context)
             )
             for reason in found:
-                if isinstance(reason, str):
-                    key = (rule.name, kinds_of.get(reason) or kind_of(reason))
-                    examples[key] = reason
-                else:  # of one kind (engine.rules.rejection_kinds): no text
+                if type(reason) is int:  # of one kind (engine.rules.rejection_kinds): no text
                     key = rule.site_kinds[reason]
                     examples[key] = (rule, reason, listing, view, context)
-                    self._examples_unmade = True
+                else:
+                    text = cast(str, reason)
+                    key = (rule.name, kinds_of.get(text) or kind_of(text))
+                    examples[key] = text
                 reasons[key[1]] += 1
                 counted[key] += 1
 
