@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pydantic import Field, model_validator
 
@@ -208,7 +208,7 @@ def reference_chooser(rule: RuleContext, value: Discount | None) -> Chooser | No
                 )
         return None
 
-    def choose(listing: Listing, view: NameView, ctx: EvalContext) -> Chosen | str:
+    def pick(listing: Listing, view: NameView, ctx: EvalContext) -> Chosen | str:
         usable: list[tuple[str, Quote]] = []
         problems: list[str] = []
         for name, source in resolved:
@@ -243,6 +243,43 @@ def reference_chooser(rule: RuleContext, value: Discount | None) -> Chooser | No
         if count is not None:
             worth += count(listing)[1] * weight
         return Chosen(name, quote, worth)
+
+    guarded = min_obs is not None or max_age is not None
+    (only_name, only_source), *others = resolved if resolved else [("", None)]
+
+    def pick_one(listing: Listing, view: NameView, ctx: EvalContext) -> Chosen | str:
+        # pick's answer for one source and no ``agree``, without its lists
+        quote = only_source.quote(listing, view, ctx)  # type: ignore[union-attr]
+        if quote is None or quote.price <= 0:
+            phase = listing.phase or view.phase
+            return f"no reference price from {only_name} for this item" + (
+                f" in phase {phase}" if phase else ""
+            )
+        if guarded:
+            failed = guard(only_name, quote, ctx.now)
+            if failed is not None:
+                return failed
+        worth = quote.price * BASIS_POINTS
+        if count is not None:
+            worth += count(listing)[1] * weight
+        return Chosen(only_name, quote, worth)
+
+    answer = pick_one if not others and agree is None else pick  # the same answers
+
+    last: list[Any] = [None, None, None, ""]
+
+    def choose(listing: Listing, view: NameView, ctx: EvalContext) -> Chosen | str:
+        # The latest answer kept: a rule's test (cheap_enough) and then its kinds or
+        # predicate ask it of the same listing in the same context one after the other
+        # (a feed event's checks, then its skip count). By identity: a listing (a frozen
+        # model, or a search's stand-in read once) and a context (frozen; its mappings
+        # never changed once used) are the same values while they are the same objects,
+        # and the references held here keep them from being reused.
+        if listing is last[0] and ctx is last[1] and view is last[2]:
+            return cast("Chosen | str", last[3])
+        chosen = answer(listing, view, ctx)
+        last[:] = listing, ctx, view, chosen
+        return chosen
 
     return choose
 

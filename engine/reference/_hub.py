@@ -90,6 +90,10 @@ class ReferenceHub:
         """The sources the rules name (``None``: all, for ``snipe prices``): only these
         are quoted per batch, and the service list is fetched only when one is named."""
         self.fetch_service = any(n.startswith("service.") for n in self.wanted or ())
+        self._market_quoted = wanted is None or any(n.startswith("market.") for n in wanted)
+        """Whether :meth:`quotes` gives the ``market.*`` tables (a rule names one)."""
+        self._held: tuple[dict[str, dict[str, int]], dict[str, float]] | None = None
+        """:meth:`held_prices` as last made (made again when a source's answer comes)."""
         self._due: dict[str, float] = {}
         self._next_flush: float | None = None
         self.sources: dict[str, PriceSource] = {}
@@ -197,8 +201,10 @@ class ReferenceHub:
     ) -> dict[str, dict[MarketKey, Quote]]:
         """The quote tables of the hub's sources (those the rules name) for the keys of
         ``listings``."""
+        market = self._market_quoted
+        if not market and not self.lists:  # per feed event: nothing to quote, said soon
+            return {}
         wanted = self.wanted
-        market = wanted is None or any(n.startswith("market.") for n in wanted)
         lists = [s for s in self.lists if wanted is None or s in wanted]
         if not market and not lists:
             return {}
@@ -267,21 +273,29 @@ class ReferenceHub:
 
     def held_prices(self) -> tuple[dict[str, dict[str, int]], dict[str, float]]:
         """What decisions read of the plugin sources: ``{source: {name: price}}`` as last
-        fetched, and ``{source: when}``. Never fetches: the buying path does not wait."""
-        prices = {name: table for name, (_, table) in self.fetched.items()}
-        return prices, {name: at for name, (at, _) in self.fetched.items()}
+        fetched, and ``{source: when}``. Never fetches: the buying path does not wait.
+        Made once per answer (every decision batch, every feed event, reads them): the
+        same mappings until the next, never to be changed by the reader."""
+        held = self._held
+        if held is None:
+            prices = {name: table for name, (_, table) in self.fetched.items()}
+            held = self._held = prices, {name: at for name, (at, _) in self.fetched.items()}
+        return held
 
     def next_due(self) -> float:
         """When :meth:`step` next has something to do: the earliest list (or plugin
         source) whose period has passed, or the next write of the learned prices."""
-        if self._next_flush is None:
+        due = self._next_flush
+        if due is None:
             return -math.inf  # never stepped: at once
-        dues = [self._next_flush]
+        # asked once per feed event by a backtest's driver (Engine.next_due): no list made
         if self.fetch_service:
-            dues.append(self._due_of("service"))
-        dues.extend(self._due_of(f"file.{name}") for name in self.settings.lists)
-        dues.extend(self._due.get(name, -math.inf) for name in self.sources)
-        return min(dues)
+            due = min(due, self._due_of("service"))
+        for name in self.settings.lists:
+            due = min(due, self._due_of(f"file.{name}"))
+        for name in self.sources:
+            due = min(due, self._due.get(name, -math.inf))
+        return due
 
     async def step(
         self,
@@ -371,6 +385,7 @@ class ReferenceHub:
             return
         self.errors.pop(name, None)
         self.fetched[name] = (self.clock.now(), table)
+        self._held = None
 
     async def _fetch_service(self, client: MarketClient) -> list[PriceList]:
         items = []

@@ -37,6 +37,7 @@ from ._evaluate import (
     scan,
     summarize_rejections,
     turned_down,
+    watching,
 )
 from ._kinds import blank_numbers
 from ._load import LoadResult, check_rules_file, check_rules_text, load_rules, load_rules_text
@@ -132,4 +133,5 @@ __all__ = [
     "split_name",
     "summarize_rejections",
     "turned_down",
+    "watching",
 ]

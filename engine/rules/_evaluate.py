@@ -26,7 +26,7 @@ from typing import Any, cast
 
 from .._money import Money, format_usd
 from ..models import Listing
-from ._compile import CompiledRule, RuleSet
+from ._compile import CompiledRule, IndexEntry, RuleSet
 from ._contract import EvalContext, NameView, RuleSpend
 from ._kinds import NO_REASON
 
@@ -41,6 +41,7 @@ __all__ = [
     "scan",
     "summarize_rejections",
     "turned_down",
+    "watching",
 ]
 
 
@@ -332,6 +333,15 @@ class Scan:
             if not decision.accepted:
                 counts.update((decision.rule, reason) for reason in decision.reasons)
         return counts
+
+
+def watching(ruleset: RuleSet, name: str) -> IndexEntry:
+    """``name``'s entry in the rules' index, as :func:`scan` reads it: ``(view, the rules
+    watching it, their plan)``, or ``()`` when no rule does. For a caller that judges one
+    listing at a time (a feed event): ``plan(listing, view, context, accept)`` is
+    :func:`scan`'s whole first pass for it, and when nothing is accepted, its rejected
+    pairs are ``(rule, listing, view)`` for every rule of the entry, in order."""
+    return ruleset._index[name]
 
 
 def scan(ruleset: RuleSet, listings: Sequence[Listing], context: EvalContext) -> Scan:

@@ -120,7 +120,11 @@ class AuditBook:
                 return
         elif kind != "removed":
             self._name_of[item_id] = name
-        self._told.setdefault(name, []).append((at, item_id, price, kind))
+        told = self._told.get(name)  # (per watched event: no list made when there is one)
+        if told is None:
+            self._told[name] = [(at, item_id, price, kind)]
+        else:
+            told.append((at, item_id, price, kind))
 
     def judge(
         self,
@@ -157,18 +161,24 @@ class AuditBook:
         last_at: dict[str, float] = {}
         unsure: set[str] = set()
         since = self._base_started - self.skew
+        # an event this close to either answer may or may not be in it
+        near_base, near_answer = self._base_until + self.skew, started - self.skew
         for at, item_id, price, kind in self._told.get(name, ()):
             if at < since:
                 continue
-            if price is not None and kind != "removed":
-                known_low = price if known_low is None else min(known_low, price)
-            first_new.setdefault(item_id, kind == "new")
-            listed[item_id] = kind != "removed"
-            if at - last_at.get(item_id, -math.inf) < REORDER:
+            still = kind != "removed"
+            if price is not None and still and (known_low is None or price < known_low):
+                known_low = price
+            if item_id not in first_new:
+                first_new[item_id] = kind == "new"
+            listed[item_id] = still
+            if (
+                at - last_at.get(item_id, -math.inf) < REORDER
+                or at <= near_base
+                or at >= near_answer
+            ):
                 unsure.add(item_id)
             last_at[item_id] = at
-            if at <= self._base_until + self.skew or at >= started - self.skew:
-                unsure.add(item_id)
         # a listing first told as new was not in the base; one first told otherwise was
         expected = (base.count if base is not None else 0) + sum(
             int(now_listed) - int(not first_new[item]) for item, now_listed in listed.items()

@@ -63,6 +63,7 @@ from ._budget import budget_state, caps_for_rule, within_balance
 from ._buyer import Buyer, BuyerSettings
 from ._controls import OperatorControls
 from ._daily import DayEnds
+from ._due import STEP_KINDS, StepTimes
 from ._feedwatch import FeedSettings, FeedWatch
 from ._gate import GateSettings, StartGate, TradingRefused
 from ._guard import LoopGuard, unwrap
@@ -77,10 +78,6 @@ from ._watch import SnapshotWatch
 
 __all__ = ["STEP_KINDS", "Engine", "EngineSettings", "StepDone", "TradingRefused"]
 
-STEP_KINDS = ("snapshot", "references", "reconcile", "search", "status")
-"""The kinds of step, in the order they run when due at the same instant: a snapshot's
-flags are searched at once, and a search reads the references and the balance of now."""
-
 TURN_WAIT = 0.001
 """Live: how long a kind due at the same instant as an earlier one waits for it (see
 :meth:`Engine._turn`)."""
@@ -93,6 +90,8 @@ ALREADY_BOUGHT = "already bought or purchase pending (a listing is bought at mos
 log = logging.getLogger("snipe.engine")
 _ACCEPTED = itemgetter(2)
 """A :class:`Decision`'s ``accepted`` (it is a tuple): read in C over a batch's pairs."""
+_NO_BUDGET = BudgetState()
+"""An evaluation context's budget until the ledger is read (frozen: one for all)."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +146,7 @@ class StepDone:
     decisions: Sequence[Decision] | None = None
 
 
-class Engine(SnapshotWatch, OperatorControls):
+class Engine(StepTimes, SnapshotWatch, OperatorControls):
     """Watches the market and buys what the rules accept. See the module docstring."""
 
     def __init__(
@@ -382,28 +381,6 @@ class Engine(SnapshotWatch, OperatorControls):
 
     # -- the step ------------------------------------------------------------------------
 
-    def step_kinds(self) -> tuple[str, ...]:
-        """The kinds of step this engine runs, in the order they run at one instant."""
-        if self.settings.use_snapshot:
-            return STEP_KINDS
-        return tuple(k for k in STEP_KINDS if k != "snapshot")
-
-    def next_due(self, kind: str | None = None) -> float:
-        """When ``kind`` (or, without it, the earliest kind) of step is next due, on the
-        engine's clock; ``math.inf`` when nothing will be due before something else
-        changes (a search with nothing to search waits for a snapshot). Only meaningful
-        after :meth:`start`."""
-        if kind is None:
-            return min(map(self.next_due, self.step_kinds()))
-        due = self._due_at.get(kind, math.inf)
-        if kind == "search":
-            if self._search_stopped or not (self.schedule.watched or self._catalogue_games):
-                return math.inf
-            return max(due, self.next_search_at())
-        if kind == "references":
-            return max(due, self.references.next_due())
-        return due
-
     async def step(self, kind: str | None = None) -> list[StepDone]:
         """Do what is due now (on the engine's clock): each kind of step whose time has
         come (only ``kind``, with it), in :data:`STEP_KINDS` order, each seeing what the
@@ -504,30 +481,6 @@ class Engine(SnapshotWatch, OperatorControls):
             self.guard.succeeded("search")
             return decisions
         return None
-
-    def next_search_at(self) -> float:
-        """When the next search should go out: for flagged names, at once (as the rate
-        limiter allows), but evenly spaced when the priority lane is busy while the live
-        feed is connected (see :class:`SearchPacer`); else when the :class:`SearchPacer`
-        lets a background search go; ``math.inf`` while it waits for the next snapshot."""
-        free = self.limiter.next_free("search")
-        now = self.clock.now()
-        if self.schedule.hot_count:
-            # Only with the feed: its candidates are few names flagged again and again, a
-            # search each would spend the window in seconds. The snapshot's flags can be
-            # hundreds of names, ranked: spaced searches would serve the first ranks again
-            # and again and leave the rest unsearched (bench_detection: a third of the
-            # snapshot way's deals never searched), where a burst clears them all.
-            if self.feedwatch.connected:
-                return max(free, self.pacer.priority_at(now))
-            return free
-        if self.feedwatch.trusted and not self.schedule.never_searched():
-            # The feed tells every new listing and price change as it happens: a background
-            # search of a name searched before would only repeat it (and cost the bandwidth
-            # of its answer). Searches that confirm an event or a suspect are flagged: above.
-            return math.inf
-        flags_at = now if self._polling else self._next_snapshot_at
-        return max(free, self.pacer.background_at(now, flags_at, self.feedwatch.connected))
 
     async def search_once(self) -> Sequence[Decision]:
         """Search the next batch of names, decide, and buy what is accepted. Feed
@@ -678,6 +631,7 @@ class Engine(SnapshotWatch, OperatorControls):
         return EvalContext(
             now=now,
             reference_prices=prices,
+            budget=_NO_BUDGET,  # (the default's factory, a call per feed event)
             game=game,
             references=self.references.quotes(listings, self.ruleset.view, now),
             reference_as_of=as_of,

@@ -78,10 +78,11 @@ from ..client import (
     Game,
 )
 from ..models import Listing
-from ..rules import CompiledRule, Decision, EvalContext, NameView, scan
+from ..rules import Decision
 from ..snapshot import NameSummary, NewListing, SnapshotDiff
 from ._auditbook import AuditBook, NameCount, Suspect
-from ._confirm import BEYOND, REMOVED, SKIP_KINDS, Candidate, ConfirmQueue
+from ._confirm import REMOVED, SKIP_KINDS, Candidate, ConfirmQueue
+from ._feedlisting import CONFIRM, FeedListings, Watching
 from ._feedrun import run_feed
 from ._feedsettings import FeedSettings, FeedView
 from ._known import KnownListings
@@ -107,11 +108,6 @@ with the reader's own turn and a pass of the cyclic GC between two, the loop's l
 stall in bench/bench_feed_decode.py went from 34-45 ms to 22-25 ms, at no cost in rate."""
 
 log = logging.getLogger("snipe.engine.feed")
-_ENGINE_LOG = logging.getLogger("snipe.engine")  # Engine.decide logs every decision at DEBUG
-
-CONFIRM = "confirm"
-"""The source of a priority-lane flag put for the feed's candidates
-(:meth:`SearchSchedule.flag`): withdrawn when none of the name's candidates waits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +120,7 @@ class _Pending:
     ended: float
 
 
-class FeedWatch:
+class FeedWatch(FeedListings):
     """The feed's side of an engine (see the module docstring).
 
     The cheap audit (``GET /v1/prices``) takes two snapshot steps: the request, then
@@ -170,9 +166,8 @@ class FeedWatch:
         self._confirms: dict[str, bool] = {}
         self._confirms_of: object = None
         self._any_confirms = False
-        # a watching rule set's highest max_price, by the rules tuple of a name's view
-        # (shared by its names; kept with the tuple so a reused id cannot mislead)
-        self._ceilings: dict[int, tuple[tuple[CompiledRule, ...], int]] = {}
+        # what the event path needs of a name's watching rules, by their tuple (_watching)
+        self._ceilings: dict[int, Watching] = {}
         self.confirm = ConfirmQueue()
         self.known = KnownListings(settings.sticker_prices_for, settings.known_limit)
         """What recent searches showed of listings and stickers' prices (``_known.py``)."""
@@ -194,29 +189,6 @@ class FeedWatch:
         self.audits_cheap = 0
         self.suspects = 0
         self.audit_bytes = 0
-
-    def _needs_search(self) -> dict[str, bool]:
-        """Rule name -> whether its feed listings are confirmed by a search first, for the
-        rules running now (an operator may replace them between two events)."""
-        ruleset = self.engine.ruleset
-        if self._confirms_of is not ruleset:
-            self._confirms = {r.name: r.needs_search for r in ruleset.rules}
-            self._any_confirms = any(self._confirms.values())
-            self._confirms_of = ruleset
-            self._ceilings = {}
-        return self._confirms
-
-    def _ceiling(self, rules: tuple[CompiledRule, ...]) -> int:
-        """The highest ``max_price`` of ``rules`` (a name's watching rules), made once per
-        tuple: above it no rule could buy, and the event costs no decision."""
-        known = self._ceilings.get(id(rules))
-        if known is not None and known[0] is rules:
-            return known[1]
-        if len(self._ceilings) >= 4096:  # views are remade when the rule set's cache fills
-            self._ceilings.clear()
-        ceiling = max(r.max_price for r in rules)
-        self._ceilings[id(rules)] = (rules, ceiling)
-        return ceiling
 
     # -- state ---------------------------------------------------------------------------
 
@@ -409,109 +381,6 @@ class FeedWatch:
         )
         self.engine.snapshot_soon()
 
-    async def _listing(self, event: FeedListingEvent) -> None:
-        engine = self.engine
-        now = engine.clock.now()
-        self.events += 1
-        self._last_event_at = now
-        listing = event.listing
-        view = engine.ruleset.view(listing.name)
-        rules = view.rules
-        if not rules:
-            return
-        # re-told ids move to the end, so the oldest is first (see _forget)
-        self._seen.pop(listing.item_id, None)
-        self._seen[listing.item_id] = now
-        if self.cheap_tier:
-            self.book.told(listing.name, listing.item_id, listing.price, event.kind, now)
-        confirms = self._needs_search()  # first: it resets the ceilings of a new rule set
-        if listing.price > self._ceiling(rules):
-            return  # no rule could buy it: no ledger read
-        # a listing a recent search showed: decided on what it showed, by every rule
-        shown = self.known.enrich(listing, now) if self._any_confirms else None
-        subject = shown or listing
-        context = engine.eval_context([subject], now, listing.game)
-        checked = scan(engine.ruleset, [subject], context)
-        if not checked.decisions and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
-            # What Engine.decide does when no rule's checks pass (its decisions are all
-            # turn-downs, the budget and the ledger unread), without a Decision built
-            # per turned-down pair: the skip counts are the same, worked out when read.
-            # A listing some rule passes (or a debug log of every decision) goes through
-            # decide itself, the one path to a purchase.
-            engine.status.skipped_scan(checked)
-            decisions: list[Decision] = []
-        else:
-            decisions, context = await engine.decide([subject], now, game=listing.game)
-        buy = [
-            d
-            for d in decisions
-            if d.accepted and (shown is not None or not confirms.get(d.rule, True))
-        ]
-        if shown is not None:
-            self._drop_candidate(listing)  # decided: an older event's wait is over
-        if buy:
-            if listing.item_id in await engine._buy(buy, context):
-                self.bought += 1
-                self.bought_items.add(listing.item_id)
-            return
-        if shown is None:
-            self._maybe_confirm(listing, view, context, now)
-
-    def _maybe_confirm(
-        self, listing: Listing, view: NameView, context: EvalContext, now: float
-    ) -> None:
-        """A listing no rule bought on the event: a candidate for a confirming search if a
-        rule that needs one passes what the feed can tell of it (else it can never be a
-        deal, and costs no search)."""
-        if not self._any_confirms or listing.item_id in self.bought_items:
-            return  # no rule confirms; or told again after the feed's purchase of it
-        wanting = [
-            r
-            for r in view.rules
-            if r.needs_search
-            and listing.price <= r.max_price
-            and (r.feed_passes is None or r.feed_passes(listing, view, context))
-        ]
-        if not wanting:
-            return
-        engine = self.engine
-        name = engine._searched_name(listing.name)
-        candidate = Candidate(listing, now, tuple(wanting))
-        if self.known.beyond(name, listing.price, now):
-            # a search seconds ago showed 50 listings of the name, all cheaper: this one's
-            # search could not show it either (what settle() would find, a search sooner)
-            self.confirm.skipped[SKIP_KINDS[BEYOND]] += 1
-            self._skipped([(candidate, BEYOND)])
-            return
-        # every candidate of a name waits for the same search: a burst of events of one
-        # name costs one search (flagging a flagged name only raises its rank)
-        self.confirm.add(name, candidate)
-        self._flag(name, max(r.max_price for r in wanting) - listing.price, now, CONFIRM)
-
-    def _flag(self, name: str, promise: int, now: float, source: str = "") -> None:
-        """Put ``name`` in the priority lane (the search step's next batches); ``source``
-        :data:`CONFIRM`: for candidates only (withdrawn when none waits)."""
-        schedule = self.engine.schedule
-        if name not in schedule.watched:  # a copy of every watched name: only when new
-            schedule.watch(schedule.watched | {name})
-        hot = schedule.hot_count
-        schedule.flag(name, promise=promise, at=now, source=source)
-        if schedule.hot_count != hot:  # already flagged: the search is due already
-            self.engine.wake()
-
-    def _drop_candidate(self, listing: Listing) -> None:
-        """``listing``'s candidate (an older event's) is no longer waiting; its name leaves
-        the priority lane when none of its candidates waits."""
-        if self.confirm.forget(listing.item_id) is not None:
-            self._unflag(listing.name)
-
-    def _unflag(self, name: str) -> None:
-        """No candidate of ``name`` waits any more: the feed's flag on it is withdrawn (a
-        search would confirm nothing), unless the cheap audit suspects it."""
-        searched = self.engine._searched_name(name)
-        if not self.confirm.waiting(searched) and searched not in self._suspects:
-            self.engine.schedule.unflag(searched, source=CONFIRM)
-
     # -- confirming searches ---------------------------------------------------------------
 
     def confirming(self, batch: tuple[str, ...]) -> dict[str, list[Candidate]]:
@@ -556,18 +425,6 @@ class FeedWatch:
         """The confirmed candidates ``found`` (:meth:`confirmed`) that the buyer then
         ``bought``: purchases the feed saw first."""
         self.bought_items |= found & bought
-
-    def _skipped(self, skipped: list[tuple[Candidate, str]]) -> None:
-        """Candidates not bought for ``skipped``'s reasons: counted with the engine's
-        other skips (per rule and reason), never bought on the feed's word."""
-        decisions = [
-            Decision(c.listing, r.name, False, (why,), c.listing.price, r.action, r.priority, False)
-            for c, why in skipped
-            for r in c.rules
-        ]
-        for decision in decisions:
-            log.debug("%s", decision)
-        self.engine.status.skipped_all(decisions)
 
     # -- the snapshot as safety net ------------------------------------------------------
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from ..rules import CompiledRule, Scan, rejection_kinds
+from ..rules import NO_REASON, CompiledRule, Scan, rejection_kinds, rejection_reasons
 
 if TYPE_CHECKING:
     from ..models import Listing, SetAside
@@ -30,6 +30,8 @@ __all__ = [
 
 _Pair = tuple["CompiledRule", "Listing", "NameView"]
 """A (rule, listing, view) pair the rules' checks turned down."""
+
+_NO_REASONS = (NO_REASON,)
 
 _Example = tuple["CompiledRule", int, Any, Any, Any]
 """An example whose text is made when read: (rule, index of its predicate in
@@ -266,6 +268,42 @@ class EngineStatus:
         decisions), as :meth:`skipped_all` of its ``all_decisions()`` would, without
         building a decision or a reason now."""
         self._hold(checked, len(checked.listings) + len(checked.decisions), False)
+
+    def skipped_pairs(
+        self,
+        rules: Sequence[CompiledRule],
+        listing: Listing,
+        view: NameView,
+        context: EvalContext,
+    ) -> None:
+        """Count, now, the reasons of every rule of ``rules`` (a name's watching rules, all
+        of whose checks turned ``listing`` down in ``context``), as :meth:`skipped_scan`
+        of a scan of ``listing`` alone would: same counts, same order, same examples. For
+        one listing at a time (a feed event): nothing held, no scan kept, and the rules'
+        kinds run right after their checks, while what the checks worked out (a reference
+        chosen) is still at hand (``engine.builtin``'s chooser keeps its latest)."""
+        if self._skips_pending:  # the batches before this one are counted first
+            self._count_skips()
+        kinds_of, kind_of = _KINDS, reason_kind
+        reasons, counted, examples = self._skip_reasons, self._skip_by_rule, self._skip_examples
+        self._examples_unmade = True  # (only a flag to look at the examples when read)
+        for rule in rules:
+            kinds = rule.kinds
+            found: Sequence[int | str] = (
+                (kinds(listing, view, context) or _NO_REASONS)
+                if kinds is not None
+                else rejection_reasons(rule, listing, view, context)
+            )
+            for reason in found:
+                if type(reason) is int:  # of one kind (engine.rules.rejection_kinds): no text
+                    key = rule.site_kinds[reason]
+                    examples[key] = (rule, reason, listing, view, context)
+                else:
+                    text = cast(str, reason)
+                    key = (rule.name, kinds_of.get(text) or kind_of(text))
+                    examples[key] = text
+                reasons[key[1]] += 1
+                counted[key] += 1
 
     def _hold(self, batch: Scan | Sequence[Decision] | _Tallied, size: int, buying: bool) -> None:
         self._skips_pending.append(batch)

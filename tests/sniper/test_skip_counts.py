@@ -31,6 +31,7 @@ from engine.rules import (
     evaluate,
     load_rules,
     scan,
+    watching,
 )
 from engine.sandbox import MarketConfig
 from engine.sandbox._market import Market
@@ -135,6 +136,39 @@ def test_counts_read_later_equal_the_counts_made_at_once(
     assert list(lazy.skip_by_rule.items()) == list(eager.skip_by_rule.items())
     assert list(lazy.skip_examples.items()) == list(eager.skip_examples.items())
     assert sum(eager.skip_by_rule.values()) > len(batches)  # the table turns many down
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+@pytest.mark.parametrize("seed", [3, 11])
+def test_one_listing_counted_at_once_as_its_batch_would_be(path: Path, seed: int) -> None:
+    """A feed event's way: the name's plan on the listing alone, and when no rule's checks
+    pass it, its reasons counted at once (``skipped_pairs``); between them, batches held
+    to be counted later (a search's). The counts, order and examples of counting every
+    decision as it is made."""
+    ruleset = load_rules(path)
+    listings = market_listings(ruleset, seed)[:600]
+    prices = {"reference": {x.name: x.price * 2 for x in listings}}
+    lazy, eager = EngineStatus(), Eager()
+    one_by_one = 0
+    for n, listing in enumerate(listings):
+        ctx = EvalContext(now=START + n, game="csgo", reference_prices=prices)
+        entry = watching(ruleset, listing.name)
+        passed: list[object] = []
+        if entry:
+            entry[2](listing, entry[0], ctx, passed.append)
+        if entry and not passed and n % 5:
+            lazy.skipped_pairs(entry[1], listing, entry[0], ctx)
+            one_by_one += 1
+        else:  # held as a batch, counted when read or with the next pairs
+            decide(lazy, ruleset, [listing], ctx, "scan")
+        eager.count(evaluate(ruleset, [listing], ctx))
+        if n % 41 == 7:
+            assert shown(lazy) == shown(eager)
+    assert one_by_one > 50
+    assert shown(lazy) == shown(eager)
+    assert list(lazy.skip_reasons.items()) == list(eager.skip_reasons.items())
+    assert list(lazy.skip_by_rule.items()) == list(eager.skip_by_rule.items())
+    assert list(lazy.skip_examples.items()) == list(eager.skip_examples.items())
 
 
 class CountingPlugin:

@@ -1,0 +1,230 @@
+"""A feed event's listing, from the event to a purchase, a confirming search or a skip.
+
+:class:`FeedListings` is a part of :class:`~engine.sniper._feedwatch.FeedWatch` (a
+mixin, so the watch's attributes are its own; see that module's docstring for what the
+feed is to the engine): the per-event path, run for every ``new`` and ``update`` event of
+a watched name (~430 events a second live, a quarter of them watched), and the priority
+lane's flags of the listings a search must confirm. It lives apart to keep
+``_feedwatch.py`` a readable size.
+
+Per event, the rules' checks run on the listing alone (the name's plan, as
+:func:`engine.rules.scan` runs it for a batch of one); when no rule's checks pass (most
+events), the skip reasons are counted at once (:meth:`EngineStatus.skipped_pairs`), with
+no scan, decision or reason text made; a listing some rule passes goes through
+:meth:`Engine.decide`, the one path to a purchase.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from ..client import FeedListingEvent
+from ..models import Listing
+from ..rules import CompiledRule, Decision, EvalContext, NameView, watching
+from ._auditbook import AuditBook
+from ._confirm import BEYOND, SKIP_KINDS, Candidate, ConfirmQueue
+from ._known import KnownListings
+
+if TYPE_CHECKING:
+    from ._auditbook import Suspect
+    from ._engine import Engine
+
+__all__ = ["CONFIRM", "FeedListings", "Watching"]
+
+log = logging.getLogger("snipe.engine.feed")
+_ENGINE_LOG = logging.getLogger("snipe.engine")  # Engine.decide logs every decision at DEBUG
+
+CONFIRM = "confirm"
+"""The source of a priority-lane flag put for the feed's candidates
+(:meth:`SearchSchedule.flag`): withdrawn when none of the name's candidates waits."""
+
+Watching = tuple[tuple[CompiledRule, ...], int, tuple[CompiledRule, ...]]
+"""A name's watching rules, their highest ``max_price``, and those of them that confirm a
+feed listing by a search first."""
+
+
+class FeedListings:
+    """The listing events of :class:`~engine.sniper._feedwatch.FeedWatch` (see the module
+    docstring); the attributes below are the watch's, set by its constructor."""
+
+    engine: Engine
+    events: int
+    bought: int
+    bought_items: set[str]
+    _last_event_at: float | None
+    _seen: dict[str, float]
+    _confirms: dict[str, bool]
+    _confirms_of: object
+    _any_confirms: bool
+    _ceilings: dict[int, Watching]
+    _suspects: dict[str, tuple[Suspect, str | None]]
+    book: AuditBook
+    known: KnownListings
+    confirm: ConfirmQueue
+
+    if TYPE_CHECKING:
+
+        @property
+        def cheap_tier(self) -> bool: ...
+
+    def _needs_search(self) -> dict[str, bool]:
+        """Rule name -> whether its feed listings are confirmed by a search first, for the
+        rules running now (an operator may replace them between two events)."""
+        ruleset = self.engine.ruleset
+        if self._confirms_of is not ruleset:
+            self._confirms = {r.name: r.needs_search for r in ruleset.rules}
+            self._any_confirms = any(self._confirms.values())
+            self._confirms_of = ruleset
+            self._ceilings = {}
+        return self._confirms
+
+    def _watching(self, rules: tuple[CompiledRule, ...]) -> Watching:
+        """What the event path needs of ``rules`` (a name's watching rules), made once per
+        tuple (shared by its names; kept with it so a reused id cannot mislead): above the
+        highest ``max_price`` no rule could buy, and the event costs no decision."""
+        known = self._ceilings.get(id(rules))
+        if known is not None and known[0] is rules:
+            return known
+        if len(self._ceilings) >= 4096:  # views are remade when the rule set's cache fills
+            self._ceilings.clear()
+        made = (rules, max(r.max_price for r in rules), tuple(r for r in rules if r.needs_search))
+        self._ceilings[id(rules)] = made
+        return made
+
+    async def _listing(self, event: FeedListingEvent) -> None:
+        engine = self.engine
+        now = engine.clock.now()
+        self.events += 1
+        self._last_event_at = now
+        listing = event.listing
+        entry = watching(engine.ruleset, listing.name)
+        if not entry:
+            return
+        view, rules, plan = entry
+        # re-told ids move to the end, so the oldest is first (see _forget)
+        self._seen.pop(listing.item_id, None)
+        self._seen[listing.item_id] = now
+        if self.cheap_tier:
+            self.book.told(listing.name, listing.item_id, listing.price, event.kind, now)
+        confirms = self._needs_search()  # first: it resets the ceilings of a new rule set
+        _, ceiling, confirming = self._watching(rules)
+        if listing.price > ceiling:
+            return  # no rule could buy it: no ledger read
+        # a listing a recent search showed: decided on what it showed, by every rule
+        # (its name, so its rules, the event's: only search-only fields are added)
+        shown = self.known.enrich(listing, now) if self._any_confirms else None
+        subject = shown or listing
+        context = engine.eval_context([subject], now, listing.game)
+        passed: list[object] = []
+        plan(subject, view, context, passed.append)  # scan's first pass, for one listing
+        if not passed and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
+            # What Engine.decide does when no rule's checks pass (its decisions are all
+            # turn-downs, the budget and the ledger unread), without a scan or a Decision
+            # built per turned-down pair: the skip counts are the same. A listing some
+            # rule passes (or a debug log of every decision) goes through decide itself,
+            # the one path to a purchase.
+            engine.status.skipped_pairs(rules, subject, view, context)
+            self._unbought(listing, shown, view, confirming, context, now)
+            return
+        decisions, context = await engine.decide([subject], now, game=listing.game)
+        buy = [
+            d
+            for d in decisions
+            if d.accepted and (shown is not None or not confirms.get(d.rule, True))
+        ]
+        if buy:
+            if shown is not None:
+                self._drop_candidate(listing)  # decided: an older event's wait is over
+            if listing.item_id in await engine._buy(buy, context):
+                self.bought += 1
+                self.bought_items.add(listing.item_id)
+            return
+        self._unbought(listing, shown, view, confirming, context, now)
+
+    def _unbought(
+        self,
+        listing: Listing,
+        shown: Listing | None,
+        view: NameView,
+        confirming: tuple[CompiledRule, ...],
+        context: EvalContext,
+        now: float,
+    ) -> None:
+        """``listing``'s event bought nothing: decided on what a search showed, an older
+        event's wait for a search is over; else a rule that needs a search may want one."""
+        if shown is not None:
+            self._drop_candidate(listing)
+        elif confirming:
+            self._maybe_confirm(listing, view, confirming, context, now)
+
+    def _maybe_confirm(
+        self,
+        listing: Listing,
+        view: NameView,
+        confirming: tuple[CompiledRule, ...],
+        context: EvalContext,
+        now: float,
+    ) -> None:
+        """A listing no rule bought on the event: a candidate for a confirming search if a
+        rule that needs one (of ``confirming``, the name's) passes what the feed can tell
+        of it (else it can never be a deal, and costs no search)."""
+        if listing.item_id in self.bought_items:
+            return  # told again after the feed's purchase of it
+        wanting = [
+            r
+            for r in confirming
+            if listing.price <= r.max_price
+            and (r.feed_passes is None or r.feed_passes(listing, view, context))
+        ]
+        if not wanting:
+            return
+        engine = self.engine
+        name = engine._searched_name(listing.name)
+        candidate = Candidate(listing, now, tuple(wanting))
+        if self.known.beyond(name, listing.price, now):
+            # a search seconds ago showed 50 listings of the name, all cheaper: this one's
+            # search could not show it either (what settle() would find, a search sooner)
+            self.confirm.skipped[SKIP_KINDS[BEYOND]] += 1
+            self._skipped([(candidate, BEYOND)])
+            return
+        # every candidate of a name waits for the same search: a burst of events of one
+        # name costs one search (flagging a flagged name only raises its rank)
+        self.confirm.add(name, candidate)
+        self._flag(name, max(r.max_price for r in wanting) - listing.price, now, CONFIRM)
+
+    def _flag(self, name: str, promise: int, now: float, source: str = "") -> None:
+        """Put ``name`` in the priority lane (the search step's next batches); ``source``
+        :data:`CONFIRM`: for candidates only (withdrawn when none waits)."""
+        schedule = self.engine.schedule
+        if name not in schedule.watched:  # a copy of every watched name: only when new
+            schedule.watch(schedule.watched | {name})
+        hot = schedule.hot_count
+        schedule.flag(name, promise=promise, at=now, source=source)
+        if schedule.hot_count != hot:  # already flagged: the search is due already
+            self.engine.wake()
+
+    def _drop_candidate(self, listing: Listing) -> None:
+        """``listing``'s candidate (an older event's) is no longer waiting; its name leaves
+        the priority lane when none of its candidates waits."""
+        if self.confirm.forget(listing.item_id) is not None:
+            self._unflag(listing.name)
+
+    def _unflag(self, name: str) -> None:
+        """No candidate of ``name`` waits any more: the feed's flag on it is withdrawn (a
+        search would confirm nothing), unless the cheap audit suspects it."""
+        searched = self.engine._searched_name(name)
+        if not self.confirm.waiting(searched) and searched not in self._suspects:
+            self.engine.schedule.unflag(searched, source=CONFIRM)
+
+    def _skipped(self, skipped: list[tuple[Candidate, str]]) -> None:
+        """Candidates not bought for ``skipped``'s reasons: counted with the engine's
+        other skips (per rule and reason), never bought on the feed's word."""
+        decisions = [
+            Decision(c.listing, r.name, False, (why,), c.listing.price, r.action, r.priority, False)
+            for c, why in skipped
+            for r in c.rules
+        ]
+        for decision in decisions:
+            log.debug("%s", decision)
+        self.engine.status.skipped_all(decisions)
