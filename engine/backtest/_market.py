@@ -517,10 +517,10 @@ class ReplayMarket:
             self._disconnect(event.reason, event.detail, record.t)
             return
         if isinstance(event, FeedListingEvent):
-            self._apply_entries([record.body["item"]])
+            self._apply_entry(record.body["item"])
         else:
             self._remove(event.removal.item_id, gone=False)
-            self.counters.events += 1
+        self.counters.events += 1
         self.feed_events.append(event)
 
     def _apply_connection(self, record: Record) -> None:
@@ -660,8 +660,8 @@ class ReplayMarket:
         self, item_id: str, name: str, price: int, unlock_at: int | None, send_until: int | None
     ) -> None:
         """One entry's listing (a search's, a page's, a feed event's): :meth:`_add_rows`
-        for one row, then its place changed (its details are new), without building
-        columns or looking its place up again (a watched feed event's hot path)."""
+        for one row, its place changed (its details are new: one change, from the first
+        place that moved), without building columns (a watched feed event's hot path)."""
         if type(price) is not int or type(name) is not str:
             raise ValueError(f"listing {item_id!r}: bad id, name or price")
         known = self._names.get(name) or self._about(name)
@@ -697,13 +697,12 @@ class ReplayMarket:
                 changed(name, min(was, at))
                 if journal is not None:
                     journal[item_id] = None
-            else:
-                at = bisect_left(ranked, (price, item_id))
+            else:  # its details are new: changed from its place on
+                changed(name, bisect_left(ranked, (price, item_id)))
         limit = known[1]
         if limit is not None and price <= limit:
             self._candidates.add(item_id)
             self._unsnapshotted[item_id] = None
-        changed(name, at)
 
     def _maybe_candidate(self, item_id: str, name: str, price: int) -> None:
         known = self._names.get(name) or self._about(name)
@@ -713,26 +712,36 @@ class ReplayMarket:
             self._unsnapshotted[item_id] = None
 
     def _apply_entries(self, entries: list[dict[str, Any]]) -> None:
+        apply = self._apply_entry
         for entry in entries:
-            name = entry["name"]
-            if not self.kept(name):
-                continue
-            item_id = str(entry["item_id"])
-            price = int(entry["price"])
-            self.details[item_id] = entry
-            reference = entry.get("platform_price", entry.get("platform_price_number"))
-            if isinstance(reference, int | float) and reference:
-                if self.references.get(name) != int(reference):
-                    self._changed(name, -1)
-                self.references[name] = int(reference)
-            self._upsert(
-                item_id,
-                name,
-                price,
-                _epoch(entry.get("unlock_at")),
-                _epoch(entry.get("send_until")),
-            )
+            apply(entry)
         self.counters.events += len(entries)
+
+    def _apply_entry(self, entry: dict[str, Any]) -> None:
+        """One listing as a search, a page or the feed shows it (its wire entry)."""
+        name = entry["name"]
+        keep = self._keep.get(name)
+        if not (self.kept(name) if keep is None else keep):
+            return
+        item_id = str(entry["item_id"])
+        price = int(entry["price"])
+        self.details[item_id] = entry
+        reference = entry.get("platform_price")
+        if reference is None and "platform_price" not in entry:
+            reference = entry.get("platform_price_number")
+        if isinstance(reference, int | float) and reference:
+            references = self.references
+            if references.get(name) != int(reference):
+                self._changed(name, -1)
+            references[name] = int(reference)
+        unlock_at, send_until = entry.get("unlock_at"), entry.get("send_until")
+        self._upsert(
+            item_id,
+            name,
+            price,
+            None if unlock_at is None else _epoch(unlock_at),
+            None if send_until is None else _epoch(send_until),
+        )
 
     def _remove(self, item_id: str, *, gone: bool) -> None:
         row = self.listings.pop(item_id, None)
