@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import zlib
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal, NamedTuple, cast
@@ -429,15 +430,17 @@ def read_records(directory: str | os.PathLike[str]) -> RecordReader:
 
 
 class UnwatchedRun(list[float]):
-    """The body of a record standing for consecutive feed listings and removals of names
-    :attr:`RecordReader.watched` refused: their times, in order (the record's ``t`` is
-    the first). Read without being built (see there)."""
+    """The (empty) body of a record a :class:`RecordReader` told the watched names yields
+    after every :data:`RUN_MAX` consecutive feed events of other names, at the time of the
+    last: their times are in :attr:`RecordReader.skipped`. It bounds how far a look-ahead
+    for the next record reads."""
 
     __slots__ = ()
 
 
 RUN_MAX = 1024
-"""At most this many events in one :class:`UnwatchedRun` (a look-ahead holds one)."""
+"""At most this many events of unwatched names read without a record (see
+:class:`UnwatchedRun`)."""
 
 
 class _PeekedItem(msgspec.Struct, gc=False):
@@ -463,20 +466,44 @@ _FEED_KIND = b'"k":"feed"'
 class RecordReader(Iterator[Record]):
     """:func:`read_records`' iterator.
 
-    ``watched``: when set (a replay market sets it to the names it keeps), consecutive
-    ``feed`` listings and removals of names it refuses are yielded as one record whose
-    body is an :class:`UnwatchedRun` of their times: each line checked as every line is
-    (JSON syntax, UTF-8, ``t`` and its order, ``k``, the event, the item's name) but not
-    built. Most of a feed's events are of names no rule watches, which a replay only
-    counts: building them was half of its reading, and a record each much of the rest. A
-    line the quick look cannot vouch for goes the usual way, which gives the error it
-    always gave.
+    ``watched``: when set (a replay market sets it to the names it keeps), ``feed``
+    listings and removals of names it refuses are not yielded: their times are appended
+    to :attr:`skipped` (taken with :meth:`take_skipped`), each line checked as every line
+    is (JSON syntax, UTF-8, ``t`` and its order, ``k``, the event, the item's name) but not
+    built; after :data:`RUN_MAX` of them in a row, an :class:`UnwatchedRun` record. Most
+    of a feed's events are of names no rule watches, which a replay only counts: building
+    them was half of its reading, and a record per run of them (three events on average)
+    much of the rest. A line the quick look cannot vouch for goes the usual way, which
+    gives the error it always gave.
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.watched: Callable[[str], bool] | None = None
         self._watched: dict[str, bool] = {}
+        self.skipped: list[float] = []
+        """The times of the feed events of unwatched names read and not yet taken, in
+        order (every one before the records yielded so far is in it)."""
+        self._taken = 0
         self._records = self._read(Path(directory))
+
+    @property
+    def untaken(self) -> int:
+        """How many skipped events are not yet taken."""
+        return len(self.skipped) - self._taken
+
+    def take_skipped(self, until: float) -> tuple[int, float]:
+        """Take the skipped events at or before ``until``: how many, and the time of the
+        last (``-inf`` with none)."""
+        skipped, taken = self.skipped, self._taken
+        upto = bisect_right(skipped, until, taken)
+        if upto == taken:
+            return 0, float("-inf")
+        count, last = upto - taken, skipped[upto - 1]
+        if upto > 4096 and upto * 2 > len(skipped):  # now and then, not at every take
+            del skipped[:upto]
+            upto = 0
+        self._taken = upto
+        return count, last
 
     def __iter__(self) -> Iterator[Record]:
         return self._records  # the generator itself: no call of ours per record
@@ -498,7 +525,7 @@ class RecordReader(Iterator[Record]):
             raise RecordingError("the recording has no segments", location=str(root))
         last = float("-inf")
         peekable, known, peek_line = "feed" in kinds, self._watched, _PEEK
-        run, run_at = UnwatchedRun(), ""
+        skip, in_row = self.skipped.append, 0
         for path in segments:
             # _read_segment's loop, inlined: one generator fewer per record (a feed hour is
             # 1.5 million of them)
@@ -527,13 +554,11 @@ class RecordReader(Iterator[Record]):
                                 and (line.isascii() or _utf8(line))
                             ):
                                 last = t
-                                if not run:
-                                    run_at = f"{name}:{number}"
-                                run.append(t)
-                                if len(run) < RUN_MAX:
-                                    continue
-                                yield Record(run[0], "feed", cast(Mapping[str, Any], run), run_at)
-                                run = UnwatchedRun()
+                                skip(t)
+                                in_row += 1
+                                if in_row == RUN_MAX:
+                                    in_row = 0
+                                    yield Record(t, "feed", _RUN, f"{name}:{number}")
                                 continue
                     record = _parse_line(line, f"{name}:{number}", kinds)
                     if first and record.k != "head":
@@ -547,14 +572,9 @@ class RecordReader(Iterator[Record]):
                             location=record.where,
                         )
                     last = record.t
-                    if run:
-                        yield Record(run[0], "feed", cast(Mapping[str, Any], run), run_at)
-                        run = UnwatchedRun()
+                    in_row = 0
                     yield record
                 line_number += len(lines)
-            if run:
-                yield Record(run[0], "feed", cast(Mapping[str, Any], run), run_at)
-                run = UnwatchedRun()
             if first:
                 raise RecordingError("empty segment", location=name)
 
@@ -563,6 +583,9 @@ class RecordReader(Iterator[Record]):
         assert self.watched is not None
         watched = self._watched[name] = self.watched(name)
         return watched
+
+
+_RUN = cast(Mapping[str, Any], UnwatchedRun())
 
 
 def _utf8(line: bytes) -> bool:

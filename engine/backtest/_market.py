@@ -34,13 +34,13 @@ from __future__ import annotations
 
 import heapq
 import random
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import repeat
-from typing import Any, cast
+from typing import Any
 
 from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
 from ._feedrecord import FeedRecordError, connected_from, decode_feed
@@ -87,9 +87,10 @@ class ReplayMarket:
         value_after: float = 86_400.0,
         taken: frozenset[str] = frozenset(),
     ) -> None:
-        if isinstance(records, RecordReader):
-            # feed events of names not kept come unbuilt, as runs of times: counted only
-            records.watched = self.kept
+        self._reader = records if isinstance(records, RecordReader) else None
+        if self._reader is not None:
+            # feed events of names not kept are read unbuilt, their times only: counted
+            self._reader.watched = self.kept
         self._records = iter(records)  # a RecordReader's generator: no call of its own
         # read but not yet applied (a look-ahead for the next feed record); the times of
         # the feed records among them, in order
@@ -169,7 +170,7 @@ class ReplayMarket:
             # engine ignores it (it only counts it), so it is applied without being
             # decoded (like a search's entries of such names), and never stops the clock.
             body = record.body
-            if isinstance(body, UnwatchedRun):  # see RecordReader.watched: names not kept
+            if isinstance(body, UnwatchedRun):  # the reader skipped events (RecordReader)
                 return True
             ev = body.get("ev")
             if ev in _LISTING_EVENTS:
@@ -212,7 +213,7 @@ class ReplayMarket:
 
     @property
     def exhausted(self) -> bool:
-        return self._peek() is None
+        return self._peek() is None and not (self._reader and self._reader.untaken)
 
     def next_feed_at(self, limit: float) -> float | None:
         """The time of the next feed record not yet applied, if it is at or before
@@ -226,10 +227,13 @@ class ReplayMarket:
 
     def advance_to(self, when: float) -> None:
         """Apply every record (and resolve every price mark) due at or before ``when``."""
-        # Hot (once per feed record): locals, no call but reading for a counted one; the
-        # unwatched counted here and added once, on the way out
+        # Hot (once per feed record): locals; the unwatched counted here and added once,
+        # on the way out. The events a RecordReader skipped (names not kept) are taken by
+        # time, before each mark and on the way out: every one at or before the bound has
+        # been read by then (the record read after it is later than the bound).
         pending, pending_feed, marks = self._pending, self._pending_feed, self._marks
         read_one, unwatched, applied = self._read_one, 0, self.applied_until
+        reader = self._reader
         try:
             while True:
                 if pending or read_one():
@@ -237,27 +241,25 @@ class ReplayMarket:
                     t = record.t
                     if t <= when and (not marks or t <= marks[0][0]):
                         pending.popleft()
-                        applied = t
                         if pending_feed and pending_feed[0] is record:
                             pending_feed.popleft()
+                            applied = t
                             self._apply(record)
                         elif record.k == "feed":  # unwatched (see _read_one): counted only
-                            times = record.body
-                            if not isinstance(times, UnwatchedRun):
+                            if not isinstance(record.body, UnwatchedRun):
+                                applied = t
                                 unwatched += 1
-                                continue
-                            # the run's events due, as one record each would be applied
-                            due = bisect_right(times, min(when, marks[0][0]) if marks else when)
-                            unwatched += due
-                            applied = times[due - 1]
-                            if due < len(times):  # the rest waits, first in line
-                                rest = UnwatchedRun(times[due:])
-                                body = cast(Mapping[str, Any], rest)
-                                pending.appendleft(Record(rest[0], "feed", body, record.where))
                         else:
+                            applied = t
                             self._apply(record)
                         continue
-                if marks and marks[0][0] <= when:
+                mark_due = bool(marks) and marks[0][0] <= when
+                if reader is not None:
+                    count, last = reader.take_skipped(marks[0][0] if mark_due else when)
+                    if count:
+                        unwatched += count
+                        applied = max(applied, last)
+                if mark_due:
                     self.applied_until = applied  # (a mark's call may read it)
                     _, _, name, done = heapq.heappop(marks)
                     done(self.cheapest(name), False)
