@@ -38,13 +38,13 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from itertools import repeat
 from typing import Any
 
 from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
 from ._feedrecord import FeedRecordError, connected_from, decode_feed
 from ._format import Record, RecordingError, RecordReader, UnwatchedRun
+from ._ranked import epoch, resort, unsort
 from ._trade import BuyAnswer, FillModel, ReplayTrade
 
 __all__ = ["BuyAnswer", "FillModel", "ReplayMarket", "ReplayTrade"]
@@ -579,7 +579,7 @@ class ReplayMarket:
                     raise ValueError(f"price {price!r} is not an integer")
                 listings[item_id] = (row[0], price, row[2], row[3])
                 if price != row[1]:
-                    changed(row[0], _resort(by_name[row[0]], row[1], price, item_id))
+                    changed(row[0], resort(by_name[row[0]], row[1], price, item_id))
                     if journal is not None:
                         journal[item_id] = None
                 self._maybe_candidate(item_id, row[0], price)
@@ -597,7 +597,7 @@ class ReplayMarket:
                     gone.discard(item_id)
                 continue
             name = row[0]
-            changed(name, _unsort(by_name, name, row[1], item_id))
+            changed(name, unsort(by_name, name, row[1], item_id))
             if journal is not None:
                 journal[item_id] = None
                 del self._order[item_id]
@@ -645,7 +645,7 @@ class ReplayMarket:
             else:
                 listings[item_id] = (row[0], price, row[2], row[3])
                 if price != row[1]:
-                    changed(row[0], _resort(by_name[row[0]], row[1], price, item_id))
+                    changed(row[0], resort(by_name[row[0]], row[1], price, item_id))
                     if journal is not None:
                         journal[item_id] = None
             limit = known[1]
@@ -741,14 +741,14 @@ class ReplayMarket:
             item_id,
             name,
             price,
-            None if unlock_at is None else _epoch(unlock_at),
-            None if send_until is None else _epoch(send_until),
+            None if unlock_at is None else epoch(unlock_at),
+            None if send_until is None else epoch(send_until),
         )
 
     def _remove(self, item_id: str, *, gone: bool) -> None:
         row = self.listings.pop(item_id, None)
         if row is not None:
-            self._changed(row[0], _unsort(self.by_name, row[0], row[1], item_id))
+            self._changed(row[0], unsort(self.by_name, row[0], row[1], item_id))
             if self.journal is not None:
                 self.journal[item_id] = None
                 del self._order[item_id]
@@ -763,33 +763,6 @@ class ReplayMarket:
             self._gone.add(item_id)
 
 
-def _unsort(by_name: dict[str, list[tuple[int, str]]], name: str, price: int, item_id: str) -> int:
-    """Take a listing out of its name's sorted listings; returns where it was."""
-    ranked = by_name[name]
-    at = bisect_left(ranked, (price, item_id))
-    del ranked[at]
-    if not ranked:
-        del by_name[name]
-    return at
-
-
-def _resort(ranked: list[tuple[int, str]], old: int, price: int, item_id: str) -> int:
-    """Move a repriced listing to its place; returns the first position that changed."""
-    was = bisect_left(ranked, (old, item_id))
-    del ranked[was]
-    at = bisect_left(ranked, (price, item_id))
-    ranked.insert(at, (price, item_id))
-    return min(was, at)
-
-
 def _later(trade: ReplayTrade, price: int | None, past_end: bool) -> None:
     trade.later_price = price
     trade.later_past_end = past_end
-
-
-def _epoch(value: Any) -> int | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, int | float):
-        return int(value)
-    return int(datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp())
