@@ -23,11 +23,13 @@ import os
 import re
 import shutil
 import zlib
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, NamedTuple, cast
+from typing import IO, Any, Literal, NamedTuple, cast
 
 import msgspec
+from isal import isal_zlib
 from pydantic_core import from_json
 
 from .._errors import ConfigError
@@ -429,52 +431,80 @@ def read_records(directory: str | os.PathLike[str]) -> RecordReader:
 
 
 class UnwatchedRun(list[float]):
-    """The body of a record standing for consecutive feed listings and removals of names
-    :attr:`RecordReader.watched` refused: their times, in order (the record's ``t`` is
-    the first). Read without being built (see there)."""
+    """The (empty) body of a record a :class:`RecordReader` told the watched names yields
+    after every :data:`RUN_MAX` consecutive feed events of other names, at the time of the
+    last: their times are in :attr:`RecordReader.skipped`. It bounds how far a look-ahead
+    for the next record reads."""
 
     __slots__ = ()
 
 
 RUN_MAX = 1024
-"""At most this many events in one :class:`UnwatchedRun` (a look-ahead holds one)."""
+"""At most this many events of unwatched names read without a record (see
+:class:`UnwatchedRun`)."""
 
 
-class _PeekedItem(msgspec.Struct):
-    name: str | None = None
+class _PeekedItem(msgspec.Struct, gc=False):
+    name: str
 
 
-class _Peeked(msgspec.Struct):
-    """What tells a feed record of an unwatched name: the rest of its line is only checked
-    to be JSON (msgspec skips a value checking its syntax, without building it)."""
+class _Peeked(msgspec.Struct, gc=False):
+    """What tells a feed listing or removal of an unwatched name: the rest of its line is
+    only checked to be JSON (msgspec skips a value checking its syntax, without building
+    it). Any other line fails to decode as one (a connection marker, a missing name) and
+    goes the usual way."""
 
     t: float
-    k: str
-    ev: str | None = None
-    item: _PeekedItem | None = None
+    k: Literal["feed"]
+    ev: Literal["new", "update", "removed"]
+    item: _PeekedItem
 
 
-_PEEK = msgspec.json.Decoder(_Peeked)
-_LISTING_EVENTS = frozenset({"new", "update", "removed"})
+_PEEK = msgspec.json.Decoder(_Peeked).decode
+_FEED_KIND = b'"k":"feed"'
 
 
 class RecordReader(Iterator[Record]):
     """:func:`read_records`' iterator.
 
-    ``watched``: when set (a replay market sets it to the names it keeps), consecutive
-    ``feed`` listings and removals of names it refuses are yielded as one record whose
-    body is an :class:`UnwatchedRun` of their times: each line checked as every line is
-    (JSON syntax, UTF-8, ``t`` and its order, ``k``, the event, the item's name) but not
-    built. Most of a feed's events are of names no rule watches, which a replay only
-    counts: building them was half of its reading, and a record each much of the rest. A
-    line the quick look cannot vouch for goes the usual way, which gives the error it
-    always gave.
+    ``watched``: when set (a replay market sets it to the names it keeps), ``feed``
+    listings and removals of names it refuses are not yielded: their times are appended
+    to :attr:`skipped` (taken with :meth:`take_skipped`), each line checked as every line
+    is (JSON syntax, UTF-8, ``t`` and its order, ``k``, the event, the item's name) but not
+    built; after :data:`RUN_MAX` of them in a row, an :class:`UnwatchedRun` record. Most
+    of a feed's events are of names no rule watches, which a replay only counts: building
+    them was half of its reading, and a record per run of them (three events on average)
+    much of the rest. A line the quick look cannot vouch for goes the usual way, which
+    gives the error it always gave.
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.watched: Callable[[str], bool] | None = None
         self._watched: dict[str, bool] = {}
+        self.skipped: list[float] = []
+        """The times of the feed events of unwatched names read and not yet taken, in
+        order (every one before the records yielded so far is in it)."""
+        self._taken = 0
         self._records = self._read(Path(directory))
+
+    @property
+    def untaken(self) -> int:
+        """How many skipped events are not yet taken."""
+        return len(self.skipped) - self._taken
+
+    def take_skipped(self, until: float) -> tuple[int, float]:
+        """Take the skipped events at or before ``until``: how many, and the time of the
+        last (``-inf`` with none)."""
+        skipped, taken = self.skipped, self._taken
+        upto = bisect_right(skipped, until, taken)
+        if upto == taken:
+            return 0, float("-inf")
+        count, last = upto - taken, skipped[upto - 1]
+        if upto > 4096 and upto * 2 > len(skipped):  # now and then, not at every take
+            del skipped[:upto]
+            upto = 0
+        self._taken = upto
+        return count, last
 
     def __iter__(self) -> Iterator[Record]:
         return self._records  # the generator itself: no call of ours per record
@@ -495,29 +525,43 @@ class RecordReader(Iterator[Record]):
         if not segments:
             raise RecordingError("the recording has no segments", location=str(root))
         last = float("-inf")
-        peekable, unwatched = "feed" in kinds, self._unwatched
-        run, run_at = UnwatchedRun(), ""
+        peekable, known, peek_line = "feed" in kinds, self._watched, _PEEK
+        skip, in_row = self.skipped.append, 0
         for path in segments:
             # _read_segment's loop, inlined: one generator fewer per record (a feed hour is
             # 1.5 million of them)
             name, first, line_number = str(path), True, 0
             for lines in _chunks(path):
                 peek = peekable and self.watched is not None
-                for line in lines:
-                    line_number += 1
-                    if peek and b'"k":"feed"' in line[:64]:
-                        t = unwatched(line)
-                        if t is not None and not first and t >= last:  # (else: as usual)
-                            last = t
-                            if not run:
-                                run_at = f"{name}:{line_number}"
-                            run.append(t)
-                            if len(run) < RUN_MAX:
+                # Hot: 1.5 million lines an hour, most of them feed events of names not
+                # watched; per such line one msgspec look and the checks, nothing more
+                for number, line in enumerate(lines, line_number + 1):
+                    if peek and line.find(_FEED_KIND, 0, 64) >= 0:
+                        try:
+                            peeked = peek_line(line)
+                        except (msgspec.MsgspecError, RecursionError):
+                            pass  # not what a quick look can vouch for: the usual way says why
+                        else:
+                            t, item_name = peeked.t, peeked.item.name
+                            watched = known.get(item_name)
+                            if watched is None:
+                                watched = self._watch(item_name)
+                            if (
+                                not watched
+                                and t >= last
+                                and not first
+                                # UTF-8, as json.loads wants it: msgspec skips a string
+                                # without looking into it
+                                and (line.isascii() or _utf8(line))
+                            ):
+                                last = t
+                                skip(t)
+                                in_row += 1
+                                if in_row == RUN_MAX:
+                                    in_row = 0
+                                    yield Record(t, "feed", _RUN, f"{name}:{number}")
                                 continue
-                            yield Record(run[0], "feed", cast(Mapping[str, Any], run), run_at)
-                            run = UnwatchedRun()
-                            continue
-                    record = _parse_line(line, f"{name}:{line_number}", kinds)
+                    record = _parse_line(line, f"{name}:{number}", kinds)
                     if first and record.k != "head":
                         raise RecordingError(
                             "a segment must start with a head record", location=record.where
@@ -529,41 +573,28 @@ class RecordReader(Iterator[Record]):
                             location=record.where,
                         )
                     last = record.t
-                    if run:
-                        yield Record(run[0], "feed", cast(Mapping[str, Any], run), run_at)
-                        run = UnwatchedRun()
+                    in_row = 0
                     yield record
-            if run:
-                yield Record(run[0], "feed", cast(Mapping[str, Any], run), run_at)
-                run = UnwatchedRun()
+                line_number += len(lines)
             if first:
                 raise RecordingError("empty segment", location=name)
 
-    def _unwatched(self, line: bytes) -> float | None:
-        """The time of ``line`` if it is a feed listing or removal of a name not watched;
-        None: read it the usual way."""
-        try:
-            peeked = _PEEK.decode(line)
-        except (msgspec.MsgspecError, RecursionError):
-            return None  # not what a quick look can vouch for: the usual way says why
-        item = peeked.item
-        if peeked.k != "feed" or peeked.ev not in _LISTING_EVENTS or item is None:
-            return None
-        name = item.name
-        if name is None:
-            return None
-        watched = self._watched.get(name)
-        if watched is None:
-            assert self.watched is not None
-            watched = self._watched[name] = self.watched(name)
-        if watched:
-            return None
-        if not line.isascii():  # UTF-8, as json.loads wants it: msgspec skips a string
-            try:  # without looking into it
-                line.decode("utf-8", "surrogatepass")
-            except UnicodeDecodeError:
-                return None
-        return peeked.t
+    def _watch(self, name: str) -> bool:
+        """Whether ``name`` is watched (asked once per name)."""
+        assert self.watched is not None
+        watched = self._watched[name] = self.watched(name)
+        return watched
+
+
+_RUN = cast(Mapping[str, Any], UnwatchedRun())
+
+
+def _utf8(line: bytes) -> bool:
+    try:
+        line.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _read_segment(path: Path, kinds: frozenset[str] = KINDS) -> Iterator[Record]:
@@ -584,9 +615,13 @@ def _lines(path: Path) -> Iterator[bytes]:
         yield from lines
 
 
+_INFLATE_ERRORS = (zlib.error, cast(type[Exception], isal_zlib.error))  # (its stub: an instance)
+
+
 def _chunks(path: Path) -> Iterator[list[bytes]]:
-    """The complete lines of each chunk of ``path`` read and inflated."""
-    inflater = zlib.decompressobj(wbits=31)
+    """The complete lines of each chunk of ``path`` read and inflated (by ISA-L: the same
+    bytes as zlib's, a third of the time: a fifth of reading a feed hour was inflating)."""
+    inflater = isal_zlib.decompressobj(wbits=31)
     pending = b""
     consumed = 0
     while True:
@@ -595,7 +630,7 @@ def _chunks(path: Path) -> Iterator[list[bytes]]:
             break
         try:
             data = inflater.decompress(chunk)
-        except zlib.error as exc:
+        except _INFLATE_ERRORS as exc:
             raise RecordingError(
                 f"damaged gzip data near compressed byte {consumed}: {exc}",
                 location=str(path),

@@ -34,17 +34,17 @@ from __future__ import annotations
 
 import heapq
 import random
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from itertools import chain, repeat
-from typing import Any, cast
+from typing import Any
 
 from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
 from ._feedrecord import FeedRecordError, connected_from, decode_feed
 from ._format import Record, RecordingError, RecordReader, UnwatchedRun
+from ._ranked import epoch, resort, unsort
 from ._trade import BuyAnswer, FillModel, ReplayTrade
 
 __all__ = ["BuyAnswer", "FillModel", "ReplayMarket", "ReplayTrade"]
@@ -87,9 +87,10 @@ class ReplayMarket:
         value_after: float = 86_400.0,
         taken: frozenset[str] = frozenset(),
     ) -> None:
-        if isinstance(records, RecordReader):
-            # feed events of names not kept come unbuilt, as runs of times: counted only
-            records.watched = self.kept
+        self._reader = records if isinstance(records, RecordReader) else None
+        if self._reader is not None:
+            # feed events of names not kept are read unbuilt, their times only: counted
+            self._reader.watched = self.kept
         self._records = iter(records)  # a RecordReader's generator: no call of its own
         # read but not yet applied (a look-ahead for the next feed record); the times of
         # the feed records among them, in order
@@ -169,7 +170,7 @@ class ReplayMarket:
             # engine ignores it (it only counts it), so it is applied without being
             # decoded (like a search's entries of such names), and never stops the clock.
             body = record.body
-            if isinstance(body, UnwatchedRun):  # see RecordReader.watched: names not kept
+            if isinstance(body, UnwatchedRun):  # the reader skipped events (RecordReader)
                 return True
             ev = body.get("ev")
             if ev in _LISTING_EVENTS:
@@ -212,7 +213,7 @@ class ReplayMarket:
 
     @property
     def exhausted(self) -> bool:
-        return self._peek() is None
+        return self._peek() is None and not (self._reader and self._reader.untaken)
 
     def next_feed_at(self, limit: float) -> float | None:
         """The time of the next feed record not yet applied, if it is at or before
@@ -226,10 +227,13 @@ class ReplayMarket:
 
     def advance_to(self, when: float) -> None:
         """Apply every record (and resolve every price mark) due at or before ``when``."""
-        # Hot (once per feed record): locals, no call but reading for a counted one; the
-        # unwatched counted here and added once, on the way out
+        # Hot (once per feed record): locals; the unwatched counted here and added once,
+        # on the way out. The events a RecordReader skipped (names not kept) are taken by
+        # time, before each mark and on the way out: every one at or before the bound has
+        # been read by then (the record read after it is later than the bound).
         pending, pending_feed, marks = self._pending, self._pending_feed, self._marks
         read_one, unwatched, applied = self._read_one, 0, self.applied_until
+        reader = self._reader
         try:
             while True:
                 if pending or read_one():
@@ -237,27 +241,25 @@ class ReplayMarket:
                     t = record.t
                     if t <= when and (not marks or t <= marks[0][0]):
                         pending.popleft()
-                        applied = t
                         if pending_feed and pending_feed[0] is record:
                             pending_feed.popleft()
+                            applied = t
                             self._apply(record)
                         elif record.k == "feed":  # unwatched (see _read_one): counted only
-                            times = record.body
-                            if not isinstance(times, UnwatchedRun):
+                            if not isinstance(record.body, UnwatchedRun):
+                                applied = t
                                 unwatched += 1
-                                continue
-                            # the run's events due, as one record each would be applied
-                            due = bisect_right(times, min(when, marks[0][0]) if marks else when)
-                            unwatched += due
-                            applied = times[due - 1]
-                            if due < len(times):  # the rest waits, first in line
-                                rest = UnwatchedRun(times[due:])
-                                body = cast(Mapping[str, Any], rest)
-                                pending.appendleft(Record(rest[0], "feed", body, record.where))
                         else:
+                            applied = t
                             self._apply(record)
                         continue
-                if marks and marks[0][0] <= when:
+                mark_due = bool(marks) and marks[0][0] <= when
+                if reader is not None:
+                    count, last = reader.take_skipped(marks[0][0] if mark_due else when)
+                    if count:
+                        unwatched += count
+                        applied = max(applied, last)
+                if mark_due:
                     self.applied_until = applied  # (a mark's call may read it)
                     _, _, name, done = heapq.heappop(marks)
                     done(self.cheapest(name), False)
@@ -527,10 +529,10 @@ class ReplayMarket:
             self._disconnect(event.reason, event.detail, record.t)
             return
         if isinstance(event, FeedListingEvent):
-            self._apply_entries([record.body["item"]])
+            self._apply_entry(record.body["item"])
         else:
             self._remove(event.removal.item_id, gone=False)
-            self.counters.events += 1
+        self.counters.events += 1
         self.feed_events.append(event)
 
     def _apply_connection(self, record: Record) -> None:
@@ -587,7 +589,7 @@ class ReplayMarket:
                     raise ValueError(f"price {price!r} is not an integer")
                 listings[item_id] = (row[0], price, row[2], row[3])
                 if price != row[1]:
-                    changed(row[0], _resort(by_name[row[0]], row[1], price, item_id))
+                    changed(row[0], resort(by_name[row[0]], row[1], price, item_id))
                     if journal is not None:
                         journal[item_id] = None
                 self._maybe_candidate(item_id, row[0], price)
@@ -605,7 +607,7 @@ class ReplayMarket:
                     gone.discard(item_id)
                 continue
             name = row[0]
-            changed(name, _unsort(by_name, name, row[1], item_id))
+            changed(name, unsort(by_name, name, row[1], item_id))
             if journal is not None:
                 journal[item_id] = None
                 del self._order[item_id]
@@ -653,7 +655,7 @@ class ReplayMarket:
             else:
                 listings[item_id] = (row[0], price, row[2], row[3])
                 if price != row[1]:
-                    changed(row[0], _resort(by_name[row[0]], row[1], price, item_id))
+                    changed(row[0], resort(by_name[row[0]], row[1], price, item_id))
                     if journal is not None:
                         journal[item_id] = None
             limit = known[1]
@@ -670,8 +672,8 @@ class ReplayMarket:
         self, item_id: str, name: str, price: int, unlock_at: int | None, send_until: int | None
     ) -> None:
         """One entry's listing (a search's, a page's, a feed event's): :meth:`_add_rows`
-        for one row, then its place changed (its details are new), without building
-        columns or looking its place up again (a watched feed event's hot path)."""
+        for one row, its place changed (its details are new: one change, from the first
+        place that moved), without building columns (a watched feed event's hot path)."""
         if type(price) is not int or type(name) is not str:
             raise ValueError(f"listing {item_id!r}: bad id, name or price")
         known = self._names.get(name) or self._about(name)
@@ -707,13 +709,12 @@ class ReplayMarket:
                 changed(name, min(was, at))
                 if journal is not None:
                     journal[item_id] = None
-            else:
-                at = bisect_left(ranked, (price, item_id))
+            else:  # its details are new: changed from its place on
+                changed(name, bisect_left(ranked, (price, item_id)))
         limit = known[1]
         if limit is not None and price <= limit:
             self._candidates.add(item_id)
             self._unsnapshotted[item_id] = None
-        changed(name, at)
 
     def _maybe_candidate(self, item_id: str, name: str, price: int) -> None:
         known = self._names.get(name) or self._about(name)
@@ -723,31 +724,41 @@ class ReplayMarket:
             self._unsnapshotted[item_id] = None
 
     def _apply_entries(self, entries: list[dict[str, Any]]) -> None:
+        apply = self._apply_entry
         for entry in entries:
-            name = entry["name"]
-            if not self.kept(name):
-                continue
-            item_id = str(entry["item_id"])
-            price = int(entry["price"])
-            self.details[item_id] = entry
-            reference = entry.get("platform_price", entry.get("platform_price_number"))
-            if isinstance(reference, int | float) and reference:
-                if self.references.get(name) != int(reference):
-                    self._changed(name, -1)
-                self.references[name] = int(reference)
-            self._upsert(
-                item_id,
-                name,
-                price,
-                _epoch(entry.get("unlock_at")),
-                _epoch(entry.get("send_until")),
-            )
+            apply(entry)
         self.counters.events += len(entries)
+
+    def _apply_entry(self, entry: dict[str, Any]) -> None:
+        """One listing as a search, a page or the feed shows it (its wire entry)."""
+        name = entry["name"]
+        keep = self._keep.get(name)
+        if not (self.kept(name) if keep is None else keep):
+            return
+        item_id = str(entry["item_id"])
+        price = int(entry["price"])
+        self.details[item_id] = entry
+        reference = entry.get("platform_price")
+        if reference is None and "platform_price" not in entry:
+            reference = entry.get("platform_price_number")
+        if isinstance(reference, int | float) and reference:
+            references = self.references
+            if references.get(name) != int(reference):
+                self._changed(name, -1)
+            references[name] = int(reference)
+        unlock_at, send_until = entry.get("unlock_at"), entry.get("send_until")
+        self._upsert(
+            item_id,
+            name,
+            price,
+            None if unlock_at is None else epoch(unlock_at),
+            None if send_until is None else epoch(send_until),
+        )
 
     def _remove(self, item_id: str, *, gone: bool) -> None:
         row = self.listings.pop(item_id, None)
         if row is not None:
-            self._changed(row[0], _unsort(self.by_name, row[0], row[1], item_id))
+            self._changed(row[0], unsort(self.by_name, row[0], row[1], item_id))
             if self.journal is not None:
                 self.journal[item_id] = None
                 del self._order[item_id]
@@ -762,33 +773,6 @@ class ReplayMarket:
             self._gone.add(item_id)
 
 
-def _unsort(by_name: dict[str, list[tuple[int, str]]], name: str, price: int, item_id: str) -> int:
-    """Take a listing out of its name's sorted listings; returns where it was."""
-    ranked = by_name[name]
-    at = bisect_left(ranked, (price, item_id))
-    del ranked[at]
-    if not ranked:
-        del by_name[name]
-    return at
-
-
-def _resort(ranked: list[tuple[int, str]], old: int, price: int, item_id: str) -> int:
-    """Move a repriced listing to its place; returns the first position that changed."""
-    was = bisect_left(ranked, (old, item_id))
-    del ranked[was]
-    at = bisect_left(ranked, (price, item_id))
-    ranked.insert(at, (price, item_id))
-    return min(was, at)
-
-
 def _later(trade: ReplayTrade, price: int | None, past_end: bool) -> None:
     trade.later_price = price
     trade.later_past_end = past_end
-
-
-def _epoch(value: Any) -> int | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, int | float):
-        return int(value)
-    return int(datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp())

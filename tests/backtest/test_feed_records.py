@@ -413,9 +413,11 @@ def test_a_reader_told_the_watched_names_yields_the_others_unbuilt(tmp_path: Pat
     full = [r for r in read_records(tmp_path) if r.k == "feed"]
     reader = read_records(tmp_path)
     reader.watched = lambda name: name != OTHER
-    (run,) = [r for r in reader if r.k == "feed"]  # one record for the three, unbuilt
-    assert isinstance(run.body, UnwatchedRun)
-    assert (run.t, list(run.body), run.where) == (full[0].t, [r.t for r in full], full[0].where)
+    assert [r for r in reader if r.k == "feed"] == []  # not yielded: their times kept
+    assert reader.skipped == [r.t for r in full]
+    assert reader.take_skipped(full[1].t) == (2, full[1].t)
+    assert reader.take_skipped(full[1].t) == (0, float("-inf"))
+    assert (reader.untaken, reader.take_skipped(full[2].t)) == (1, (1, full[2].t))
     assert {r.body["item"]["name"] for r in full} == {OTHER}
     _write(tmp_path / "w", [(0.0, "snap", [listing("1", 1)]), (1.0, "feed", told(T0 + 1, "9", 1))])
     watched = read_records(tmp_path / "w")
@@ -426,8 +428,8 @@ def test_a_reader_told_the_watched_names_yields_the_others_unbuilt(tmp_path: Pat
 def test_a_run_of_unwatched_events_is_cut_where_a_replay_stops_and_at_its_bound(
     tmp_path: Path,
 ) -> None:
-    """A replay stopped inside a run counts the run's events up to its time, no more; a
-    run holds at most RUN_MAX events."""
+    """A replay stopped among unwatched events counts those up to its time, no more; the
+    reader yields a record after RUN_MAX of them in a row (a look-ahead stops there)."""
     count = RUN_MAX + 10
     steps: list[tuple[float, str, Any]] = [(0.0, "snap", [listing("1", 8000)])]
     steps += [(1 + i / 100, "feed", told(T0 + 1 + i / 100, str(100 + i), 5)) for i in range(count)]
@@ -438,7 +440,11 @@ def test_a_run_of_unwatched_events_is_cut_where_a_replay_stops_and_at_its_bound(
     assert len([r for r in read_records(tmp_path) if r.k == "feed"]) == count
     runs = read_records(tmp_path)
     runs.watched = lambda name: name != OTHER
-    assert [len(r.body) for r in runs if r.k == "feed"] == [RUN_MAX, 10]
+    marks = [r for r in runs if r.k == "feed"]  # one record after RUN_MAX in a row
+    assert [(type(r.body), len(r.body), r.t) for r in marks] == [
+        (UnwatchedRun, 0, T0 + 1 + (RUN_MAX - 1) / 100)
+    ]
+    assert len(runs.skipped) == count
     for stop in (T0 + 1.505, T0 + 1 + count / 100):
         quick = ReplayMarket(read_records(tmp_path), keep=lambda n: n != OTHER)
         full = ReplayMarket(iter(list(read_records(tmp_path))), keep=lambda n: n != OTHER)
