@@ -137,6 +137,27 @@ branch alternated 3 times on the same 1.2 h recording (load 5-7 on 2 cores): CPU
 decide_search 0.99-1.24 s on main, 0.96-1.19 s on the branch (3-17% less per pair of
 runs); the whole engine 7.3-9.4 s CPU on main, 7.7-9.3 s on the branch: within the
 noise, since only the 1-2 changed listings of a name were made into decisions before.
+Issue 20, point 1 (session 9, 2026-11-28, five branches merged: s9-replay, s9-decode,
+s9-steps, s9-feedengine, s9-feedreplay). Profiled first (py-spy sampling, whole hour):
+the replay's search answers 23%, the engine's decode 14% and decisions 15% (a name with
+one listing changed read whole in each layer), the snapshot step 12%, the reconciler 6%
+(ledger reads through aiosqlite's thread with nothing to reconcile), the request's
+address ~6%. Now a changed name's part is patched from its last one in the replay, read
+and judged listing by listing in the engine (only the listings that came are screened and
+judged; the others matched by position), the client sets its own encoded query on the
+address without httpx parsing every character again (engine/client/_urls.py, checked
+against httpx's own parse once per process), the snapshot tracker's work follows the
+changes, and a ledger in memory (backtests, dry runs; never a file) answers a read made
+again with nothing written since without the thread. Same fingerprint and whole report
+summary as before on the 1.2 h recording. Quiet machine (load 0.1-0.4), main (ea2cc06) and
+the merge alternated: main 5.4-5.8 s CPU (625-668x real time), merged 3.0-3.7 s
+(981-1,197x; the VM's noise spreads one build's runs by ~20%). A week (168 h of the same
+market, recording made in 424 s, 112.6 MB), the merge: 695 s CPU (870x real time; 11.6
+min, so not yet under 10), 705 MB peak RSS, run beside a CI run (load 2-3); main, at load
+4-9: 963 s CPU (628x), 750 MB. Left (shares of the hour): the replay's search answers and
+the decode's per-part work, httpx's send path (cookies, Request and Response set-up), the
+per-request deadline watchdog task under the virtual clock, GC (~0.2 s an hour: a higher
+threshold let cycles pile up to 318 MB RSS for no gain in time; not kept).
 """
 
 from __future__ import annotations
@@ -212,7 +233,8 @@ def replay(directory: Path, until: float | None = None) -> tuple[int, float, int
 
     records = read_records(directory)
     if until is not None:
-        records = (r for r in records if r.t <= until)
+        # recordings are in time order: stop at the cut rather than read the rest
+        records = itertools.takewhile(lambda r: r.t <= until, records)
     began = time.process_time()
     market = ReplayMarket(records)
     market.advance_to(float("inf"))

@@ -60,6 +60,22 @@ decisions on watched events (~18 us each: the rules' scan and skip counting, the
 references' quotes, FeedWatch's bookkeeping; the same path as live) and ~1.5 s of steps.
 Next: Engine.next_due per event (its search part: the limiter's and pacer's windows,
 exact only at the clock's time), the watched event's decode-and-apply in one pass.
+
+Session 9 (2026-11-28, branches s9-feedengine and s9-feedreplay, with s9-steps, s9-replay
+and s9-decode merged). Profiled first (py-spy, (c) on the hour): the replay 51% (reading
+24%, applying watched events 20%), the engine's feed events 26% (skip counting 7%, the
+rules' scan 6%, eval_context 5%, reference choice 4%), Engine.next_due per watched event
+7%. Now a feed event is judged one listing at a time on its name's plan (no Scan held;
+skip reasons counted at once: EngineStatus.skipped_pairs), the reference chooser keeps
+its latest answer by identity, Engine.next_due works its kinds out inline
+(engine/sniper/_due.py); unwatched events are times in the reader, not records, and a
+watched entry is applied in one pass. Same fingerprints (a06146e979a4f47d on the hour).
+Quiet machine (load 0.4-0.6), (c) alone, main (ea2cc06) then the merge: 23.5 -> 17.7 s
+CPU (153x -> 204x real time); all four at load ~2: (c) 20.2 s (179x; steps 1.2 s, feed
+events 4.9 s = 12.4 us per watched event, the replay 14.0 s = 8.5 us per feed event),
+(d) 33.4 s (main: 39-41 s). The 300x target is not met: the replay (reading ~3.4 s an
+hour with the watched names set, the market's apply, the driver's turn per watched
+event) is now most of what is left.
 """
 
 from __future__ import annotations
