@@ -153,7 +153,8 @@ summary as before on the 1.2 h recording. Quiet machine (load 0.1-0.4), main (ea
 the merge alternated: main 5.4-5.8 s CPU (625-668x real time), merged 3.0-3.7 s
 (981-1,197x; the VM's noise spreads one build's runs by ~20%). A week (168 h of the same
 market, recording made in 424 s, 112.6 MB), the merge: 695 s CPU (870x real time; 11.6
-min, so not yet under 10), 705 MB peak RSS, run beside a CI run (load 2-3); main, at load
+min, so not yet under 10), 705 MB peak RSS, run beside a CI run (load 2-3); again on the
+quiet machine (load ~1): 616 s CPU (981x real time, 10.3 min), 676 MB; main, at load
 4-9: 963 s CPU (628x), 750 MB. Left (shares of the hour): the replay's search answers and
 the decode's per-part work, httpx's send path (cookies, Request and Response set-up), the
 per-request deadline watchdog task under the virtual clock, GC (~0.2 s an hour: a higher
