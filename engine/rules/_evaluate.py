@@ -199,25 +199,7 @@ def evaluate(ruleset: RuleSet, listings: Iterable[Listing], context: EvalContext
             if rule.passes(listing, view, context):
                 accept((rule, listing, view))
             else:
-                # reasons are worked out only when read (see Decision.reasons)
-                reject(
-                    _new(
-                        Decision,
-                        (
-                            listing,
-                            rule.name,
-                            False,
-                            listing.price,
-                            rule.action,
-                            rule.priority,
-                            False,
-                            None,
-                            rule,
-                            view,
-                            context,
-                        ),
-                    )
-                )
+                reject(turned_down(rule, listing, view, context))
     if passes:
         decisions.extend(_allocate(ruleset, passes, context))
     return decisions
