@@ -6,6 +6,7 @@ import math
 import time
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from engine import Clock, ScaledClock, SystemClock, VirtualClock
@@ -122,6 +123,62 @@ async def test_a_cancelled_sleeper_is_forgotten(clock: VirtualClock) -> None:
         clock.advance(5.0)
     assert wakeups.log == [("last", START + 30.0)]
     assert clock.next_deadline() is None
+
+
+async def test_move_on_after_cancels_its_scope_when_virtual_time_reaches_the_deadline(
+    clock: VirtualClock,
+) -> None:
+    done: list[tuple[str, float, bool]] = []
+
+    async def waits(name: str, seconds: float) -> None:
+        with clock.move_on_after(seconds) as scope:
+            await anyio.sleep_forever()
+        done.append((name, clock.now(), scope.cancelled_caught))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(waits, "ten", 10.0)
+        tg.start_soon(waits, "four", 4.0)
+        await anyio.wait_all_tasks_blocked()
+        assert clock.next_deadline() == START + 4.0
+        clock.advance(3.9)
+        await anyio.wait_all_tasks_blocked()
+        assert done == []
+        clock.advance(0.1)  # exactly at the deadline: due
+        await anyio.wait_all_tasks_blocked()
+        assert done == [("four", START + 4.0, True)]
+        assert clock.next_deadline() == START + 10.0
+        clock.jump_to(START + 60.0)
+    assert done[1:] == [("ten", START + 60.0, True)]
+    assert clock.next_deadline() is None
+
+
+async def test_move_on_after_left_in_time_leaves_no_deadline_behind(clock: VirtualClock) -> None:
+    with clock.move_on_after(30.0) as scope:
+        assert clock.next_deadline() == START + 30.0
+        await anyio.lowlevel.checkpoint()
+    assert not scope.cancel_called
+    assert clock.next_deadline() is None
+    clock.advance(60.0)  # the forgotten deadline cancels nothing later
+    assert not scope.cancel_called
+
+
+async def test_move_on_after_of_no_time_cancels_at_the_first_wait(clock: VirtualClock) -> None:
+    reached = False
+    with anyio.fail_after(HANG_GUARD), clock.move_on_after(0) as scope:
+        await anyio.sleep_forever()
+        reached = True
+    assert scope.cancelled_caught
+    assert not reached
+    assert clock.next_deadline() is None
+
+
+async def test_autojump_jumps_to_a_move_on_after_deadline(clock: VirtualClock) -> None:
+    with anyio.fail_after(HANG_GUARD):
+        async with clock.autojump():
+            with clock.move_on_after(3_600.0) as scope:
+                await anyio.sleep_forever()
+    assert scope.cancelled_caught
+    assert clock.now() == START + 3_600.0
 
 
 async def test_autojump_runs_virtual_hours_at_once_waking_each_sleeper_at_its_deadline(
