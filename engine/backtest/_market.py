@@ -132,6 +132,12 @@ class ReplayMarket:
         self.references: dict[str, int] = {}
         self._gone: set[str] = set()
         self._candidates: set[str] = set()
+        self.candidate_marks: dict[str, int] = {}
+        """name -> :attr:`search_epoch` when a listing of it last became a candidate: a
+        search's part of a name made before then may show a candidate again, one made
+        after cannot (every one it showed was seen)."""
+        self.search_epoch = 0
+        """How many searches :meth:`saw_all` has been told of."""
         self.trades: dict[str, ReplayTrade] = {}
         self._trade_ids = 0
         self.initial_balance = balance
@@ -386,6 +392,7 @@ class ReplayMarket:
         in C-level passes (a search answer shows ~2,000). ``unsighted``: the ones among
         them that may not have been sighted yet (sightings are never forgotten: a
         search's listings shown before need no second look in the large dict)."""
+        self.search_epoch += 1
         if self._candidates:
             self._candidates.difference_update(*shown)
         first = chain.from_iterable(shown) if unsighted is None else unsighted
@@ -626,6 +633,7 @@ class ReplayMarket:
         names, about = self._names, self._about
         journal, changed, order = self.journal, self._changed, self._order
         candidates, unsnapshotted = self._candidates, self._unsnapshotted
+        marks, epoch = self.candidate_marks, self.search_epoch
         columns = (rows["id"], rows["name"], rows["price"], rows["unlock"], rows["send"])
         if len({len(c) for c in columns}) != 1:
             raise ValueError("rows: the columns differ in length")
@@ -653,15 +661,17 @@ class ReplayMarket:
                     order[item_id] = self._serial
                     self._serial += 1
             else:
-                listings[item_id] = (row[0], price, row[2], row[3])
+                name = row[0]  # (its name as listed: the part that shows it)
+                listings[item_id] = (name, price, row[2], row[3])
                 if price != row[1]:
-                    changed(row[0], resort(by_name[row[0]], row[1], price, item_id))
+                    changed(name, resort(by_name[name], row[1], price, item_id))
                     if journal is not None:
                         journal[item_id] = None
             limit = known[1]
             if limit is not None and price <= limit:
                 candidates.add(item_id)
                 unsnapshotted[item_id] = None
+                marks[name] = epoch
 
     def _about(self, name: str) -> tuple[bool, int | None]:
         """Whether ``name`` is kept, and its rules' highest max_price (cached)."""
@@ -715,6 +725,7 @@ class ReplayMarket:
         if limit is not None and price <= limit:
             self._candidates.add(item_id)
             self._unsnapshotted[item_id] = None
+            self.candidate_marks[name] = self.search_epoch
 
     def _maybe_candidate(self, item_id: str, name: str, price: int) -> None:
         known = self._names.get(name) or self._about(name)
@@ -722,6 +733,7 @@ class ReplayMarket:
         if limit is not None and price <= limit:
             self._candidates.add(item_id)
             self._unsnapshotted[item_id] = None
+            self.candidate_marks[name] = self.search_epoch
 
     def _apply_entries(self, entries: list[dict[str, Any]]) -> None:
         apply = self._apply_entry

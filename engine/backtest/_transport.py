@@ -65,6 +65,7 @@ class _Part:
         "entries",
         "ids",
         "keys",
+        "looked",
         "reference",
         "text",
         "unlocks",
@@ -82,6 +83,9 @@ class _Part:
         self.details: list[Any] | None = None
         self.unlocks: list[int | None] = []
         self.reference: int | None = None
+        self.looked = 0
+        """The :attr:`ReplayMarket.search_epoch` after the last search whose candidates
+        were looked for among :attr:`ids` (see :attr:`ReplayMarket.candidate_marks`)."""
 
 
 _TEXTS_HELD = 500_000
@@ -353,19 +357,29 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         parts: list[bytes] = []
         shown: list[list[str]] = []  # each part's item ids
         fresh: list[str] = []  # the listings whose entries were made now: the others were shown
-        held_parts, versions = self._parts[include_hold], self.market.name_versions
+        market = self.market
+        held_parts, versions = self._parts[include_hold], market.name_versions
+        # the parts that may show a candidate: those made now, and a kept one of a name a
+        # listing of which became a candidate since the kept part was last looked at
+        may_show: list[list[str]] = []
+        marks, epoch = market.candidate_marks, market.search_epoch
         for name in names:
             # a kept part (most are) found here, without a call
             held = held_parts.get(name)
             if held is not None and held.version == versions.get(name, 0) and now < held.until:
                 parts.append(held.text)
                 shown.append(held.ids)
+                if marks.get(name, -1) >= held.looked:
+                    may_show.append(held.ids)
+                    held.looked = epoch + 1
                 continue
             part, ids, made = self._name_part(name, include_hold, now, held)
+            held_parts[name].looked = epoch + 1
             parts.append(part)
             shown.append(ids)
+            may_show.append(ids)
             fresh.extend(made)
-        self.market.saw_all(shown, "search", now, unsighted=fresh)
+        market.saw_all(may_show, "search", now, unsighted=fresh)
         if self._on_search is not None:
             self._on_search([item_id for ids in shown for item_id in ids])
         # the same text json.dumps gives for {"success": true, "items": {...}}: each part
