@@ -180,6 +180,36 @@ async def test_kept_search_answers_are_the_answers_made_afresh(
         assert answer.content == afresh.content, f"at {t} s"
 
 
+@pytest.mark.parametrize("include_hold", [True, False])
+@pytest.mark.parametrize("seed", [31, 32, 33])
+async def test_kept_search_answers_see_the_candidates_answers_made_afresh_see(
+    tmp_path: Path, include_hold: bool, seed: int
+) -> None:
+    """A kept part is looked through for candidates only when one may show in it: the
+    listings a search shows stop being unseen candidates exactly as if every part were
+    made afresh (relisted ids, reprices, a snapshot sending a shown row again)."""
+    steps = _random_market(seed, steps=40)
+    big = [(str(5000 + i), NAMES[0], 1000 + (i * 7) % 90, None, None) for i in range(120)]
+    steps[0] = (0.0, "snap", [*steps[0][2], *big])
+    # tiny segments: each snapshot is a key with every row again (kept parts re-sent)
+    data = write(tmp_path / "rec", steps, include_hold=True, segment_bytes=256)
+    markets = [ReplayMarket(read_records(data), ceiling=lambda name: 1060) for _ in range(2)]
+    clocks = [VirtualClock(T0), VirtualClock(T0)]
+    kept = ReplayTransport(markets[0], clocks[0])
+    params = [("name", n) for n in NAMES] + [("include_hold", "1" if include_hold else "0")]
+    request = httpx.Request("GET", "http://replay.invalid/v2/search-items-by-name", params=params)
+    for t in range(0, 400):
+        for clock, market in zip(clocks, markets, strict=True):
+            clock.jump_to(T0 + t)
+            market.advance_to(T0 + t)
+        await kept.handle_async_request(request)
+        await ReplayTransport(markets[1], clocks[1]).handle_async_request(request)
+        assert markets[0]._candidates == markets[1]._candidates, f"at {t} s"
+    assert markets[0].counters == markets[1].counters
+    assert markets[0].counters.unseen_candidates > 0
+    assert markets[0].counters.unseen_by_name
+
+
 @pytest.mark.parametrize("seed", [21, 22, 23, 24])
 async def test_patched_search_answers_are_the_answers_made_afresh(
     tmp_path: Path, seed: int
