@@ -221,6 +221,8 @@ class ClientCore:
                 response = await self._send_within_deadline(request)
             except httpx.HTTPError as exc:
                 failure = transport_error(endpoint, exc, project_ids)
+            else:
+                _unbind(response)
         if failure is None:
             failure = http_error(endpoint, response, project_ids, self._clock.now())
         self._observe(endpoint, failure)
@@ -228,6 +230,9 @@ class ClientCore:
             if isinstance(failure, RateLimited) and chosen is not None and self._limiter:
                 self._limiter.pause(chosen, failure.retry_after)
             _log.debug("%s", failure)  # messages name the endpoint, never the URL
+            # the error's traceback holds this frame until the cyclic collector frees it:
+            # not the answer too
+            response = _DROPPED
             # Raised outside the except block: no httpx error rides along as __context__.
             raise failure
         return response
@@ -348,6 +353,7 @@ class ClientCore:
                 await stream.aclose()
         finally:
             await response.aclose()
+            response.stream = _NOTHING_MORE  # (see _unbind: its body is read or dropped)
 
 
 class SnapshotStream:
@@ -450,3 +456,16 @@ def _check_buckets(limiter: RateLimiter, catalogue_bucket: str | None) -> None:
             raise ConfigError(
                 f"the rate limiter has no bucket {bucket!r}", field="limiter"
             ) from None
+
+
+_NOTHING_MORE = httpx.ByteStream(b"")
+_DROPPED = httpx.Response(204)
+
+
+def _unbind(response: httpx.Response) -> None:
+    """Free an answer read whole as soon as it is dropped. httpx leaves the read body's
+    stream bound to its response, a reference cycle that only the cyclic garbage
+    collector frees: a long run held hundreds of search answers (hundreds of KB each)
+    between two full collections (a week's backtest peaked ~150 MB higher). The body is
+    in ``content`` already; the stream that replaces the bound one only holds it."""
+    response.stream = httpx.ByteStream(response.content)
