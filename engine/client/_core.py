@@ -10,7 +10,13 @@ import logging
 import re
 import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext, suppress
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    asynccontextmanager,
+    nullcontext,
+    suppress,
+)
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self, TypeVar
 
@@ -274,10 +280,25 @@ class ClientCore:
         """``send``, abandoned when ``timeout`` seconds of the injected clock have passed
         (httpx's own timeouts bound each phase; this bounds the whole call, and lets tests
         with a virtual clock reach the deadline without waiting)."""
-        if isinstance(self._clock, SystemClock):
-            return await self._send_within_real_deadline(request)
-        if isinstance(self._clock, VirtualClock):
-            return await self._send_within_virtual_deadline(self._clock, request)
+        clock = self._clock
+        # a cancel scope where the clock offers one (real time; a backtest's or a test's
+        # virtual time), else a watchdog task: one per request was ~5% of a backtest
+        deadline: AbstractContextManager[anyio.CancelScope]
+        if isinstance(clock, SystemClock):
+            deadline = anyio.move_on_after(self._timeout)
+        elif isinstance(clock, VirtualClock):
+            deadline = clock.move_on_after(self._timeout)
+        else:
+            return await self._send_with_watchdog(request)
+        response: httpx.Response | None = None
+        with deadline:
+            response = await self._http.send(request)
+        if response is None:
+            raise httpx.TimeoutException(f"no answer within {self._timeout:g} s", request=request)
+        return response
+
+    async def _send_with_watchdog(self, request: httpx.Request) -> httpx.Response:
+        """:meth:`_send_within_deadline` on any other clock: a task sleeps its time."""
         response: httpx.Response | None = None
         timed_out = False
 
@@ -300,27 +321,6 @@ class ClientCore:
             raise error
         if response is None:
             assert timed_out  # otherwise send() raised, or we were cancelled from outside
-            raise httpx.TimeoutException(f"no answer within {self._timeout:g} s", request=request)
-        return response
-
-    async def _send_within_virtual_deadline(
-        self, clock: VirtualClock, request: httpx.Request
-    ) -> httpx.Response:
-        # A backtest's or a test's clock: its own cancel scope, no watchdog task (one per
-        # request was ~5% of a backtest's hour)
-        response: httpx.Response | None = None
-        with clock.move_on_after(self._timeout):
-            response = await self._http.send(request)
-        if response is None:
-            raise httpx.TimeoutException(f"no answer within {self._timeout:g} s", request=request)
-        return response
-
-    async def _send_within_real_deadline(self, request: httpx.Request) -> httpx.Response:
-        # Real time: a cancel scope does it without the watchdog task (cheaper per call).
-        response: httpx.Response | None = None
-        with anyio.move_on_after(self._timeout):
-            response = await self._http.send(request)
-        if response is None:
             raise httpx.TimeoutException(f"no answer within {self._timeout:g} s", request=request)
         return response
 

@@ -395,18 +395,40 @@ async def _hang(request: httpx.Request) -> httpx.Response:
     raise AssertionError("unreachable")
 
 
+class OtherClock:
+    """A clock of the caller's own (not one of snipe's): the client's deadline is a task
+    sleeping on it. Its time is a VirtualClock's."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self.clock = clock
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    async def sleep_until(self, deadline: float) -> None:
+        await self.clock.sleep_until(deadline)
+
+    async def sleep(self, seconds: float) -> None:
+        await self.clock.sleep(seconds)
+
+
+@pytest.mark.parametrize("own_clock", [False, True], ids=["virtual", "other"])
 @pytest.mark.parametrize(
     ("call", "expected"),
     [(buy_one, OutcomeUnknown), (bulk, OutcomeUnknown), (search, Unavailable)],
     ids=["buy_one", "bulk", "search"],
 )
 async def test_deadline_on_the_injected_clock(
-    call: Call, expected: type[Exception], recorder: Recorder
+    call: Call, expected: type[Exception], recorder: Recorder, own_clock: bool
 ) -> None:
     clock = VirtualClock()
     recorder.reply(_hang)
     async with MarketClient(
-        KEY, base_url=BASE_URL, transport=recorder.transport, clock=clock, timeout=5.0
+        KEY,
+        base_url=BASE_URL,
+        transport=recorder.transport,
+        clock=OtherClock(clock) if own_clock else clock,
+        timeout=5.0,
     ) as client:
         start = clock.now()
         async with clock.autojump():
