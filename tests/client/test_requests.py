@@ -545,3 +545,18 @@ async def test_every_public_method_is_covered() -> None:
         "aclose",
     }
     assert public == covered
+
+
+async def test_a_cookie_the_service_sets_is_sent_back(
+    client: MarketClient, recorder: Recorder
+) -> None:
+    # answers without Set-Cookie skip httpx's cookie machinery: one that sets one is kept
+    recorder.json({"success": True, "user": {"wallet": "1"}})
+    await client.get_user()
+    assert "cookie" not in recorder.last.headers
+    recorder.json(
+        {"success": True, "user": {"wallet": "1"}}, headers={"set-cookie": "session=abc; Path=/"}
+    )
+    await client.get_user()
+    await client.get_user()
+    assert recorder.last.headers["cookie"] == "session=abc"
