@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import heapq
 import random
-from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ from typing import Any
 from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
 from ._feedrecord import FeedRecordError, connected_from, decode_feed
 from ._format import Record, RecordingError, RecordReader, UnwatchedRun
-from ._ranked import epoch, resort, unsort
+from ._ranked import Prices, epoch, find, rank, resort, unsort
 from ._trade import BuyAnswer, FillModel, ReplayTrade
 
 __all__ = ["BuyAnswer", "FillModel", "ReplayMarket", "ReplayTrade"]
@@ -116,6 +115,9 @@ class ReplayMarket:
         """name -> ``(price, item_id)`` of its listings, sorted: kept sorted as they change
         (a bisect each), so a search answer is its first 50, not a sort of the whole name
         (re-sorting every searched name was a fifth of a backtest's time, issue 20)."""
+        self._prices: dict[str, Prices] = {}
+        """name -> the prices of :attr:`by_name`'s listings, in its order: where a place is
+        looked for (engine/backtest/_ranked.py)."""
         self.name_versions: dict[str, int] = {}
         """name -> a number that changes whenever what a search of it shows may change
         (a listing, its details, the name's reference): answers are kept while it holds.
@@ -519,7 +521,7 @@ class ReplayMarket:
             raise RecordingError(
                 f"malformed {kind!r} record: {exc}", location=record.where
             ) from None
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
             raise RecordingError(
                 f"malformed {kind!r} record: {type(exc).__name__}: {exc}", location=record.where
             ) from None
@@ -588,7 +590,7 @@ class ReplayMarket:
         ids, prices = changed["id"], changed["price"]
         if len(ids) != len(prices):
             raise ValueError("px: id and price columns differ in length")
-        journal, changed, by_name = self.journal, self._changed, self.by_name
+        journal, changed, by_name, ranks = self.journal, self._changed, self.by_name, self._prices
         for item_id, price in zip(ids, prices, strict=True):
             row = listings.get(item_id)
             if row is not None:
@@ -596,7 +598,8 @@ class ReplayMarket:
                     raise ValueError(f"price {price!r} is not an integer")
                 listings[item_id] = (row[0], price, row[2], row[3])
                 if price != row[1]:
-                    changed(row[0], resort(by_name[row[0]], row[1], price, item_id))
+                    name = row[0]
+                    changed(name, resort(by_name[name], ranks[name], row[1], price, item_id))
                     if journal is not None:
                         journal[item_id] = None
                 self._maybe_candidate(item_id, row[0], price)
@@ -604,7 +607,7 @@ class ReplayMarket:
 
     def _delete_ids(self, removed: list[str]) -> None:
         # Hot: inlined :meth:`_remove` for listings the recording itself removes.
-        pop, by_name, gone = self.listings.pop, self.by_name, self._gone
+        pop, by_name, gone, prices = self.listings.pop, self.by_name, self._gone, self._prices
         details, candidates = self.details, self._candidates
         journal, changed = self.journal, self._changed
         for item_id in removed:
@@ -614,7 +617,7 @@ class ReplayMarket:
                     gone.discard(item_id)
                 continue
             name = row[0]
-            changed(name, unsort(by_name, name, row[1], item_id))
+            changed(name, unsort(by_name, prices, name, row[1], item_id))
             if journal is not None:
                 journal[item_id] = None
                 del self._order[item_id]
@@ -629,7 +632,7 @@ class ReplayMarket:
     def _add_rows(self, rows: Mapping[str, list[Any]]) -> None:
         # The hot loop of a replay (hundreds of thousands of rows a second): locals only,
         # one dict lookup per question.
-        listings, by_name, gone = self.listings, self.by_name, self._gone
+        listings, by_name, gone, prices = self.listings, self.by_name, self._gone, self._prices
         names, about = self._names, self._about
         journal, changed, order = self.journal, self._changed, self._order
         candidates, unsnapshotted = self._candidates, self._unsnapshotted
@@ -647,15 +650,8 @@ class ReplayMarket:
                 continue
             row = listings.get(item_id)
             if row is None:
+                changed(name, rank(by_name, prices, name, price, item_id))
                 listings[item_id] = (name, price, unlock_at, send_until)
-                ranked = by_name.get(name)
-                if ranked is None:
-                    by_name[name] = [(price, item_id)]
-                    changed(name, 0)
-                else:
-                    at = bisect_left(ranked, (price, item_id))
-                    ranked.insert(at, (price, item_id))
-                    changed(name, at)
                 if journal is not None:
                     journal[item_id] = None
                     order[item_id] = self._serial
@@ -664,7 +660,7 @@ class ReplayMarket:
                 name = row[0]  # (its name as listed: the part that shows it)
                 listings[item_id] = (name, price, row[2], row[3])
                 if price != row[1]:
-                    changed(name, resort(by_name[name], row[1], price, item_id))
+                    changed(name, resort(by_name[name], prices[name], row[1], price, item_id))
                     if journal is not None:
                         journal[item_id] = None
             limit = known[1]
@@ -691,36 +687,26 @@ class ReplayMarket:
         row = listings.get(item_id)
         if not known[0] or item_id in self._gone:
             if row is not None:  # (never: a gone or unkept listing is not held)
-                changed(row[0], bisect_left(self.by_name[row[0]], (row[1], item_id)))
+                name = row[0]
+                changed(name, find(self.by_name[name], self._prices[name], row[1], item_id))
             return
         if row is None:
+            changed(name, rank(self.by_name, self._prices, name, price, item_id))
             listings[item_id] = (name, price, unlock_at, send_until)
-            ranked = self.by_name.get(name)
-            if ranked is None:
-                self.by_name[name] = [(price, item_id)]
-                at = 0
-            else:
-                at = bisect_left(ranked, (price, item_id))
-                ranked.insert(at, (price, item_id))
-            changed(name, at)
             if journal is not None:
                 journal[item_id] = None
                 self._order[item_id] = self._serial
                 self._serial += 1
         else:
             name = row[0]
-            listings[item_id] = (name, price, row[2], row[3])
-            ranked = self.by_name[name]
+            ranked, prices = self.by_name[name], self._prices[name]
             if price != row[1]:
-                was = bisect_left(ranked, (row[1], item_id))
-                del ranked[was]
-                at = bisect_left(ranked, (price, item_id))
-                ranked.insert(at, (price, item_id))
-                changed(name, min(was, at))
+                changed(name, resort(ranked, prices, row[1], price, item_id))
                 if journal is not None:
                     journal[item_id] = None
             else:  # its details are new: changed from its place on
-                changed(name, bisect_left(ranked, (price, item_id)))
+                changed(name, find(ranked, prices, price, item_id))
+            listings[item_id] = (name, price, row[2], row[3])
         limit = known[1]
         if limit is not None and price <= limit:
             self._candidates.add(item_id)
@@ -770,7 +756,7 @@ class ReplayMarket:
     def _remove(self, item_id: str, *, gone: bool) -> None:
         row = self.listings.pop(item_id, None)
         if row is not None:
-            self._changed(row[0], unsort(self.by_name, row[0], row[1], item_id))
+            self._changed(row[0], unsort(self.by_name, self._prices, row[0], row[1], item_id))
             if self.journal is not None:
                 self.journal[item_id] = None
                 del self._order[item_id]
