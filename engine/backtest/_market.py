@@ -40,8 +40,16 @@ from dataclasses import dataclass, field
 from itertools import chain, repeat
 from typing import Any
 
-from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
-from ._feedrecord import FeedRecordError, connected_from, decode_feed
+from ..client import (
+    FeedConnected,
+    FeedDisconnected,
+    FeedEvent,
+    FeedListingEvent,
+    FeedRemovalEvent,
+)
+from ..models import FeedListing, FeedRemoval
+from ._feedconn import FeedConnections
+from ._feedrecord import FeedRecordError, decode_feed, feed_item
 from ._format import Record, RecordingError, RecordReader, UnwatchedRun
 from ._ranked import Prices, epoch, find, rank, resort, unsort
 from ._trade import BuyAnswer, FillModel, ReplayTrade
@@ -96,10 +104,6 @@ class ReplayMarket:
         self._pending: deque[Record] = deque()
         self._pending_feed: deque[Record] = deque()
         self._read_all = False
-        # the feed's connection as the records read so far leave it (ahead of the one
-        # applied): a head or resume that changes it stops the clock like a feed record
-        self._read_up = False
-        self._read_segment_up = False
         self.taken = taken
         """Listings another buyer took first, as a live run found (``--against``): the
         replay loses them too, in place of the competitor model's draw."""
@@ -153,9 +157,7 @@ class ReplayMarket:
         self.feed_events: deque[FeedEvent] = deque()
         """Feed events applied and not yet taken by the driver, oldest first."""
         self.feed_records = 0
-        self.feed_up = False
-        self._generation = 0
-        self._segment_feed: dict[str, Any] | None = None
+        self._connections = FeedConnections(self.feed_events)
         self.sightings: dict[str, tuple[float, str]] = {}
         """item_id -> (time, source) the engine was first shown the listing."""
         self._unsnapshotted: dict[str, None] = {}
@@ -189,24 +191,10 @@ class ReplayMarket:
                     if not (self.kept(name) if keep is None else keep):
                         return True
             self._pending_feed.append(record)
-            self._read_up = True if ev == "up" else False if ev == "down" else self._read_up
-        elif (record.k == "head" or record.k == "resume") and self._changes_connection(record):
+            self._connections.read_event(ev)
+        elif (record.k == "head" or record.k == "resume") and self._connections.changes(record):
             self._pending_feed.append(record)
         return True
-
-    def _changes_connection(self, record: Record) -> bool:
-        """Whether a ``head`` or ``resume`` read now ends or starts a connection (the same
-        rules as :meth:`_apply_connection`, on the state as read)."""
-        was = self._read_up
-        if record.k == "head":
-            if "feed" not in record.body:  # version 1: the feed is not recorded
-                return False
-            self._read_segment_up = record.body["feed"] is not None
-            self._read_up = self._read_segment_up
-            return self._read_up != was
-        # resume: what was up ended; up again when the segment began with it up
-        self._read_up = self._read_segment_up
-        return was or self._read_up
 
     def _peek(self) -> Record | None:
         if not self._pending and not self._read_one():
@@ -424,6 +412,11 @@ class ReplayMarket:
             self.sighted(item_id, "snapshot", now)
         self._unsnapshotted = keep
 
+    @property
+    def feed_up(self) -> bool:
+        """Whether the feed is up as the records applied so far leave it."""
+        return self._connections.up
+
     def take_feed(self) -> list[FeedEvent]:
         """The feed events applied so far and not taken yet, oldest first."""
         events = list(self.feed_events)
@@ -503,7 +496,7 @@ class ReplayMarket:
             if kind == "feed":
                 self._apply_feed(record)
             elif kind == "head" or kind == "resume":
-                self._apply_connection(record)
+                self._connections.apply_marker(record)
             elif kind == "diff":
                 self._apply_diff(body)
                 self.snapshot_version += 1
@@ -528,50 +521,45 @@ class ReplayMarket:
 
     def _apply_feed(self, record: Record) -> None:
         """A feed record of a watched name, or a connection marker (an unwatched event
-        is only counted, by :meth:`advance_to`)."""
+        is only counted, by :meth:`advance_to`). Hot (once per watched event): a listing
+        is decoded once, by the client's model, and the market's row is read from that
+        model (its values are the record's own: the record is that model dumped)."""
         self.feed_records += 1
-        event = decode_feed(record.body, record.t, generation=self._generation)
-        if isinstance(event, FeedConnected):
-            self._connect(record.t, record.body)
-            return
-        if isinstance(event, FeedDisconnected):
-            self._disconnect(event.reason, event.detail, record.t)
-            return
-        if isinstance(event, FeedListingEvent):
-            self._apply_entry(record.body["item"])
+        body, t = record.body, record.t
+        kind = body.get("ev")
+        event: FeedEvent
+        if kind == "new" or kind == "update":
+            listing = feed_item(FeedListing, body, kind)
+            event = FeedListingEvent(kind, listing, t, self._connections.generation)
+            self._hold(listing, body["item"])
+        elif kind == "removed":
+            removal = feed_item(FeedRemoval, body, kind)
+            event = FeedRemovalEvent(removal, t, self._connections.generation)
+            self._remove(removal.item_id, gone=False)
         else:
-            self._remove(event.removal.item_id, gone=False)
+            event = decode_feed(body, t, generation=self._connections.generation)
+            if isinstance(event, FeedConnected):
+                self._connections.connect(t, body)
+            elif isinstance(event, FeedDisconnected):
+                self._connections.disconnect(event.reason, event.detail, t)
+            return
         self.counters.events += 1
         self.feed_events.append(event)
 
-    def _apply_connection(self, record: Record) -> None:
-        """A segment's ``head`` says whether the feed was up then (version 2); ``resume``:
-        the recorder stopped, so did its feed; the new one's state is the head's."""
-        if record.k == "head":
-            state = record.body.get("feed")
-            if state is not None and not isinstance(state, dict):
-                raise FeedRecordError("field feed: not the feed's state (an object or null)")
-            self._segment_feed = state
-            if state is None:
-                if self.feed_up and "feed" in record.body:
-                    self._disconnect("closed", "the segment starts with the feed down", record.t)
-                return
-        elif self.feed_up:
-            self._disconnect("closed", "the recorder restarted", record.t)
-        if self._segment_feed is not None and not self.feed_up:
-            self._connect(record.t, self._segment_feed)
-
-    def _connect(self, t: float, state: Mapping[str, Any]) -> None:
-        if self.feed_up:  # an up without a down: the old connection ended unseen
-            self._disconnect("closed", "a new connection", t)
-        self._generation += 1
-        self.feed_up = True
-        self.feed_events.append(connected_from(state, t, generation=self._generation))
-
-    def _disconnect(self, reason: str, detail: str, t: float) -> None:
-        if self.feed_up:
-            self.feed_up = False
-            self.feed_events.append(FeedDisconnected(self._generation, t, reason, detail))
+    def _hold(self, listing: FeedListing, entry: dict[str, Any]) -> None:
+        """:meth:`_apply_entry` for a feed event's listing, from its decoded model."""
+        name, item_id = listing.name, listing.item_id
+        known = self._names.get(name) or self._about(name)
+        if not known[0]:
+            return
+        self.details[item_id] = entry
+        reference = listing.platform_price
+        if reference:
+            references = self.references
+            if references.get(name) != reference:
+                self._changed(name, -1)
+            references[name] = reference
+        self._upsert(item_id, name, listing.price, listing.unlock_at, listing.send_until)
 
     def _apply_key(self, rows: Mapping[str, list[Any]]) -> None:
         ids = rows["id"]

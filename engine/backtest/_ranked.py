@@ -14,12 +14,15 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 __all__ = ["Prices", "Ranked", "epoch", "find", "place", "rank", "resort", "unsort"]
 
 Ranked = list[tuple[int, str]]
-Prices = array  # array('q') of a Ranked's prices, in its order
+if TYPE_CHECKING:
+    Prices: TypeAlias = array[int]  # array('q') of a Ranked's prices, in its order
+else:
+    Prices = array
 
 
 def place(ranked: Ranked, prices: Prices, price: int, item_id: str) -> int:
