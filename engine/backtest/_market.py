@@ -40,16 +40,9 @@ from dataclasses import dataclass, field
 from itertools import chain, repeat
 from typing import Any
 
-from ..client import (
-    FeedConnected,
-    FeedDisconnected,
-    FeedEvent,
-    FeedListingEvent,
-    FeedRemovalEvent,
-)
-from ..models import FeedListing, FeedRemoval
+from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
 from ._feedconn import FeedConnections
-from ._feedrecord import FeedRecordError, decode_feed, feed_item
+from ._feedrecord import FeedRecordError, decode_feed
 from ._format import Record, RecordingError, RecordReader, UnwatchedRun
 from ._ranked import Prices, epoch, find, rank, resort, unsort
 from ._trade import BuyAnswer, FillModel, ReplayTrade
@@ -221,8 +214,13 @@ class ReplayMarket:
             return self._pending_feed[0].t
         return None
 
-    def advance_to(self, when: float) -> None:
-        """Apply every record (and resolve every price mark) due at or before ``when``."""
+    def advance_to(self, when: float, *, settle: bool = True) -> None:
+        """Apply every record (and resolve every price mark) due at or before ``when``.
+
+        ``settle=False``: the events a RecordReader skipped are not taken on the way out
+        (only before a mark), so :attr:`applied_until` and the counters may lag behind
+        until the next call that settles (the backtest's driver between feed events:
+        nothing reads them until a step's advance settles)."""
         # Hot (once per feed record): locals; the unwatched counted here and added once,
         # on the way out. The events a RecordReader skipped (names not kept) are taken by
         # time, before each mark and on the way out: every one at or before the bound has
@@ -250,7 +248,7 @@ class ReplayMarket:
                             self._apply(record)
                         continue
                 mark_due = bool(marks) and marks[0][0] <= when
-                if reader is not None:
+                if reader is not None and (settle or mark_due):
                     count, last = reader.take_skipped(marks[0][0] if mark_due else when)
                     if count:
                         unwatched += count
@@ -521,45 +519,22 @@ class ReplayMarket:
 
     def _apply_feed(self, record: Record) -> None:
         """A feed record of a watched name, or a connection marker (an unwatched event
-        is only counted, by :meth:`advance_to`). Hot (once per watched event): a listing
-        is decoded once, by the client's model, and the market's row is read from that
-        model (its values are the record's own: the record is that model dumped)."""
+        is only counted, by :meth:`advance_to`)."""
         self.feed_records += 1
-        body, t = record.body, record.t
-        kind = body.get("ev")
-        event: FeedEvent
-        if kind == "new" or kind == "update":
-            listing = feed_item(FeedListing, body, kind)
-            event = FeedListingEvent(kind, listing, t, self._connections.generation)
-            self._hold(listing, body["item"])
-        elif kind == "removed":
-            removal = feed_item(FeedRemoval, body, kind)
-            event = FeedRemovalEvent(removal, t, self._connections.generation)
-            self._remove(removal.item_id, gone=False)
-        else:
-            event = decode_feed(body, t, generation=self._connections.generation)
-            if isinstance(event, FeedConnected):
-                self._connections.connect(t, body)
-            elif isinstance(event, FeedDisconnected):
-                self._connections.disconnect(event.reason, event.detail, t)
+        connections = self._connections
+        event = decode_feed(record.body, record.t, generation=connections.generation)
+        if isinstance(event, FeedConnected):
+            connections.connect(record.t, record.body)
             return
+        if isinstance(event, FeedDisconnected):
+            connections.disconnect(event.reason, event.detail, record.t)
+            return
+        if isinstance(event, FeedListingEvent):
+            self._apply_entry(record.body["item"])
+        else:
+            self._remove(event.removal.item_id, gone=False)
         self.counters.events += 1
         self.feed_events.append(event)
-
-    def _hold(self, listing: FeedListing, entry: dict[str, Any]) -> None:
-        """:meth:`_apply_entry` for a feed event's listing, from its decoded model."""
-        name, item_id = listing.name, listing.item_id
-        known = self._names.get(name) or self._about(name)
-        if not known[0]:
-            return
-        self.details[item_id] = entry
-        reference = listing.platform_price
-        if reference:
-            references = self.references
-            if references.get(name) != reference:
-                self._changed(name, -1)
-            references[name] = reference
-        self._upsert(item_id, name, listing.price, listing.unlock_at, listing.send_until)
 
     def _apply_key(self, rows: Mapping[str, list[Any]]) -> None:
         ids = rows["id"]
