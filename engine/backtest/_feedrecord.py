@@ -25,15 +25,7 @@ from ..client import (
 )
 from ..models import FeedListing, FeedRemoval, SetAside, decode_item
 
-__all__ = [
-    "FEED_KINDS",
-    "decode_feed",
-    "encode_feed",
-    "event_time",
-    "feed_fields",
-    "feed_item",
-    "feed_state",
-]
+__all__ = ["FEED_KINDS", "decode_feed", "encode_feed", "event_time", "feed_fields", "feed_state"]
 
 _M = TypeVar("_M", FeedListing, FeedRemoval)
 
@@ -102,10 +94,10 @@ def decode_feed(body: Mapping[str, Any], t: float, *, generation: int) -> FeedEv
     (the replay's own count). Raises :class:`FeedRecordError` naming the field at fault."""
     kind = body.get("ev")
     if kind == "new" or kind == "update":
-        listing = feed_item(FeedListing, body, kind)
+        listing = _item(FeedListing, body, kind)
         return FeedListingEvent(kind, listing, t, generation)
     if kind == "removed":
-        return FeedRemovalEvent(feed_item(FeedRemoval, body, kind), t, generation)
+        return FeedRemovalEvent(_item(FeedRemoval, body, kind), t, generation)
     if kind == "up":
         return connected_from(body, t, generation=generation)
     if kind == "down":
@@ -132,9 +124,7 @@ def connected_from(state: Mapping[str, Any], t: float, *, generation: int) -> Fe
     return FeedConnected(generation, t, sid, tuple(games), float(ping[0]), float(ping[1]))
 
 
-def feed_item(model: type[_M], body: Mapping[str, Any], kind: str) -> _M:
-    """The listing or removal of a ``kind`` record (:func:`decode_feed`'s, without the
-    event around it: the replay market's watched-event path builds that itself)."""
+def _item(model: type[_M], body: Mapping[str, Any], kind: str) -> _M:
     item = body.get("item")
     if not isinstance(item, dict):
         raise FeedRecordError(f"field item: a {kind!r} record needs the listing as an object")
