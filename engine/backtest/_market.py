@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import heapq
 import random
-from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -42,9 +41,10 @@ from itertools import chain, repeat
 from typing import Any
 
 from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
-from ._feedrecord import FeedRecordError, connected_from, decode_feed
+from ._feedconn import FeedConnections
+from ._feedrecord import FeedRecordError, decode_feed
 from ._format import Record, RecordingError, RecordReader, UnwatchedRun
-from ._ranked import epoch, resort, unsort
+from ._ranked import Prices, epoch, find, rank, resort, unsort
 from ._trade import BuyAnswer, FillModel, ReplayTrade
 
 __all__ = ["BuyAnswer", "FillModel", "ReplayMarket", "ReplayTrade"]
@@ -97,10 +97,6 @@ class ReplayMarket:
         self._pending: deque[Record] = deque()
         self._pending_feed: deque[Record] = deque()
         self._read_all = False
-        # the feed's connection as the records read so far leave it (ahead of the one
-        # applied): a head or resume that changes it stops the clock like a feed record
-        self._read_up = False
-        self._read_segment_up = False
         self.taken = taken
         """Listings another buyer took first, as a live run found (``--against``): the
         replay loses them too, in place of the competitor model's draw."""
@@ -116,6 +112,9 @@ class ReplayMarket:
         """name -> ``(price, item_id)`` of its listings, sorted: kept sorted as they change
         (a bisect each), so a search answer is its first 50, not a sort of the whole name
         (re-sorting every searched name was a fifth of a backtest's time, issue 20)."""
+        self._prices: dict[str, Prices] = {}
+        """name -> the prices of :attr:`by_name`'s listings, in its order: where a place is
+        looked for (engine/backtest/_ranked.py)."""
         self.name_versions: dict[str, int] = {}
         """name -> a number that changes whenever what a search of it shows may change
         (a listing, its details, the name's reference): answers are kept while it holds.
@@ -151,9 +150,7 @@ class ReplayMarket:
         self.feed_events: deque[FeedEvent] = deque()
         """Feed events applied and not yet taken by the driver, oldest first."""
         self.feed_records = 0
-        self.feed_up = False
-        self._generation = 0
-        self._segment_feed: dict[str, Any] | None = None
+        self._connections = FeedConnections(self.feed_events)
         self.sightings: dict[str, tuple[float, str]] = {}
         """item_id -> (time, source) the engine was first shown the listing."""
         self._unsnapshotted: dict[str, None] = {}
@@ -187,24 +184,10 @@ class ReplayMarket:
                     if not (self.kept(name) if keep is None else keep):
                         return True
             self._pending_feed.append(record)
-            self._read_up = True if ev == "up" else False if ev == "down" else self._read_up
-        elif (record.k == "head" or record.k == "resume") and self._changes_connection(record):
+            self._connections.read_event(ev)
+        elif (record.k == "head" or record.k == "resume") and self._connections.changes(record):
             self._pending_feed.append(record)
         return True
-
-    def _changes_connection(self, record: Record) -> bool:
-        """Whether a ``head`` or ``resume`` read now ends or starts a connection (the same
-        rules as :meth:`_apply_connection`, on the state as read)."""
-        was = self._read_up
-        if record.k == "head":
-            if "feed" not in record.body:  # version 1: the feed is not recorded
-                return False
-            self._read_segment_up = record.body["feed"] is not None
-            self._read_up = self._read_segment_up
-            return self._read_up != was
-        # resume: what was up ended; up again when the segment began with it up
-        self._read_up = self._read_segment_up
-        return was or self._read_up
 
     def _peek(self) -> Record | None:
         if not self._pending and not self._read_one():
@@ -231,8 +214,13 @@ class ReplayMarket:
             return self._pending_feed[0].t
         return None
 
-    def advance_to(self, when: float) -> None:
-        """Apply every record (and resolve every price mark) due at or before ``when``."""
+    def advance_to(self, when: float, *, settle: bool = True) -> None:
+        """Apply every record (and resolve every price mark) due at or before ``when``.
+
+        ``settle=False``: the events a RecordReader skipped are not taken on the way out
+        (only before a mark), so :attr:`applied_until` and the counters may lag behind
+        until the next call that settles (the backtest's driver between feed events:
+        nothing reads them until a step's advance settles)."""
         # Hot (once per feed record): locals; the unwatched counted here and added once,
         # on the way out. The events a RecordReader skipped (names not kept) are taken by
         # time, before each mark and on the way out: every one at or before the bound has
@@ -260,7 +248,7 @@ class ReplayMarket:
                             self._apply(record)
                         continue
                 mark_due = bool(marks) and marks[0][0] <= when
-                if reader is not None:
+                if reader is not None and (settle or mark_due):
                     count, last = reader.take_skipped(marks[0][0] if mark_due else when)
                     if count:
                         unwatched += count
@@ -422,6 +410,11 @@ class ReplayMarket:
             self.sighted(item_id, "snapshot", now)
         self._unsnapshotted = keep
 
+    @property
+    def feed_up(self) -> bool:
+        """Whether the feed is up as the records applied so far leave it."""
+        return self._connections.up
+
     def take_feed(self) -> list[FeedEvent]:
         """The feed events applied so far and not taken yet, oldest first."""
         events = list(self.feed_events)
@@ -501,7 +494,7 @@ class ReplayMarket:
             if kind == "feed":
                 self._apply_feed(record)
             elif kind == "head" or kind == "resume":
-                self._apply_connection(record)
+                self._connections.apply_marker(record)
             elif kind == "diff":
                 self._apply_diff(body)
                 self.snapshot_version += 1
@@ -519,7 +512,7 @@ class ReplayMarket:
             raise RecordingError(
                 f"malformed {kind!r} record: {exc}", location=record.where
             ) from None
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
             raise RecordingError(
                 f"malformed {kind!r} record: {type(exc).__name__}: {exc}", location=record.where
             ) from None
@@ -528,12 +521,13 @@ class ReplayMarket:
         """A feed record of a watched name, or a connection marker (an unwatched event
         is only counted, by :meth:`advance_to`)."""
         self.feed_records += 1
-        event = decode_feed(record.body, record.t, generation=self._generation)
+        connections = self._connections
+        event = decode_feed(record.body, record.t, generation=connections.generation)
         if isinstance(event, FeedConnected):
-            self._connect(record.t, record.body)
+            connections.connect(record.t, record.body)
             return
         if isinstance(event, FeedDisconnected):
-            self._disconnect(event.reason, event.detail, record.t)
+            connections.disconnect(event.reason, event.detail, record.t)
             return
         if isinstance(event, FeedListingEvent):
             self._apply_entry(record.body["item"])
@@ -541,35 +535,6 @@ class ReplayMarket:
             self._remove(event.removal.item_id, gone=False)
         self.counters.events += 1
         self.feed_events.append(event)
-
-    def _apply_connection(self, record: Record) -> None:
-        """A segment's ``head`` says whether the feed was up then (version 2); ``resume``:
-        the recorder stopped, so did its feed; the new one's state is the head's."""
-        if record.k == "head":
-            state = record.body.get("feed")
-            if state is not None and not isinstance(state, dict):
-                raise FeedRecordError("field feed: not the feed's state (an object or null)")
-            self._segment_feed = state
-            if state is None:
-                if self.feed_up and "feed" in record.body:
-                    self._disconnect("closed", "the segment starts with the feed down", record.t)
-                return
-        elif self.feed_up:
-            self._disconnect("closed", "the recorder restarted", record.t)
-        if self._segment_feed is not None and not self.feed_up:
-            self._connect(record.t, self._segment_feed)
-
-    def _connect(self, t: float, state: Mapping[str, Any]) -> None:
-        if self.feed_up:  # an up without a down: the old connection ended unseen
-            self._disconnect("closed", "a new connection", t)
-        self._generation += 1
-        self.feed_up = True
-        self.feed_events.append(connected_from(state, t, generation=self._generation))
-
-    def _disconnect(self, reason: str, detail: str, t: float) -> None:
-        if self.feed_up:
-            self.feed_up = False
-            self.feed_events.append(FeedDisconnected(self._generation, t, reason, detail))
 
     def _apply_key(self, rows: Mapping[str, list[Any]]) -> None:
         ids = rows["id"]
@@ -588,7 +553,7 @@ class ReplayMarket:
         ids, prices = changed["id"], changed["price"]
         if len(ids) != len(prices):
             raise ValueError("px: id and price columns differ in length")
-        journal, changed, by_name = self.journal, self._changed, self.by_name
+        journal, changed, by_name, ranks = self.journal, self._changed, self.by_name, self._prices
         for item_id, price in zip(ids, prices, strict=True):
             row = listings.get(item_id)
             if row is not None:
@@ -596,7 +561,8 @@ class ReplayMarket:
                     raise ValueError(f"price {price!r} is not an integer")
                 listings[item_id] = (row[0], price, row[2], row[3])
                 if price != row[1]:
-                    changed(row[0], resort(by_name[row[0]], row[1], price, item_id))
+                    name = row[0]
+                    changed(name, resort(by_name[name], ranks[name], row[1], price, item_id))
                     if journal is not None:
                         journal[item_id] = None
                 self._maybe_candidate(item_id, row[0], price)
@@ -604,7 +570,7 @@ class ReplayMarket:
 
     def _delete_ids(self, removed: list[str]) -> None:
         # Hot: inlined :meth:`_remove` for listings the recording itself removes.
-        pop, by_name, gone = self.listings.pop, self.by_name, self._gone
+        pop, by_name, gone, prices = self.listings.pop, self.by_name, self._gone, self._prices
         details, candidates = self.details, self._candidates
         journal, changed = self.journal, self._changed
         for item_id in removed:
@@ -614,7 +580,7 @@ class ReplayMarket:
                     gone.discard(item_id)
                 continue
             name = row[0]
-            changed(name, unsort(by_name, name, row[1], item_id))
+            changed(name, unsort(by_name, prices, name, row[1], item_id))
             if journal is not None:
                 journal[item_id] = None
                 del self._order[item_id]
@@ -629,7 +595,7 @@ class ReplayMarket:
     def _add_rows(self, rows: Mapping[str, list[Any]]) -> None:
         # The hot loop of a replay (hundreds of thousands of rows a second): locals only,
         # one dict lookup per question.
-        listings, by_name, gone = self.listings, self.by_name, self._gone
+        listings, by_name, gone, prices = self.listings, self.by_name, self._gone, self._prices
         names, about = self._names, self._about
         journal, changed, order = self.journal, self._changed, self._order
         candidates, unsnapshotted = self._candidates, self._unsnapshotted
@@ -647,15 +613,8 @@ class ReplayMarket:
                 continue
             row = listings.get(item_id)
             if row is None:
+                changed(name, rank(by_name, prices, name, price, item_id))
                 listings[item_id] = (name, price, unlock_at, send_until)
-                ranked = by_name.get(name)
-                if ranked is None:
-                    by_name[name] = [(price, item_id)]
-                    changed(name, 0)
-                else:
-                    at = bisect_left(ranked, (price, item_id))
-                    ranked.insert(at, (price, item_id))
-                    changed(name, at)
                 if journal is not None:
                     journal[item_id] = None
                     order[item_id] = self._serial
@@ -664,7 +623,7 @@ class ReplayMarket:
                 name = row[0]  # (its name as listed: the part that shows it)
                 listings[item_id] = (name, price, row[2], row[3])
                 if price != row[1]:
-                    changed(name, resort(by_name[name], row[1], price, item_id))
+                    changed(name, resort(by_name[name], prices[name], row[1], price, item_id))
                     if journal is not None:
                         journal[item_id] = None
             limit = known[1]
@@ -691,36 +650,26 @@ class ReplayMarket:
         row = listings.get(item_id)
         if not known[0] or item_id in self._gone:
             if row is not None:  # (never: a gone or unkept listing is not held)
-                changed(row[0], bisect_left(self.by_name[row[0]], (row[1], item_id)))
+                name = row[0]
+                changed(name, find(self.by_name[name], self._prices[name], row[1], item_id))
             return
         if row is None:
+            changed(name, rank(self.by_name, self._prices, name, price, item_id))
             listings[item_id] = (name, price, unlock_at, send_until)
-            ranked = self.by_name.get(name)
-            if ranked is None:
-                self.by_name[name] = [(price, item_id)]
-                at = 0
-            else:
-                at = bisect_left(ranked, (price, item_id))
-                ranked.insert(at, (price, item_id))
-            changed(name, at)
             if journal is not None:
                 journal[item_id] = None
                 self._order[item_id] = self._serial
                 self._serial += 1
         else:
             name = row[0]
-            listings[item_id] = (name, price, row[2], row[3])
-            ranked = self.by_name[name]
+            ranked, prices = self.by_name[name], self._prices[name]
             if price != row[1]:
-                was = bisect_left(ranked, (row[1], item_id))
-                del ranked[was]
-                at = bisect_left(ranked, (price, item_id))
-                ranked.insert(at, (price, item_id))
-                changed(name, min(was, at))
+                changed(name, resort(ranked, prices, row[1], price, item_id))
                 if journal is not None:
                     journal[item_id] = None
             else:  # its details are new: changed from its place on
-                changed(name, bisect_left(ranked, (price, item_id)))
+                changed(name, find(ranked, prices, price, item_id))
+            listings[item_id] = (name, price, row[2], row[3])
         limit = known[1]
         if limit is not None and price <= limit:
             self._candidates.add(item_id)
@@ -770,7 +719,7 @@ class ReplayMarket:
     def _remove(self, item_id: str, *, gone: bool) -> None:
         row = self.listings.pop(item_id, None)
         if row is not None:
-            self._changed(row[0], unsort(self.by_name, row[0], row[1], item_id))
+            self._changed(row[0], unsort(self.by_name, self._prices, row[0], row[1], item_id))
             if self.journal is not None:
                 self.journal[item_id] = None
                 del self._order[item_id]

@@ -1,31 +1,93 @@
 """The replay market's small pieces of bookkeeping (engine/backtest/_market.py): a name's
 listings kept sorted by ``(price, item_id)`` as they change, and a recorded time read as
-epoch seconds."""
+epoch seconds.
+
+A name's sorted ``(price, item_id)`` tuples (what a search shows, read by the market and
+the transport) come with the same prices in a flat ``array('q')`` beside them, which is
+where a place is looked for: a bisect of the tuples dereferences a tuple and its price
+at each step, scattered over the heap (cache misses), a bisect of the array reads one
+contiguous block; item_ids are compared only among listings of the same price.
+"""
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from array import array
+from bisect import bisect_left, bisect_right
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-__all__ = ["epoch", "resort", "unsort"]
+__all__ = ["Prices", "Ranked", "epoch", "find", "place", "rank", "resort", "unsort"]
+
+Ranked = list[tuple[int, str]]
+if TYPE_CHECKING:
+    Prices: TypeAlias = array[int]  # array('q') of a Ranked's prices, in its order
+else:
+    Prices = array
 
 
-def unsort(by_name: dict[str, list[tuple[int, str]]], name: str, price: int, item_id: str) -> int:
-    """Take a listing out of its name's sorted listings; returns where it was."""
-    ranked = by_name[name]
-    at = bisect_left(ranked, (price, item_id))
-    del ranked[at]
-    if not ranked:
-        del by_name[name]
+def place(ranked: Ranked, prices: Prices, price: int, item_id: str) -> int:
+    """Where ``(price, item_id)`` would go in ``ranked`` (``bisect_left``)."""
+    at = bisect_left(prices, price)
+    if at < len(prices) and prices[at] == price:  # ties on price: by item_id among them
+        return bisect_left(ranked, (price, item_id), at, bisect_right(prices, price, at))
     return at
 
 
-def resort(ranked: list[tuple[int, str]], old: int, price: int, item_id: str) -> int:
+def find(ranked: Ranked, prices: Prices, price: int, item_id: str) -> int:
+    """Where ``(price, item_id)``, which is in ``ranked``, is: :func:`place`, the item_ids
+    compared only when another listing has the same price."""
+    at = bisect_left(prices, price)
+    if at + 1 < len(prices) and prices[at + 1] == price:
+        return bisect_left(ranked, (price, item_id), at, bisect_right(prices, price, at))
+    return at
+
+
+def rank(
+    by_name: dict[str, Ranked],
+    prices_by_name: dict[str, Prices],
+    name: str,
+    price: int,
+    item_id: str,
+) -> int:
+    """Put a new listing in its name's sorted listings; returns where."""
+    ranked = by_name.get(name)
+    if ranked is None:
+        prices_by_name[name] = array("q", (price,))
+        by_name[name] = [(price, item_id)]
+        return 0
+    prices = prices_by_name[name]
+    at = place(ranked, prices, price, item_id)
+    prices.insert(at, price)
+    ranked.insert(at, (price, item_id))
+    return at
+
+
+def unsort(
+    by_name: dict[str, Ranked],
+    prices_by_name: dict[str, Prices],
+    name: str,
+    price: int,
+    item_id: str,
+) -> int:
+    """Take a listing out of its name's sorted listings; returns where it was."""
+    ranked = by_name[name]
+    prices = prices_by_name[name]
+    at = find(ranked, prices, price, item_id)
+    del ranked[at]
+    del prices[at]
+    if not ranked:
+        del by_name[name]
+        del prices_by_name[name]
+    return at
+
+
+def resort(ranked: Ranked, prices: Prices, old: int, price: int, item_id: str) -> int:
     """Move a repriced listing to its place; returns the first position that changed."""
-    was = bisect_left(ranked, (old, item_id))
+    was = find(ranked, prices, old, item_id)
     del ranked[was]
-    at = bisect_left(ranked, (price, item_id))
+    del prices[was]
+    at = place(ranked, prices, price, item_id)
+    prices.insert(at, price)
     ranked.insert(at, (price, item_id))
     return min(was, at)
 
