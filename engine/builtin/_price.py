@@ -422,6 +422,21 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
             age,
         )
 
+    if value.sources == (PlatformPrice.name,) and plain and not getattr(stickers, "weight", None):
+        chosen_kind = discount_kind
+
+        def discount_kind(listing: Listing, view: NameView, ctx: EvalContext) -> Hashable | None:
+            # the common case (see cheap_enough's): the kind the chooser's answer gives,
+            # worked out of the listing's platform_price without a Quote or a Chosen made
+            # (a quote as of now: no age; no observations; no sticker weight)
+            ref = listing.platform_price
+            if not ref or ref <= 0:
+                return chosen_kind(listing, view, ctx)  # the chooser's text (no reference)
+            price, worth = listing.price, ref * BASIS_POINTS
+            if price * squared <= worth * keep:
+                return None
+            return (1 - price * BASIS_POINTS / worth < 0, PlatformPrice.name, False, True, None)
+
     def describe(listing: Listing, view: NameView, ctx: EvalContext) -> str:
         chosen = choose(listing, view, ctx)
         if isinstance(chosen, str):

@@ -142,7 +142,10 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
     def could_be_enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
         if listing.stickers:  # details known (a search's listing): the criterion itself
             return enough(listing, view, ctx)
-        counted = [s for s in listing.sticker_names if not names or s in names]
+        told = listing.sticker_names
+        if len(told) < needed:  # (most feed listings: too few stickers to count, no list made)
+            return False
+        counted = [s for s in told if not names or s in names]
         if len(counted) < needed:
             return False
         if not min_value:

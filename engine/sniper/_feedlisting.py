@@ -107,8 +107,12 @@ class FeedListings:
         self._seen[listing.item_id] = now
         if self.cheap_tier:
             self.book.told(listing.name, listing.item_id, listing.price, event.kind, now)
-        confirms = self._needs_search()  # first: it resets the ceilings of a new rule set
-        _, ceiling, confirming = self._watching(rules)
+        # first: a new rule set resets the ceilings (the same set's, looked up inline)
+        confirms = self._confirms if self._confirms_of is engine.ruleset else self._needs_search()
+        held = self._ceilings.get(id(rules))
+        _, ceiling, confirming = (
+            held if held is not None and held[0] is rules else self._watching(rules)
+        )
         if listing.price > ceiling:
             return  # no rule could buy it: no ledger read
         # a listing a recent search showed: decided on what it showed, by every rule
@@ -171,12 +175,13 @@ class FeedListings:
         of it (else it can never be a deal, and costs no search)."""
         if listing.item_id in self.bought_items:
             return  # told again after the feed's purchase of it
-        wanting = [
-            r
-            for r in confirming
-            if listing.price <= r.max_price
-            and (r.feed_passes is None or r.feed_passes(listing, view, context))
-        ]
+        price = listing.price
+        wanting: list[CompiledRule] = []
+        for r in confirming:  # (a loop: no comprehension frame per event)
+            if price <= r.max_price and (
+                r.feed_passes is None or r.feed_passes(listing, view, context)
+            ):
+                wanting.append(r)
         if not wanting:
             return
         engine = self.engine
