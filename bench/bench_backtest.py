@@ -159,6 +159,22 @@ quiet machine (load ~1): 616 s CPU (981x real time, 10.3 min), 676 MB; main, at 
 the decode's per-part work, httpx's send path (cookies, Request and Response set-up), the
 per-request deadline watchdog task under the virtual clock, GC (~0.2 s an hour: a higher
 threshold let cycles pile up to 318 MB RSS for no gain in time; not kept).
+Session 10 (2026-11-28; py-spy first): the client's per-request deadline watchdog task
+(~5% of the hour) is a cancel scope the VirtualClock cancels (VirtualClock.move_on_after),
+ReplayMarket.saw_all looks through a kept part only when a listing of its name became a
+candidate since (5.0% -> 0.8% of the samples), no cookie pass for answers that set none
+(~1.7%), the stalest names sorted as (time, name) pairs (~2.5%). tracemalloc found httpx's
+read answers kept alive by a response <-> stream cycle until a full collection (200 MB of
+Python objects held at the end of 3 h, 70 MB after a collection): the client now unbinds
+a read answer's stream, so it dies with its last reference. Whole report byte-identical
+on the 1.2 h recording. Load 1.2-1.3, session 9's main (b99247a) and this merge
+alternated 3 times: 2.9 / 3.3 / 3.6 s -> 2.4 / 2.5 / 2.9 s CPU (1,238-1,493x real time).
+A week, at load ~3 (other work on the other core): 387 s CPU (6.5 min, 1,563x), 631 MB
+peak RSS (b99247a: 616 s quiet, 676 MB); 12 h of it: 222 MB peak RSS (281 MB before).
+What grows with length is the replay's bookkeeping for the report (sightings of every
+listing ever shown, ~8.5k an hour; decision times) and caches filling up to their bounds
+(the client's listing memo, 100,000; the replay's entry texts); the engine's own state
+levels off.
 """
 
 from __future__ import annotations

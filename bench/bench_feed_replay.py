@@ -76,6 +76,24 @@ events 4.9 s = 12.4 us per watched event, the replay 14.0 s = 8.5 us per feed ev
 (d) 33.4 s (main: 39-41 s). The 300x target is not met: the replay (reading ~3.4 s an
 hour with the watched names set, the market's apply, the driver's turn per watched
 event) is now most of what is left.
+
+Session 10 (2026-11-28, branches s10-feedmarket, s10-feedengine, s10-reader, s10-nofeed,
+each profiled first with py-spy). Each name's prices are kept in a flat array beside its
+sorted listings (a place is a bisect of contiguous ints), the driver hands a watched event
+over inline and takes the reader's skipped events only before a step, a platform_price
+discount's skip kind is worked out without a Quote or a Chosen, and the client's per-
+request watchdog task and cookie pass are gone (shared with live). Tried and reverted, no
+gain: one decode of a watched line into both the market's row and the client's model;
+reading a block's feed lines in one msgspec call (the per-line floor is the JSON syntax
+check, ~170 ns, the line split and the UTF-8 check; inflate alone is ~1.1 s of the
+reader's ~3.8 s an hour). Same fingerprints. All four in one run, load 0.2-0.9, session
+9's main (b99247a) then this merge: (c) 19.36 -> 18.28 s CPU (186x -> 197x with the
+bench's timing wrappers; without them 16.8 -> 15.7-16.4 s, ~220-230x); feed events 4.80 ->
+4.53 s (12.1 -> 11.4 us per watched event); the replay 13.39 -> 12.70 s (8.1 -> 7.7 us per
+feed event); (d) 32.6 -> 30.1 s. Still short of 300x: the replay's reading (~5.5 s for (a)
+here: inflate ~1.1 s, the per-line checks), the watched events' client model build (~6% of
+(c)), and the rules' checks run twice on a turned-down event (once in the plan, again for
+the skip count: a fused judge per name would halve it).
 """
 
 from __future__ import annotations
