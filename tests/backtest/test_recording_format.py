@@ -196,6 +196,27 @@ async def test_a_malformed_record_stops_the_backtest_naming_the_line(tmp_path: P
         await backtest(rules(), tmp_path)
 
 
+@pytest.mark.parametrize("price", [2**63, -(2**63) - 1], ids=["too-high", "too-low"])
+@pytest.mark.parametrize("when", ["listed", "repriced"])
+def test_a_price_out_of_range_stops_the_replay_naming_the_line(
+    tmp_path: Path, price: int, when: str
+) -> None:
+    from engine.backtest import ReplayMarket
+
+    from .support import REDLINE, write
+
+    ok = ("1", REDLINE, 1000, None, None)
+    odd = ("2", REDLINE, price, None, None)
+    steps = (
+        [(0.0, "snap", [ok, odd])]
+        if when == "listed"
+        else [(0.0, "snap", [ok, ("2", REDLINE, 900, None, None)]), (10.0, "snap", [ok, odd])]
+    )
+    market = ReplayMarket(read_records(write(tmp_path / "rec", steps)))
+    with pytest.raises(RecordingError, match=r"seg-000001\.jsonl\.gz:\d+: malformed '(key|diff)'"):
+        market.advance_to(T0 + 60)
+
+
 def test_a_newer_format_version_is_refused(tmp_path: Path) -> None:
     _one_segment(tmp_path)
     header = tmp_path / "recording.json"

@@ -210,6 +210,30 @@ async def test_kept_search_answers_see_the_candidates_answers_made_afresh_see(
     assert markets[0].counters.unseen_by_name
 
 
+async def test_a_shown_row_sent_again_is_seen_by_the_next_search_of_a_kept_part(
+    tmp_path: Path,
+) -> None:
+    """The boundary of the candidate marks: a snapshot re-sends a listing a search showed
+    (same price: the name's answer is kept), which makes it a candidate again; the next
+    search, answered from the kept part, still counts it as seen."""
+    rows = [("1", NAMES[0], 1000, None, None), ("2", NAMES[0], 1200, None, None)]
+    steps = [(0.0, "snap", rows), (20.0, "snap", rows), (40.0, "snap", rows[1:])]
+    # a segment per snapshot: each a key with every row (not a diff that leaves them out)
+    data = write(tmp_path / "rec", steps, include_hold=True, segment_bytes=1)
+    assert [r.k for r in read_records(data)].count("key") == 3
+    market = ReplayMarket(read_records(data), ceiling=lambda name: 1500)
+    clock = VirtualClock(T0)
+    transport = ReplayTransport(market, clock)
+    params = [("name", NAMES[0]), ("include_hold", "1")]
+    request = httpx.Request("GET", "http://replay.invalid/v2/search-items-by-name", params=params)
+    for t in (10, 30, 50):
+        clock.jump_to(T0 + t)
+        market.advance_to(T0 + t)
+        await transport.handle_async_request(request)
+        assert market._candidates == set(), f"at {t} s"
+    assert market.counters.unseen_candidates == 0  # "1" left at 40 s, seen at 30 s
+
+
 @pytest.mark.parametrize("seed", [21, 22, 23, 24])
 async def test_patched_search_answers_are_the_answers_made_afresh(
     tmp_path: Path, seed: int

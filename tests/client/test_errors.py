@@ -438,6 +438,35 @@ async def test_deadline_on_the_injected_clock(
     assert not isinstance(info.value, Refused)
 
 
+@pytest.mark.parametrize(
+    ("latency", "answered"), [(4.999, True), (5.0, False), (5.001, False)], ids=str
+)
+async def test_on_a_virtual_clock_the_deadline_wins_a_tie(
+    latency: float, answered: bool, recorder: Recorder
+) -> None:
+    """An answer that arrives exactly when the call's time is up is not taken: the
+    deadline is met first, on both backends (a purchase's outcome is then unknown and
+    resolved by its project_id, never bought again)."""
+    clock = VirtualClock()
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        await clock.sleep(latency)
+        return httpx.Response(200, json={"success": True, "items": {}})
+
+    recorder.reply(slow)
+    async with (
+        MarketClient(
+            KEY, base_url=BASE_URL, transport=recorder.transport, clock=clock, timeout=5.0
+        ) as client,
+        clock.autojump(),
+    ):
+        if answered:
+            await search(client)
+        else:
+            with pytest.raises(Unavailable):
+                await search(client)
+
+
 # --- the rate limiter -----------------------------------------------------------------------
 
 

@@ -560,3 +560,12 @@ async def test_a_cookie_the_service_sets_is_sent_back(
     await client.get_user()
     await client.get_user()
     assert recorder.last.headers["cookie"] == "session=abc"
+
+
+def test_the_cookie_jar_skips_answers_without_set_cookie() -> None:
+    # the client replaces httpx's private jar attribute; an httpx that renamed it would
+    # silently go back to reading every answer through urllib's cookie machinery
+    from engine.client._core import _SetCookiesOnly
+
+    client = MarketClient("k", base_url="http://127.0.0.1:9")
+    assert type(client._http.cookies) is _SetCookiesOnly
