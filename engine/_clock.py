@@ -139,15 +139,13 @@ class VirtualClock:
         task per call was a few percent of a backtest, one per request), and
         :meth:`autojump` jumps to its deadline like a sleeper's."""
         scope = anyio.CancelScope()
-        deadline = self._now + max(0.0, seconds)
-        if deadline <= self._now:
-            scope.cancel()
-            with scope:
-                yield scope
-            return
         alarm = _Alarm(scope)
+        deadline = self._now + max(0.0, seconds)
         entry = (deadline, next(self._order), alarm)
-        self._add(entry)
+        if deadline <= self._now:
+            alarm.set()  # no time at all: cancelled at the first wait
+        else:
+            self._add(entry)
         try:
             with scope:
                 yield scope

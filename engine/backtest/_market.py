@@ -672,17 +672,20 @@ class ReplayMarket:
             listings[item_id] = (name, price, row[2], row[3])
         limit = known[1]
         if limit is not None and price <= limit:
-            self._candidates.add(item_id)
-            self._unsnapshotted[item_id] = None
-            self.candidate_marks[name] = self.search_epoch
+            self._candidate(item_id, name)
 
     def _maybe_candidate(self, item_id: str, name: str, price: int) -> None:
         known = self._names.get(name) or self._about(name)
         limit = known[1]
         if limit is not None and price <= limit:
-            self._candidates.add(item_id)
-            self._unsnapshotted[item_id] = None
-            self.candidate_marks[name] = self.search_epoch
+            self._candidate(item_id, name)
+
+    def _candidate(self, item_id: str, name: str) -> None:
+        """A listing of ``name`` some rule could buy: unseen until a search or a snapshot
+        shows it (:meth:`_add_rows` does the same inline)."""
+        self._candidates.add(item_id)
+        self._unsnapshotted[item_id] = None
+        self.candidate_marks[name] = self.search_epoch
 
     def _apply_entries(self, entries: list[dict[str, Any]]) -> None:
         apply = self._apply_entry

@@ -362,27 +362,18 @@ class _Driver:
             await self._run(stop)
 
     async def _run(self, stop: float) -> None:
-        # Hot (once per watched feed event): bound methods in locals, the hand-over of
-        # the events inline (no coroutine of its own), and the events the reader skipped
-        # taken only before a step (settle), which is when the replay's progress is read.
+        # Hot (once per watched feed event): bound methods in locals, the hand-over only
+        # when there are events, and the events the reader skipped taken only before a
+        # step (settle), which is when the replay's progress is read.
         engine, clock, market = self.engine, self.clock, self.market
         await engine.start()
         next_due, now, jump_to = engine.next_due, clock.now, clock.jump_to
         next_feed_at, advance_to = market.next_feed_at, market.advance_to
-        on_feed_event, sightings = engine.on_feed_event, market.sightings
         events = market.feed_events
         unsettled: float | None = None  # the time of a feed advance that did not settle
         while True:
             if events:
-                batch = market.take_feed()
-                if self.use_feed:
-                    engine.feedwatch.replayed = True
-                    for event in batch:
-                        if isinstance(event, FeedListingEvent):
-                            item_id = event.listing.item_id
-                            if item_id not in sightings:  # (ReplayMarket.sighted)
-                                sightings[item_id] = (now(), "feed")
-                        await on_feed_event(event)
+                await self._hand_over_feed()
             then = max(next_due(), now())
             feed_at = next_feed_at(min(then, stop))
             if feed_at is not None:  # ties: the feed first
@@ -395,8 +386,8 @@ class _Driver:
                     advance_to(unsettled)
                 break
             unsettled = None
-            clock.jump_to(then)
-            self.market.advance_to(clock.now())
+            jump_to(then)
+            advance_to(now())
             if self.progress is not None:
                 self.progress(clock.now())
             budget_skips = self._budget_skips()

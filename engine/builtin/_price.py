@@ -395,8 +395,13 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
 
     stickers = rule.values.get("stickers")
     plain = value.min_observations is None and value.max_age is None
-    if value.sources == (PlatformPrice.name,) and plain and not getattr(stickers, "weight", None):
-        # the common case, in one call: the listing's own platform_price, no sticker weight
+    # the common case: the listing's own platform_price, as of now, no sticker weight; its
+    # test and its skip kind read the listing alone (no Quote or Chosen made)
+    own_price_only = (
+        value.sources == (PlatformPrice.name,) and plain and not getattr(stickers, "weight", None)
+    )
+    if own_price_only:
+
         def cheap_enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
             ref = listing.platform_price
             return bool(ref) and listing.price * BASIS_POINTS <= ref * keep  # type: ignore[operator]
@@ -422,7 +427,7 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
             age,
         )
 
-    if value.sources == (PlatformPrice.name,) and plain and not getattr(stickers, "weight", None):
+    if own_price_only:
         chosen_kind = discount_kind
 
         def discount_kind(listing: Listing, view: NameView, ctx: EvalContext) -> Hashable | None:

@@ -107,12 +107,8 @@ class FeedListings:
         self._seen[listing.item_id] = now
         if self.cheap_tier:
             self.book.told(listing.name, listing.item_id, listing.price, event.kind, now)
-        # first: a new rule set resets the ceilings (the same set's, looked up inline)
-        confirms = self._confirms if self._confirms_of is engine.ruleset else self._needs_search()
-        held = self._ceilings.get(id(rules))
-        _, ceiling, confirming = (
-            held if held is not None and held[0] is rules else self._watching(rules)
-        )
+        confirms = self._needs_search()  # first: it resets the ceilings of a new rule set
+        _, ceiling, confirming = self._watching(rules)
         if listing.price > ceiling:
             return  # no rule could buy it: no ledger read
         # a listing a recent search showed: decided on what it showed, by every rule
