@@ -423,6 +423,7 @@ def read_ledger(path: Path) -> dict[str, dict[str, Any]]:
 
 
 SPENT = {"BOUGHT", "RESERVED", "COMPLETED"}
+FREE = {"FAILED", "RELEASED"}
 UNRESOLVED = {"INTENT", "UNKNOWN"}
 
 
@@ -457,7 +458,10 @@ def check_ledger(
     for pid, n in Counter(p["project_id"] for p in bought).items():
         if n > 1:
             twice.append(f"service charged project_id {pid} {n} times")
-    live = Counter(r["item_id"] for r in ledger.values() if r["state"] != "FAILED")
+    # live as the ledger itself counts it when it writes an intent (Ledger.record_intent):
+    # FAILED and RELEASED (the service's word said not bought) free the item; a RELEASED
+    # row the service did charge is caught below (charged, but not spent in the ledger)
+    live = Counter(r["item_id"] for r in ledger.values() if r["state"] not in FREE)
     twice.extend(f"ledger holds item {i} live {n} times" for i, n in live.items() if n > 1)
 
     missing = failures["every charged purchase in the ledger with its charged price"]
