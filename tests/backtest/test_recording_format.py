@@ -8,8 +8,11 @@ import gzip
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.backtest import RecordingError, RecordWriter, read_records, recording_span
 from engine.backtest._format import KINDS, _parse_line, segment_paths
@@ -150,6 +153,7 @@ def test_damaged_gzip_names_the_file_and_byte(tmp_path: Path) -> None:
     ("line", "message"),
     [
         (b"{not json", r"seg-000001\.jsonl\.gz:3:\d+: not a JSON record"),
+        (b'{"t": 1, "k": "diff", "v": "\xff"}', r"seg-000001\.jsonl\.gz:3: not a JSON record"),
         (b'{"k": "key", "rows": []}', r"seg-000001\.jsonl\.gz:3: t: missing"),
         (b'{"t": 1, "k": "nope"}', r"seg-000001\.jsonl\.gz:3: k: unknown record kind"),
         (b'{"t": 1, "k": "diff", "del": []}', r"3: time runs backwards"),
@@ -176,9 +180,34 @@ def test_a_bad_line_names_file_and_line(tmp_path: Path, line: bytes, message: st
     ],
 )
 def test_a_line_reads_as_json_loads_reads_it(text: str) -> None:
-    """Lines are parsed by pydantic-core (faster) where it can, by json.loads where it
-    cannot: either way a record is what json.loads makes of its line."""
-    line = text.encode()
+    """Lines are parsed by msgspec (faster) where it can, by json.loads where it cannot:
+    either way a record is what json.loads makes of its line."""
+    _reads_as_json_loads(text.encode())
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(st.characters(codec="utf-8")),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=st.dictionaries(st.text(max_size=6), _JSON, max_size=5), ascii_only=st.booleans())
+def test_any_json_line_reads_as_json_loads_reads_it(body: dict[str, Any], ascii_only: bool) -> None:
+    """Whatever JSON a line holds (floats to the last digit, big integers, any text),
+    the record is json.loads' value."""
+    body.pop("t", None)
+    body.pop("k", None)
+    text = json.dumps({"t": 1767225600.25, "k": "diff", **body}, ensure_ascii=ascii_only)
+    _reads_as_json_loads(text.encode("utf-8", "surrogatepass"))
+
+
+def _reads_as_json_loads(line: bytes) -> None:
     record = _parse_line(line, "f:1", KINDS)
     expected = json.loads(line)
     assert (record.t, record.k) == (float(expected.pop("t")), expected.pop("k"))
