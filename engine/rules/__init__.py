@@ -39,6 +39,7 @@ from ._evaluate import (
     turned_down,
     watching,
 )
+from ._judge import Judge
 from ._kinds import blank_numbers
 from ._load import LoadResult, check_rules_file, check_rules_text, load_rules, load_rules_text
 from ._names import NameParts, doppler_phases, known_phases, split_name
@@ -87,6 +88,7 @@ __all__ = [
     "Decision",
     "Duration",
     "EvalContext",
+    "Judge",
     "ListSettings",
     "LoadResult",
     "NameFilter",

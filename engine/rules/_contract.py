@@ -255,6 +255,14 @@ class Compiled:
     """The kind of the reason ``predicate`` gives a listing, without its text (see
     :data:`ReasonKind`); ``None``: the engine counts this criterion's reasons from their
     text. Ignored without a predicate."""
+    exact: bool = False
+    """Whether the criterion vouches that its ``test`` and ``kinds`` pass exactly the
+    listings its ``predicate`` passes, and that they fail (or raise) on every listing it
+    fails or raises on. The engine then judges a feed event by the rule's ``kinds``
+    alone, each check run once for both the verdict and the skip counts, instead of its
+    tests and then its kinds. False by default: a criterion that does not say has its
+    ``test`` decide and its ``kinds`` count, as declared (one with neither is exact by
+    construction: both are its predicate)."""
     raw_fields: frozenset[str] | None = None
     """The raw form of the criterion: the :class:`~engine.models.Listing` attributes its
     predicate, ``test`` and ``kinds`` read (beside the name view and the context's game),
