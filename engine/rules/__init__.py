@@ -25,6 +25,7 @@ from ._contract import (
     RuleContext,
     RuleSpend,
     Test,
+    eval_context_of,
 )
 from ._evaluate import (
     NO_REASON,
@@ -119,6 +120,7 @@ __all__ = [
     "criterion_values",
     "doppler_phases",
     "duration_shape",
+    "eval_context_of",
     "evaluate",
     "explain",
     "format_duration",

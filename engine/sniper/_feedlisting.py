@@ -114,8 +114,12 @@ class FeedListings:
         self._seen[listing.item_id] = now
         if self.cheap_tier:
             self.book.told(listing.name, listing.item_id, listing.price, event.kind, now)
-        confirms = self._needs_search()  # first: it resets the ceilings of a new rule set
-        _, ceiling, confirming, judge = self._watching(rules)
+        known = self._ceilings.get(id(rules))
+        if known is None or known[0] is not rules or self._confirms_of is not engine.ruleset:
+            self._needs_search()  # first: it resets the ceilings of a new rule set
+            known = self._watching(rules)
+        confirms = self._confirms
+        _, ceiling, confirming, judge = known
         if listing.price > ceiling:
             return  # no rule could buy it: no ledger read
         # a listing a recent search showed: decided on what it showed, by every rule

@@ -307,8 +307,8 @@ class EngineStatus:
         kinds_of, kind_of = _KINDS, reason_kind
         reasons, counted, examples = self._skip_reasons, self._skip_by_rule, self._skip_examples
         self._examples_unmade = True  # (only a flag to look at the examples when read)
-        for rule, of_rule in zip(rules, found):
-            for reason in of_rule:
+        for at, rule in enumerate(rules):
+            for reason in found[at]:
                 if type(reason) is int:  # of one kind (engine.rules.rejection_kinds): no text
                     key = rule.site_kinds[reason]
                     examples[key] = (rule, reason, listing, view, context)

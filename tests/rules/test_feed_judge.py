@@ -8,6 +8,7 @@ exact: its rules keep the plan)."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any
 
@@ -15,7 +16,17 @@ import pytest
 
 from engine.hookspecs import hookimpl
 from engine.models import Listing
-from engine.rules import Compiled, Criterion, EvalContext, NameView, RuleContext, RuleSet
+from engine.rules import (
+    BudgetState,
+    Compiled,
+    Criterion,
+    EvalContext,
+    NameView,
+    Quote,
+    RuleContext,
+    RuleSet,
+    eval_context_of,
+)
 from engine.sniper import EngineStatus
 from engine.testing import NOW, make_context, make_listing, rules_for
 
@@ -185,10 +196,12 @@ def test_a_criterion_with_neither_test_nor_kinds_is_judged_alike(how: str) -> No
 def test_a_criterion_whose_test_disagrees_keeps_its_rules_on_the_plan() -> None:
     ruleset = rules_for(THIRD_PARTY.replace("{key}", "even"), ("odd", Odd("even", "disagreeing")))
     guessing, plain = ruleset.rule("guessing"), ruleset.rule("plain")
-    assert not guessing.exact and plain.exact
+    assert not guessing.exact
+    assert plain.exact
     assert ruleset.judge(ruleset.view(NAME).rules) is None  # guessing watches it
     knife = ruleset.view(KNIFE)
-    assert knife.rules == (plain,) and ruleset.judge(knife.rules) is not None
+    assert knife.rules == (plain,)
+    assert ruleset.judge(knife.rules) is not None
 
 
 def test_the_judge_is_made_once_per_set_of_rules() -> None:
@@ -196,3 +209,13 @@ def test_the_judge_is_made_once_per_set_of_rules() -> None:
     one, other = ruleset.view(NAME), ruleset.view("AK-47 | Redline (Minimal Wear)")
     assert ruleset.judge(one.rules) is ruleset.judge(tuple(one.rules))
     assert other.rules == () or ruleset.judge(other.rules) is not ruleset.judge(one.rules)
+
+
+def test_the_feed_events_context_is_the_one_its_init_makes() -> None:
+    quotes = {"market.p25": {(NAME, None): Quote(9_000, 3, NOW - 5)}}
+    values = (NOW, {"x": {NAME: 1}}, BudgetState(), "csgo", quotes, {"x": NOW - 9}, {"S1": 7})
+    made = eval_context_of(*values)
+    assert type(made) is EvalContext
+    assert made == EvalContext(*values)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.now = 0  # type: ignore[misc]
