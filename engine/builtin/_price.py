@@ -441,12 +441,15 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
             price, worth = listing.price, ref * BASIS_POINTS
             if price * squared <= worth * keep:
                 return None
-            return (1 - price * BASIS_POINTS / worth < 0, PlatformPrice.name, False, True, None)
+            # discount_kind's (no discount?, platform_price, False, True, None), as one
+            # bool: the kind is any hashable value (the other kinds here are the chooser's
+            # text), and a bool costs no tuple made and hashed per listing
+            return 1 - price * BASIS_POINTS / worth < 0
 
+    test: Callable[[Listing, NameView, EvalContext], bool] = cheap_enough
+    kind: Callable[[Listing, NameView, EvalContext], Hashable | None] = discount_kind
     if own_price and weight:  # the same with a sticker weight (katowice-crafts' kind)
-        cheap_enough, discount_kind = _weighted_own_price(
-            sticker_counter(stickers), weight, keep, discount_kind
-        )
+        test, kind = _weighted_own_price(sticker_counter(stickers), weight, keep, discount_kind)
 
     def describe(listing: Listing, view: NameView, ctx: EvalContext) -> str:
         chosen = choose(listing, view, ctx)
@@ -475,8 +478,8 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
         summary += f" ({', '.join(guards)})"
     return Compiled(
         predicate=discounted,
-        test=cheap_enough,
-        kinds=discount_kind,
+        test=test,
+        kinds=kind,
         exact=True,
         summary=summary,
         describe=describe,
@@ -500,7 +503,10 @@ def _weighted_own_price(
     weight: int,
     keep: int,
     chosen_kind: Callable[[Listing, NameView, EvalContext], Hashable | None],
-) -> tuple[Callable[[Listing, NameView, EvalContext], bool], Callable[..., Hashable | None]]:
+) -> tuple[
+    Callable[[Listing, NameView, EvalContext], bool],
+    Callable[[Listing, NameView, EvalContext], Hashable | None],
+]:
     """A discount against the listing's own platform_price (no guard) with a sticker
     weight: its test and kind as the chooser's answer gives them (pick_one's worth, the
     price plus ``weight`` of the counted stickers' value; a quote as of now, so no age;
@@ -512,24 +518,23 @@ def _weighted_own_price(
         ref = listing.platform_price
         if not ref or ref <= 0:
             return False
-        worth = ref * BASIS_POINTS + count(listing)[1] * weight
+        worth = ref * BASIS_POINTS
+        if listing.stickers:  # (a feed event's have no details: none counted)
+            worth += count(listing)[1] * weight
         return listing.price * squared <= worth * keep
 
     def discount_kind(listing: Listing, view: NameView, ctx: EvalContext) -> Hashable | None:
         ref = listing.platform_price
         if not ref or ref <= 0:
             return chosen_kind(listing, view, ctx)  # the chooser's text (no reference)
-        price = listing.price
-        worth = ref * BASIS_POINTS + count(listing)[1] * weight
+        price, worth = listing.price, ref * BASIS_POINTS
+        if listing.stickers:
+            worth += count(listing)[1] * weight
         if price * squared <= worth * keep:
             return None
-        return (
-            1 - price * BASIS_POINTS / worth < 0,
-            PlatformPrice.name,
-            worth // BASIS_POINTS != ref,
-            True,
-            None,
-        )
+        # the chooser's kind (no discount?, platform_price, stickers added?, True, None),
+        # as an int 0-3: no tuple made and hashed per listing (see the unweighted kind)
+        return (1 - price * BASIS_POINTS / worth < 0) * 2 + (worth // BASIS_POINTS != ref)
 
     return cheap_enough, discount_kind
 
