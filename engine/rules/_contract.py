@@ -305,7 +305,8 @@ class Compiled:
     exact: bool = False
     """Whether the criterion vouches that its ``test`` and ``kinds`` pass exactly the
     listings its ``predicate`` passes, and that they fail (or raise) on every listing it
-    fails or raises on. The engine then judges a feed event by the rule's ``kinds``
+    fails or raises on (what :func:`engine.testing.check_criterion_contract` checks of
+    both on its edge listings). The engine then judges a feed event by the rule's ``kinds``
     alone, each check run once for both the verdict and the skip counts, instead of its
     tests and then its kinds. False by default: a criterion that does not say has its
     ``test`` decide and its ``kinds`` count, as declared (one with neither is exact by
