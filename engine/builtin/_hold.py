@@ -131,6 +131,7 @@ def compile_hold(value: Hold, rule: RuleContext) -> Compiled:
         predicate=hold_ok,
         test=tradable_or_ok,
         kinds=hold_kind,
+        exact=True,
         summary=summary,
         trade_locked=float(max_wait),
         needs_search=sticker_weighted(rule),

@@ -111,6 +111,7 @@ def compile_match(value: Match, rule: RuleContext) -> Compiled:
     return Compiled(
         predicate=predicate,
         kinds=kinds,
+        exact=True,  # no test (the predicate is), and kinds agree with it
         name_filter=name_filter,
         names=frozenset(exact),  # base names: the market lists a Doppler under its base name
         patterns=(*value.patterns, *(f"/{r}/" for r in value.regex)),

@@ -358,6 +358,7 @@ def compile_price(value: PriceBounds, rule: RuleContext) -> Compiled:
         predicate=in_bounds,
         test=within,
         kinds=bounds_kind,
+        exact=True,
         summary=f"price {format_usd(low)}-{shown_high}",
         needs_search=False,
         listing_only=True,
@@ -395,11 +396,11 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
 
     stickers = rule.values.get("stickers")
     plain = value.min_observations is None and value.max_age is None
+    weight = getattr(stickers, "weight", None) or 0
     # the common case: the listing's own platform_price, as of now, no sticker weight; its
     # test and its skip kind read the listing alone (no Quote or Chosen made)
-    own_price_only = (
-        value.sources == (PlatformPrice.name,) and plain and not getattr(stickers, "weight", None)
-    )
+    own_price = value.sources == (PlatformPrice.name,) and plain
+    own_price_only = own_price and not weight
     if own_price_only:
 
         def cheap_enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
@@ -440,7 +441,15 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
             price, worth = listing.price, ref * BASIS_POINTS
             if price * squared <= worth * keep:
                 return None
-            return (1 - price * BASIS_POINTS / worth < 0, PlatformPrice.name, False, True, None)
+            # discount_kind's (no discount?, platform_price, False, True, None), as one
+            # bool: the kind is any hashable value (the other kinds here are the chooser's
+            # text), and a bool costs no tuple made and hashed per listing
+            return 1 - price * BASIS_POINTS / worth < 0
+
+    test: Callable[[Listing, NameView, EvalContext], bool] = cheap_enough
+    kind: Callable[[Listing, NameView, EvalContext], Hashable | None] = discount_kind
+    if own_price and weight:  # the same with a sticker weight (katowice-crafts' kind)
+        test, kind = _weighted_own_price(sticker_counter(stickers), weight, keep, discount_kind)
 
     def describe(listing: Listing, view: NameView, ctx: EvalContext) -> str:
         chosen = choose(listing, view, ctx)
@@ -469,8 +478,9 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
         summary += f" ({', '.join(guards)})"
     return Compiled(
         predicate=discounted,
-        test=cheap_enough,
-        kinds=discount_kind,
+        test=test,
+        kinds=kind,
+        exact=True,
         summary=summary,
         describe=describe,
         references=value.sources,
@@ -486,6 +496,47 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
         if value.sources == (PlatformPrice.name,)
         else None,
     )
+
+
+def _weighted_own_price(
+    count: Callable[[Listing], tuple[int, Money]],
+    weight: int,
+    keep: int,
+    chosen_kind: Callable[[Listing, NameView, EvalContext], Hashable | None],
+) -> tuple[
+    Callable[[Listing, NameView, EvalContext], bool],
+    Callable[[Listing, NameView, EvalContext], Hashable | None],
+]:
+    """A discount against the listing's own platform_price (no guard) with a sticker
+    weight: its test and kind as the chooser's answer gives them (pick_one's worth, the
+    price plus ``weight`` of the counted stickers' value; a quote as of now, so no age;
+    no observations), with no Quote or Chosen made. ``keep``: 100% less the discount, in
+    basis points; ``chosen_kind``: the kind by way of the chooser (no reference)."""
+    squared = BASIS_POINTS * BASIS_POINTS
+
+    def cheap_enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
+        ref = listing.platform_price
+        if not ref or ref <= 0:
+            return False
+        worth = ref * BASIS_POINTS
+        if listing.stickers:  # (a feed event's have no details: none counted)
+            worth += count(listing)[1] * weight
+        return listing.price * squared <= worth * keep
+
+    def discount_kind(listing: Listing, view: NameView, ctx: EvalContext) -> Hashable | None:
+        ref = listing.platform_price
+        if not ref or ref <= 0:
+            return chosen_kind(listing, view, ctx)  # the chooser's text (no reference)
+        price, worth = listing.price, ref * BASIS_POINTS
+        if listing.stickers:
+            worth += count(listing)[1] * weight
+        if price * squared <= worth * keep:
+            return None
+        # the chooser's kind (no discount?, platform_price, stickers added?, True, None),
+        # as an int 0-3: no tuple made and hashed per listing (see the unweighted kind)
+        return (1 - price * BASIS_POINTS / worth < 0) * 2 + (worth // BASIS_POINTS != ref)
+
+    return cheap_enough, discount_kind
 
 
 @hookimpl

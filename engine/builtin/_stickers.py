@@ -169,6 +169,7 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
         predicate=enough_stickers,
         test=enough,
         kinds=stickers_kind,
+        exact=True,
         summary=", ".join(parts),
         needs_search=needs_details,
         feed_test=could_be_enough if needs_details else None,

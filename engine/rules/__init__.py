@@ -25,6 +25,7 @@ from ._contract import (
     RuleContext,
     RuleSpend,
     Test,
+    eval_context_of,
 )
 from ._evaluate import (
     NO_REASON,
@@ -39,6 +40,7 @@ from ._evaluate import (
     turned_down,
     watching,
 )
+from ._judge import Judge
 from ._kinds import blank_numbers
 from ._load import LoadResult, check_rules_file, check_rules_text, load_rules, load_rules_text
 from ._names import NameParts, doppler_phases, known_phases, split_name
@@ -87,6 +89,7 @@ __all__ = [
     "Decision",
     "Duration",
     "EvalContext",
+    "Judge",
     "ListSettings",
     "LoadResult",
     "NameFilter",
@@ -117,6 +120,7 @@ __all__ = [
     "criterion_values",
     "doppler_phases",
     "duration_shape",
+    "eval_context_of",
     "evaluate",
     "explain",
     "format_duration",

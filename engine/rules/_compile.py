@@ -36,6 +36,7 @@ from ._contract import (
     RuleContext,
     Test,
 )
+from ._judge import Judge, make_judge
 from ._kinds import NO_REASON, TRADE_LOCKED, Kinds, KindTable, make_kinds, raised
 from ._names import split_name
 from ._plan import Plan, make_plan
@@ -135,6 +136,11 @@ class CompiledRule:
     them as they are met (see :mod:`engine.rules._kinds`): the list grows."""
     kind_sites: Sequence[int] = field(default=(), repr=False)
     """Per id of ``site_kinds``: the index in ``sites`` of the predicate it is of."""
+    exact: bool = False
+    """Every criterion of the rule that judges listings is :attr:`Compiled.exact` (or has
+    neither a test nor kinds: both are its predicate), as the core's checks are: ``kinds``
+    gives ``None`` exactly when ``passes`` is true, so one run of ``kinds`` both judges
+    a listing and counts its skip reasons (:mod:`engine.rules._judge`)."""
 
     def site_reason(self, found: int, listing: Listing, view: NameView, ctx: EvalContext) -> str:
         """The reason for the id ``found`` that ``kinds`` gave ``listing``: the text of
@@ -191,6 +197,7 @@ def compile_rule(
     summaries: list[str] = [f"price at most max_price {format_usd(core.max_price)}"]
     describers: list[tuple[int, Describe]] = []
     declared = _Declared()
+    exact = True  # every criterion's test and kinds agree with its predicate
     prefix = format_path(("rules", index))
     for key, value in values.items():
         criterion = criteria[key]
@@ -229,6 +236,7 @@ def compile_rule(
         reported = any(p.severity == "error" for p in ctx.problems)
         problems.extend(declared.add(compiled, key, criterion.plugin, price_sources, reported, ctx))
         if compiled.predicate is not None:
+            exact = exact and (compiled.exact or (compiled.test is None and compiled.kinds is None))
             predicates.append((compiled.predicate, key, criterion.plugin))
             counted_by[len(predicates) - 1] = compiled.kinds
             tests.append(compiled.test or _as_test(compiled.predicate))
@@ -325,6 +333,7 @@ def compile_rule(
         listing_only=declared.listing_only,
         raw_fields=None if declared.raw_fields is None else frozenset(declared.raw_fields),
         tests=tuple(tests),
+        exact=exact,
     )
     return rule, problems
 
@@ -549,6 +558,7 @@ class RuleSet:
         # hot-path index; one plan per distinct set of rules (few), shared by its names
         self._index: dict[str, IndexEntry] = _NameIndex(self._index_entry)
         self._plans: dict[tuple[int, ...], Plan] = {}
+        self._judges: dict[tuple[int, ...], Judge | None] = {}
 
     def view(self, name: str) -> NameView:
         """The :class:`NameView` of ``name``, with the rules that watch it (memoised)."""
@@ -575,6 +585,15 @@ class RuleSet:
         if plan is None:
             plan = self._plans[key] = make_plan(rules)
         return plan
+
+    def judge(self, rules: tuple[CompiledRule, ...]) -> Judge | None:
+        """The feed's judge of ``rules`` (a name's watching rules; see
+        :mod:`engine.rules._judge`), one per distinct set, or ``None`` when a rule is
+        not exact."""
+        key = tuple(map(id, rules))  # the rules live as long as the RuleSet
+        if key not in self._judges:
+            self._judges[key] = make_judge(rules)
+        return self._judges[key]
 
     def _index_entry(self, name: str) -> IndexEntry:
         self._compute_view(name)

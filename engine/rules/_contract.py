@@ -23,7 +23,7 @@ A criterion without ``kinds`` is counted from its predicate's text, the same cou
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from .._money import Money
@@ -115,6 +115,53 @@ class EvalContext:
     ``account.sticker_prices_for`` seconds); empty when none is known. Read by a
     criterion's :attr:`Compiled.feed_test`: a listing told by the feed carries its
     stickers' names only."""
+
+
+def _eval_context_maker() -> Callable[
+    [
+        float,
+        Mapping[str, Mapping[str, Money]],
+        BudgetState,
+        str | None,
+        Mapping[str, Mapping[QuoteKey, Quote]],
+        Mapping[str, float],
+        Mapping[str, Money],
+    ],
+    EvalContext,
+]:
+    """A function making an :class:`EvalContext` from every field's value, in the
+    fields' order, by setting its slots directly: what its ``__init__`` does (no default
+    is left to fill, there is no ``__post_init__``) at half the cost, a frozen
+    dataclass's ``__init__`` going through ``object.__setattr__`` per field. The engine
+    makes one per feed event. Generated from the fields, checked against the names its
+    callers pass: a field added to the class fails here, at import."""
+    names = tuple(f.name for f in fields(EvalContext))
+    expected = (
+        "now",
+        "reference_prices",
+        "budget",
+        "game",
+        "references",
+        "reference_as_of",
+        "sticker_prices",
+    )
+    if names != expected or hasattr(EvalContext, "__post_init__"):
+        raise TypeError(f"EvalContext's fields changed ({names}): update eval_context_of")
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": EvalContext}
+    lines = [f"def eval_context_of({', '.join(names)}):", "    made = _new(_cls)"]
+    for i, name in enumerate(names):
+        namespace[f"_set_{i}"] = getattr(EvalContext, name).__set__  # the slot's own
+        lines.append(f"    _set_{i}(made, {name})")
+    lines.append("    return made")
+    exec("\n".join(lines) + "\n", namespace)
+    made: Any = namespace["eval_context_of"]
+    return made  # type: ignore[no-any-return]
+
+
+eval_context_of = _eval_context_maker()
+"""``eval_context_of(now, reference_prices, budget, game, references, reference_as_of,
+sticker_prices)``: ``EvalContext(...)`` of these values, made faster (every one given,
+positionally)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +302,15 @@ class Compiled:
     """The kind of the reason ``predicate`` gives a listing, without its text (see
     :data:`ReasonKind`); ``None``: the engine counts this criterion's reasons from their
     text. Ignored without a predicate."""
+    exact: bool = False
+    """Whether the criterion vouches that its ``test`` and ``kinds`` pass exactly the
+    listings its ``predicate`` passes, and that they fail (or raise) on every listing it
+    fails or raises on (what :func:`engine.testing.check_criterion_contract` checks of
+    both on its edge listings). The engine then judges a feed event by the rule's ``kinds``
+    alone, each check run once for both the verdict and the skip counts, instead of its
+    tests and then its kinds. False by default: a criterion that does not say has its
+    ``test`` decide and its ``kinds`` count, as declared (one with neither is exact by
+    construction: both are its predicate)."""
     raw_fields: frozenset[str] | None = None
     """The raw form of the criterion: the :class:`~engine.models.Listing` attributes its
     predicate, ``test`` and ``kinds`` read (beside the name view and the context's game),

@@ -56,7 +56,15 @@ from ..ledger import Ledger, utc_day_start
 from ..models import Listing
 from ..paper import PaperDesk, PaperSettings
 from ..reference import ReferenceHub
-from ..rules import BudgetState, Decision, EvalContext, RuleSet, evaluate, scan
+from ..rules import (
+    BudgetState,
+    Decision,
+    EvalContext,
+    RuleSet,
+    eval_context_of,
+    evaluate,
+    scan,
+)
 from ..snapshot import SnapshotTracker
 from ._bandwidth import rule_games
 from ._budget import budget_state, caps_for_rule, within_balance
@@ -628,14 +636,14 @@ class Engine(StepTimes, SnapshotWatch, OperatorControls):
         """What the rules judge ``listings`` with at ``now``, the budget aside."""
         # the plugins' sources as last fetched by the references step: never fetched here
         prices, as_of = self.references.held_prices()
-        return EvalContext(
-            now=now,
-            reference_prices=prices,
-            budget=_NO_BUDGET,  # (the default's factory, a call per feed event)
-            game=game,
-            references=self.references.quotes(listings, self.ruleset.view, now),
-            reference_as_of=as_of,
-            sticker_prices=self.feedwatch.known.sticker_prices(now),
+        return eval_context_of(  # EvalContext(...), faster: one per feed event
+            now,
+            prices,
+            _NO_BUDGET,  # (the default's factory, a call per feed event)
+            game,
+            self.references.quotes(listings, self.ruleset.view, now),
+            as_of,
+            self.feedwatch.known.sticker_prices(now),
         )
 
     async def _budget_now(self, now: float) -> BudgetState:

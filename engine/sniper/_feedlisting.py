@@ -11,7 +11,9 @@ Per event, the rules' checks run on the listing alone (the name's plan, as
 :func:`engine.rules.scan` runs it for a batch of one); when no rule's checks pass (most
 events), the skip reasons are counted at once (:meth:`EngineStatus.skipped_pairs`), with
 no scan, decision or reason text made; a listing some rule passes goes through
-:meth:`Engine.decide`, the one path to a purchase.
+:meth:`Engine.decide`, the one path to a purchase. When every rule of the name is exact,
+its judge (:mod:`engine.rules._judge`) does both at once: each rule's ``kinds`` runs
+once, its verdict the plan's, its kinds the counts.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..client import FeedListingEvent
 from ..models import Listing
-from ..rules import CompiledRule, Decision, EvalContext, NameView, watching
+from ..rules import CompiledRule, Decision, EvalContext, Judge, NameView, watching
 from ._auditbook import AuditBook
 from ._confirm import BEYOND, SKIP_KINDS, Candidate, ConfirmQueue
 from ._known import KnownListings
@@ -39,9 +41,9 @@ CONFIRM = "confirm"
 """The source of a priority-lane flag put for the feed's candidates
 (:meth:`SearchSchedule.flag`): withdrawn when none of the name's candidates waits."""
 
-Watching = tuple[tuple[CompiledRule, ...], int, tuple[CompiledRule, ...]]
-"""A name's watching rules, their highest ``max_price``, and those of them that confirm a
-feed listing by a search first."""
+Watching = tuple[tuple[CompiledRule, ...], int, tuple[CompiledRule, ...], Judge | None]
+"""A name's watching rules, their highest ``max_price``, those of them that confirm a
+feed listing by a search first, and their judge (``None``: a rule is not exact)."""
 
 
 class FeedListings:
@@ -88,7 +90,12 @@ class FeedListings:
             return known
         if len(self._ceilings) >= 4096:  # views are remade when the rule set's cache fills
             self._ceilings.clear()
-        made = (rules, max(r.max_price for r in rules), tuple(r for r in rules if r.needs_search))
+        made = (
+            rules,
+            max(r.max_price for r in rules),
+            tuple(r for r in rules if r.needs_search),
+            self.engine.ruleset.judge(rules),
+        )
         self._ceilings[id(rules)] = made
         return made
 
@@ -107,8 +114,12 @@ class FeedListings:
         self._seen[listing.item_id] = now
         if self.cheap_tier:
             self.book.told(listing.name, listing.item_id, listing.price, event.kind, now)
-        confirms = self._needs_search()  # first: it resets the ceilings of a new rule set
-        _, ceiling, confirming = self._watching(rules)
+        known = self._ceilings.get(id(rules))
+        if known is None or known[0] is not rules or self._confirms_of is not engine.ruleset:
+            self._needs_search()  # first: it resets the ceilings of a new rule set
+            known = self._watching(rules)
+        confirms = self._confirms
+        _, ceiling, confirming, judge = known
         if listing.price > ceiling:
             return  # no rule could buy it: no ledger read
         # a listing a recent search showed: decided on what it showed, by every rule
@@ -116,17 +127,24 @@ class FeedListings:
         shown = self.known.enrich(listing, now) if self._any_confirms else None
         subject = shown or listing
         context = engine.eval_context([subject], now, listing.game)
-        passed: list[object] = []
-        plan(subject, view, context, passed.append)  # scan's first pass, for one listing
-        if not passed and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
-            # What Engine.decide does when no rule's checks pass (its decisions are all
-            # turn-downs, the budget and the ledger unread), without a scan or a Decision
-            # built per turned-down pair: the skip counts are the same. A listing some
-            # rule passes (or a debug log of every decision) goes through decide itself,
-            # the one path to a purchase.
-            engine.status.skipped_pairs(rules, subject, view, context)
-            self._unbought(listing, shown, view, confirming, context, now)
-            return
+        # What Engine.decide does when no rule's checks pass (its decisions are all
+        # turn-downs, the budget and the ledger unread), without a scan or a Decision
+        # built per turned-down pair: the skip counts are the same. A listing some rule
+        # passes (or a debug log of every decision) goes through decide itself, the one
+        # path to a purchase.
+        if judge is not None:  # each rule's checks run once, for the verdict and counts
+            found = judge(subject, view, context)
+            if found is not None and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
+                engine.status.skipped_found(rules, found, subject, view, context)
+                self._unbought(listing, shown, view, confirming, context, now)
+                return
+        else:
+            passed: list[object] = []
+            plan(subject, view, context, passed.append)  # scan's first pass, for one listing
+            if not passed and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
+                engine.status.skipped_pairs(rules, subject, view, context)
+                self._unbought(listing, shown, view, confirming, context, now)
+                return
         decisions, context = await engine.decide([subject], now, game=listing.game)
         buy = [
             d

@@ -282,19 +282,33 @@ class EngineStatus:
         one listing at a time (a feed event): nothing held, no scan kept, and the rules'
         kinds run right after their checks, while what the checks worked out (a reference
         chosen) is still at hand (``engine.builtin``'s chooser keeps its latest)."""
+        found: list[Sequence[int | str]] = []
+        for rule in rules:
+            kinds = rule.kinds
+            found.append(
+                (kinds(listing, view, context) or _NO_REASONS)
+                if kinds is not None
+                else rejection_reasons(rule, listing, view, context)
+            )
+        self.skipped_found(rules, found, listing, view, context)
+
+    def skipped_found(
+        self,
+        rules: Sequence[CompiledRule],
+        found: Sequence[Sequence[int | str]],
+        listing: Listing,
+        view: NameView,
+        context: EvalContext,
+    ) -> None:
+        """:meth:`skipped_pairs`, given what each rule's ``kinds`` gave ``listing`` (per
+        rule of ``rules``, in order; a feed's judge ran them: ``engine.rules._judge``)."""
         if self._skips_pending:  # the batches before this one are counted first
             self._count_skips()
         kinds_of, kind_of = _KINDS, reason_kind
         reasons, counted, examples = self._skip_reasons, self._skip_by_rule, self._skip_examples
         self._examples_unmade = True  # (only a flag to look at the examples when read)
-        for rule in rules:
-            kinds = rule.kinds
-            found: Sequence[int | str] = (
-                (kinds(listing, view, context) or _NO_REASONS)
-                if kinds is not None
-                else rejection_reasons(rule, listing, view, context)
-            )
-            for reason in found:
+        for at, rule in enumerate(rules):
+            for reason in found[at]:
                 if type(reason) is int:  # of one kind (engine.rules.rejection_kinds): no text
                     key = rule.site_kinds[reason]
                     examples[key] = (rule, reason, listing, view, context)

@@ -149,6 +149,11 @@ REFERENCE_RULES = f"""rules:
     discount: 10
     hold: {{max_wait: 3d, min_send_window: 2h, extra_discount: 5, extra_discount_per_day: 1}}
     price: {{min: "2.00", max: "500.00"}}
+  - name: weighed
+    match: {{names: ["{NAME}", "★ Karambit | Doppler (Factory New)"]}}
+    max_price: "1000.00"
+    discount: 10
+    stickers: {{min_count: 1, weight: 25}}
   - name: phased
     match: {{names: ["★ Karambit | Doppler (Factory New)"]}}
     max_price: "1000.00"
