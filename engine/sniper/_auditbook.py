@@ -33,9 +33,11 @@ that search proves missing is counted by :class:`~engine.sniper._feedwatch.FeedW
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from operator import itemgetter
+from typing import Any, Literal
 
 __all__ = ["AuditBook", "NameCount", "Suspect"]
 
@@ -82,6 +84,8 @@ class (a slotted dataclass, a NamedTuple) would stay tracked and be walked by ev
 pass of the collector: each such pass is a stall of the event loop (~1 us an object,
 bench/bench_feed_decode.py)."""
 
+_time_told = itemgetter(0)
+
 
 class AuditBook:
     """What the feed told per watched name since the last ``/v1/prices`` answer, and that
@@ -96,6 +100,9 @@ class AuditBook:
         self._base_started = -math.inf
         self._base_until = -math.inf
         self._told: dict[str, list[_Told]] = {}
+        self._unordered: set[str] = set()
+        """Names some of whose events were told with an earlier time than the one before
+        (a clock stepped back): their events are pruned one by one, not cut by time."""
         self._name_of: dict[str, str] = {}
         """Item id -> name, for a removal that does not name its listing."""
 
@@ -107,6 +114,7 @@ class AuditBook:
         """Forget the base and what was told (a new connection: the feed has no replay)."""
         self._base = None
         self._told.clear()
+        self._unordered.clear()
         self._name_of.clear()
 
     def told(
@@ -124,6 +132,8 @@ class AuditBook:
         if told is None:
             self._told[name] = [(at, item_id, price, kind)]
         else:
+            if at < told[-1][0]:
+                self._unordered.add(name)
             told.append((at, item_id, price, kind))
 
     def judge(
@@ -156,10 +166,9 @@ class AuditBook:
         base = self._base.get(name)
         count, low = (row.count, row.low) if row is not None else (0, None)
         known_low = base.low if base is not None else None
-        first_new: dict[str, bool] = {}
-        listed: dict[str, bool] = {}
-        last_at: dict[str, float] = {}
-        unsure: set[str] = set()
+        # per listing told: [first told as new, listed after its last event, the time of
+        # its last event, unsure]: one lookup an event (an audit judges tens of thousands)
+        states: dict[str, list[Any]] = {}
         since = self._base_started - self.skew
         # an event this close to either answer may or may not be in it
         near_base, near_answer = self._base_until + self.skew, started - self.skew
@@ -169,20 +178,19 @@ class AuditBook:
             still = kind != "removed"
             if price is not None and still and (known_low is None or price < known_low):
                 known_low = price
-            if item_id not in first_new:
-                first_new[item_id] = kind == "new"
-            listed[item_id] = still
-            if (
-                at - last_at.get(item_id, -math.inf) < REORDER
-                or at <= near_base
-                or at >= near_answer
-            ):
-                unsure.add(item_id)
-            last_at[item_id] = at
+            state = states.get(item_id)
+            if state is None:
+                states[item_id] = [kind == "new", still, at, at <= near_base or at >= near_answer]
+                continue
+            if not state[3] and (at - state[2] < REORDER or at <= near_base or at >= near_answer):
+                state[3] = True
+            state[1] = still
+            state[2] = at
         # a listing first told as new was not in the base; one first told otherwise was
         expected = (base.count if base is not None else 0) + sum(
-            int(now_listed) - int(not first_new[item]) for item, now_listed in listed.items()
+            int(listed) - int(not first_new) for first_new, listed, _, _ in states.values()
         )
+        unsure = [state for state in states.values() if state[3]]
         tolerance = self.count_slack + len(unsure)
         if low is not None and (known_low is None or low < known_low):
             return Suspect(name, "cheaper", low, known_low, count, expected, tolerance)
@@ -191,12 +199,17 @@ class AuditBook:
         return None
 
     def _prune(self, before: float) -> None:
-        for name in list(self._told):
-            kept = [t for t in self._told[name] if t[0] >= before]
+        told_by_name, unordered = self._told, self._unordered
+        for name, told in list(told_by_name.items()):
+            if name in unordered:
+                kept = [t for t in told if t[0] >= before]
+            else:  # told in time order (the clock's): cut where ``before`` falls
+                kept = told[bisect_left(told, before, key=_time_told) :]
             if kept:
-                self._told[name] = kept
+                told_by_name[name] = kept
             else:
-                del self._told[name]
+                del told_by_name[name]
+                unordered.discard(name)
         if len(self._name_of) > _NAMES_KEPT:  # ids told long ago whose removal never came
             live = {t[1] for told in self._told.values() for t in told}
             self._name_of = {i: n for i, n in self._name_of.items() if i in live}

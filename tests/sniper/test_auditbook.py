@@ -148,6 +148,18 @@ def test_each_answer_becomes_the_next_base_and_old_events_are_forgotten() -> Non
     assert [(s.name, s.why, s.known_low, s.low) for s in suspects] == [(A, "cheaper", 9_000, 8_000)]
 
 
+def test_events_told_after_the_clock_stepped_back_are_forgotten_by_their_own_time() -> None:
+    # events are kept from a cut by time; told out of time order (a wall clock stepped
+    # back), each is kept or forgotten by its own time, not by its place in the book
+    book = AuditBook(skew=30.0, count_slack=1)
+    book.judge(BASE, 0.0, 1.0)
+    book.told(A, "1", 9_000, "new", 500.0)
+    book.told(A, "2", 9_500, "new", 200.0)  # the clock stepped back
+    assert book.judge({A: NameCount(7, 9_500), B: BASE[B]}, 300.0, 301.0) == []
+    # the cut at 270 forgets the event of t=200 only: the price told at t=500 is known
+    assert book.judge({A: NameCount(7, 9_000), B: BASE[B]}, 600.0, 601.0) == []
+
+
 def test_a_reset_forgets_the_base() -> None:
     book = AuditBook()
     book.judge(BASE, 0.0, 1.0)
