@@ -645,8 +645,8 @@ def _chunks(path: Path) -> Iterator[list[bytes]]:
                 f"{consumed - len(inflater.unused_data)}",
                 location=str(path),
             )
-        pending += data
-        *complete, pending = pending.split(b"\n")
+        complete = (pending + data).split(b"\n")
+        pending = complete.pop()  # (not a starred assignment: that copies the list)
         yield complete
     if not inflater.eof:
         raise RecordingError(
