@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from itertools import chain, repeat
 from typing import Any
 
-from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
+from ..client import FeedConnected, FeedDisconnected, FeedEvent
 from ._feedconn import FeedConnections
-from ._feedrecord import FeedRecordError, decode_feed
+from ._feedrecord import FeedRecordError, decode_feed, listing_event, removal_event
 from ._format import Record, RecordingError, RecordReader, UnwatchedRun
 from ._ranked import Prices, epoch, find, rank, resort, unsort
 from ._trade import BuyAnswer, FillModel, ReplayTrade
@@ -184,7 +184,8 @@ class ReplayMarket:
                     if not (self.kept(name) if keep is None else keep):
                         return True
             self._pending_feed.append(record)
-            self._connections.read_event(ev)
+            if ev == "up" or ev == "down":  # (the others leave the connection as it is)
+                self._connections.read_event(ev)
         elif (record.k == "head" or record.k == "resume") and self._connections.changes(record):
             self._pending_feed.append(record)
         return True
@@ -521,18 +522,26 @@ class ReplayMarket:
         """A feed record of a watched name, or a connection marker (an unwatched event
         is only counted, by :meth:`advance_to`)."""
         self.feed_records += 1
-        connections = self._connections
-        event = decode_feed(record.body, record.t, generation=connections.generation)
-        if isinstance(event, FeedConnected):
-            connections.connect(record.t, record.body)
-            return
-        if isinstance(event, FeedDisconnected):
-            connections.disconnect(event.reason, event.detail, record.t)
-            return
-        if isinstance(event, FeedListingEvent):
-            self._apply_entry(record.body["item"])
-        else:
+        body = record.body
+        kind = body.get("ev")
+        event: FeedEvent
+        # Hot (a listing or removal: once per watched event): decode_feed's two ways,
+        # taken here, with the item looked up once.
+        if kind == "new" or kind == "update":
+            item = body.get("item")
+            event = listing_event(kind, item, record.t, self._connections.generation)
+            self._apply_entry(item)
+        elif kind == "removed":
+            event = removal_event(body.get("item"), record.t, self._connections.generation)
             self._remove(event.removal.item_id, gone=False)
+        else:
+            connections = self._connections
+            event = decode_feed(body, record.t, generation=connections.generation)
+            if isinstance(event, FeedConnected):
+                connections.connect(record.t, body)
+            elif isinstance(event, FeedDisconnected):
+                connections.disconnect(event.reason, event.detail, record.t)
+            return
         self.counters.events += 1
         self.feed_events.append(event)
 
@@ -637,43 +646,6 @@ class ReplayMarket:
         known = self._names[name] = (self.kept(name), self._ceiling(name))
         return known
 
-    def _upsert(
-        self, item_id: str, name: str, price: int, unlock_at: int | None, send_until: int | None
-    ) -> None:
-        """One entry's listing (a search's, a page's, a feed event's): :meth:`_add_rows`
-        for one row, its place changed (its details are new: one change, from the first
-        place that moved), without building columns (a watched feed event's hot path)."""
-        if type(price) is not int or type(name) is not str:
-            raise ValueError(f"listing {item_id!r}: bad id, name or price")
-        known = self._names.get(name) or self._about(name)
-        changed, listings, journal = self._changed, self.listings, self.journal
-        row = listings.get(item_id)
-        if not known[0] or item_id in self._gone:
-            if row is not None:  # (never: a gone or unkept listing is not held)
-                name = row[0]
-                changed(name, find(self.by_name[name], self._prices[name], row[1], item_id))
-            return
-        if row is None:
-            changed(name, rank(self.by_name, self._prices, name, price, item_id))
-            listings[item_id] = (name, price, unlock_at, send_until)
-            if journal is not None:
-                journal[item_id] = None
-                self._order[item_id] = self._serial
-                self._serial += 1
-        else:
-            name = row[0]
-            ranked, prices = self.by_name[name], self._prices[name]
-            if price != row[1]:
-                changed(name, resort(ranked, prices, row[1], price, item_id))
-                if journal is not None:
-                    journal[item_id] = None
-            else:  # its details are new: changed from its place on
-                changed(name, find(ranked, prices, price, item_id))
-            listings[item_id] = (name, price, row[2], row[3])
-        limit = known[1]
-        if limit is not None and price <= limit:
-            self._candidate(item_id, name)
-
     def _maybe_candidate(self, item_id: str, name: str, price: int) -> None:
         known = self._names.get(name) or self._about(name)
         limit = known[1]
@@ -694,7 +666,10 @@ class ReplayMarket:
         self.counters.events += len(entries)
 
     def _apply_entry(self, entry: dict[str, Any]) -> None:
-        """One listing as a search, a page or the feed shows it (its wire entry)."""
+        """One listing as a search, a page or the feed shows it (its wire entry): learned,
+        or moved to its new place and its details changed (one change, from the first
+        place that moved). Hot (once per watched feed event): :meth:`_add_rows`'s work for
+        one row, without building columns, and locals."""
         name = entry["name"]
         keep = self._keep.get(name)
         if not (self.kept(name) if keep is None else keep):
@@ -711,28 +686,65 @@ class ReplayMarket:
                 self._changed(name, -1)
             references[name] = int(reference)
         unlock_at, send_until = entry.get("unlock_at"), entry.get("send_until")
-        self._upsert(
-            item_id,
-            name,
-            price,
-            None if unlock_at is None else epoch(unlock_at),
-            None if send_until is None else epoch(send_until),
-        )
+        if unlock_at is not None:
+            unlock_at = epoch(unlock_at)
+        if send_until is not None:
+            send_until = epoch(send_until)
+        if type(name) is not str:
+            raise ValueError(f"listing {item_id!r}: bad id, name or price")
+        known = self._names.get(name) or self._about(name)
+        listings = self.listings
+        row = listings.get(item_id)
+        if not known[0] or item_id in self._gone:
+            if row is not None:  # (never: a gone or unkept listing is not held)
+                name = row[0]
+                self._changed(name, find(self.by_name[name], self._prices[name], row[1], item_id))
+            return
+        journal = self.journal
+        if row is None:
+            self._changed(name, rank(self.by_name, self._prices, name, price, item_id))
+            listings[item_id] = (name, price, unlock_at, send_until)
+            if journal is not None:
+                journal[item_id] = None
+                self._order[item_id] = self._serial
+                self._serial += 1
+        else:
+            name = row[0]
+            if price != row[1]:
+                self._changed(
+                    name, resort(self.by_name[name], self._prices[name], row[1], price, item_id)
+                )
+                if journal is not None:
+                    journal[item_id] = None
+            elif name in self._reach:  # its details are new: changed from its place on
+                self._changed(name, find(self.by_name[name], self._prices[name], price, item_id))
+            else:  # (a change anywhere: no answer looked since the last)
+                self._changed(name, -1)
+            listings[item_id] = (name, price, row[2], row[3])
+        limit = known[1]
+        if limit is not None and price <= limit:
+            self._candidate(item_id, name)
 
     def _remove(self, item_id: str, *, gone: bool) -> None:
         row = self.listings.pop(item_id, None)
-        if row is not None:
-            self._changed(row[0], unsort(self.by_name, self._prices, row[0], row[1], item_id))
-            if self.journal is not None:
-                self.journal[item_id] = None
-                del self._order[item_id]
         self.details.pop(item_id, None)
-        if item_id in self._candidates:
+        if row is not None:
+            name = row[0]
+            self._changed(name, unsort(self.by_name, self._prices, name, row[1], item_id))
+            journal = self.journal
+            if journal is not None:
+                journal[item_id] = None
+                del self._order[item_id]
+            candidates = self._candidates
+            if item_id in candidates:
+                candidates.discard(item_id)
+                if not gone:
+                    counters = self.counters
+                    counters.unseen_candidates += 1
+                    by_name = counters.unseen_by_name
+                    by_name[name] = by_name.get(name, 0) + 1
+        else:
             self._candidates.discard(item_id)
-            if not gone and row is not None:
-                self.counters.unseen_candidates += 1
-                by_name = self.counters.unseen_by_name
-                by_name[row[0]] = by_name.get(row[0], 0) + 1
         if gone:
             self._gone.add(item_id)
 
