@@ -418,15 +418,23 @@ class _Driver:
             market.advance_to(clock.now())
 
     async def _hand_over_feed(self) -> None:
-        events = self.market.take_feed()
-        if not events or not self.use_feed:
+        # Hot (once per watched feed event): the market's queue drained in place (an
+        # event the engine's handling makes the market apply joins it, handed over next,
+        # as it would be on the next turn), the first sighting kept inline.
+        events = self.market.feed_events
+        if not self.use_feed:
+            events.clear()
             return
-        engine, market = self.engine, self.market
+        engine, now = self.engine, self.clock.now
         engine.feedwatch.replayed = True
-        for event in events:
+        on_feed_event, sightings, popleft = engine.on_feed_event, self.market.sightings, events.popleft
+        while events:
+            event = popleft()
             if isinstance(event, FeedListingEvent):
-                market.sighted(event.listing.item_id, "feed", self.clock.now())
-            await engine.on_feed_event(event)
+                item_id = event.listing.item_id
+                if item_id not in sightings:  # (ReplayMarket.sighted: the first one counts)
+                    sightings[item_id] = (now(), "feed")
+            await on_feed_event(event)
 
     def _budget_skips(self) -> int:
         skips = self.engine.status.skip_reasons
