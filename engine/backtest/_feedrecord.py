@@ -141,18 +141,15 @@ def listing_event(
 ) -> FeedListingEvent:
     """:func:`decode_feed` of a ``new`` or ``update`` record whose ``item`` is given (a
     watched feed event's hot path in the replay market)."""
-    listing: FeedListing | None = None
-    if type(item) is dict:  # (else, or refused: the full way says why)
-        try:
-            # The validator of the client's own per-item decode (decode_item), given the
-            # values the record's line was read into rather than the same values written
-            # back to JSON text and read again (that round trip was a third of a watched
-            # event's cost in the replay market). A record is what the live decode made of
-            # the wire (its model dumped), so both read it alike.
-            listing = _VALIDATE_LISTING(item)
-        except ValidationError:
-            pass
-    if listing is None:
+    try:
+        # The validator of the client's own per-item decode (decode_item), given the
+        # values the record's line was read into rather than the same values written
+        # back to JSON text and read again (that round trip was a third of a watched
+        # event's cost in the replay market). A record is what the live decode made of
+        # the wire (its model dumped), so both read it alike. Not an object, or refused:
+        # the full way says why.
+        listing = _VALIDATE_LISTING(item) if type(item) is dict else _item(FeedListing, item, kind)
+    except ValidationError:
         listing = _item(FeedListing, item, kind)
     event: FeedListingEvent = _new(FeedListingEvent)
     set_kind, set_listing, set_received_at, set_generation = _LISTING_SETTERS
@@ -165,13 +162,11 @@ def listing_event(
 
 def removal_event(item: Any, t: float, generation: int) -> FeedRemovalEvent:
     """:func:`decode_feed` of a ``removed`` record whose ``item`` is given."""
-    removal: FeedRemoval | None = None
-    if type(item) is dict:
-        try:
-            removal = _VALIDATE_REMOVAL(item)
-        except ValidationError:
-            pass
-    if removal is None:
+    try:
+        removal = (
+            _VALIDATE_REMOVAL(item) if type(item) is dict else _item(FeedRemoval, item, "removed")
+        )
+    except ValidationError:
         removal = _item(FeedRemoval, item, "removed")
     event: FeedRemovalEvent = _new(FeedRemovalEvent)
     set_removal, set_received_at, set_generation = _REMOVAL_SETTERS

@@ -528,7 +528,7 @@ class ReplayMarket:
         # Hot (a listing or removal: once per watched event): decode_feed's two ways,
         # taken here, with the item looked up once.
         if kind == "new" or kind == "update":
-            item = body.get("item")
+            item: Any = body.get("item")  # (an object once listing_event took it)
             event = listing_event(kind, item, record.t, self._connections.generation)
             self._apply_entry(item)
         elif kind == "removed":

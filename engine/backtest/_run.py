@@ -425,11 +425,11 @@ class _Driver:
         if not self.use_feed:
             events.clear()
             return
-        engine, now = self.engine, self.clock.now
+        engine, now, sightings = self.engine, self.clock.now, self.market.sightings
         engine.feedwatch.replayed = True
-        on_feed_event, sightings, popleft = engine.on_feed_event, self.market.sightings, events.popleft
+        on_feed_event = engine.on_feed_event
         while events:
-            event = popleft()
+            event = events.popleft()
             if isinstance(event, FeedListingEvent):
                 item_id = event.listing.item_id
                 if item_id not in sightings:  # (ReplayMarket.sighted: the first one counts)
