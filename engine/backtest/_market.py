@@ -262,10 +262,11 @@ class ReplayMarket:
                 return
         finally:
             self.applied_until = applied
-            counters = self.counters
-            counters.records += unwatched
-            counters.events += unwatched
-            self.feed_records += unwatched
+            if unwatched:
+                counters = self.counters
+                counters.records += unwatched
+                counters.events += unwatched
+                self.feed_records += unwatched
 
     def finish(self) -> None:
         """Resolve the price marks still pending with the last state (flagged as such)."""

@@ -374,8 +374,10 @@ class _Driver:
         while True:
             if events:
                 await self._hand_over_feed()
-            then = max(next_due(), now())
-            feed_at = next_feed_at(min(then, stop))
+            then, at = next_due(), now()
+            if at > then:  # (max and min, without their calls)
+                then = at
+            feed_at = next_feed_at(stop if stop < then else then)
             if feed_at is not None:  # ties: the feed first
                 jump_to(feed_at)  # (never backwards: a late event is handed over now)
                 unsettled = now()
