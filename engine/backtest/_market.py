@@ -655,7 +655,7 @@ class ReplayMarket:
 
     def _candidate(self, item_id: str, name: str) -> None:
         """A listing of ``name`` some rule could buy: unseen until a search or a snapshot
-        shows it (:meth:`_add_rows` does the same inline)."""
+        shows it (:meth:`_add_rows` and :meth:`_apply_entry` do the same inline)."""
         self._candidates.add(item_id)
         self._unsnapshotted[item_id] = None
         self.candidate_marks[name] = self.search_epoch
@@ -703,7 +703,7 @@ class ReplayMarket:
             return
         journal = self.journal
         if row is None:
-            self._changed(name, rank(self.by_name, self._prices, name, price, item_id))
+            at = rank(self.by_name, self._prices, name, price, item_id)
             listings[item_id] = (name, price, unlock_at, send_until)
             if journal is not None:
                 journal[item_id] = None
@@ -712,26 +712,36 @@ class ReplayMarket:
         else:
             name = row[0]
             if price != row[1]:
-                self._changed(
-                    name, resort(self.by_name[name], self._prices[name], row[1], price, item_id)
-                )
+                at = resort(self.by_name[name], self._prices[name], row[1], price, item_id)
                 if journal is not None:
                     journal[item_id] = None
             elif name in self._reach:  # its details are new: changed from its place on
-                self._changed(name, find(self.by_name[name], self._prices[name], price, item_id))
-            else:  # (a change anywhere: no answer looked since the last)
-                self._changed(name, -1)
+                at = find(self.by_name[name], self._prices[name], price, item_id)
+            else:
+                at = -1  # (no answer looked since the last change: any place counts)
             listings[item_id] = (name, price, row[2], row[3])
+        if name in self._reach:
+            self._changed(name, at)
+        else:  # (_changed without its call: no answer looked since the last change)
+            versions = self.name_versions
+            versions[name] = versions.get(name, 0) + 1
         limit = known[1]
-        if limit is not None and price <= limit:
-            self._candidate(item_id, name)
+        if limit is not None and price <= limit:  # a candidate (_candidate inline)
+            self._candidates.add(item_id)
+            self._unsnapshotted[item_id] = None
+            self.candidate_marks[name] = self.search_epoch
 
     def _remove(self, item_id: str, *, gone: bool) -> None:
         row = self.listings.pop(item_id, None)
         self.details.pop(item_id, None)
         if row is not None:
             name = row[0]
-            self._changed(name, unsort(self.by_name, self._prices, name, row[1], item_id))
+            at = unsort(self.by_name, self._prices, name, row[1], item_id)
+            if name in self._reach:
+                self._changed(name, at)
+            else:  # (_changed without its call, as in _apply_entry)
+                versions = self.name_versions
+                versions[name] = versions.get(name, 0) + 1
             journal = self.journal
             if journal is not None:
                 journal[item_id] = None
