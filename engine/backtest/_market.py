@@ -494,7 +494,24 @@ class ReplayMarket:
         body = record.body
         try:
             if kind == "feed":
-                self._apply_feed(record)
+                # Hot (a watched listing or removal: once per such event): decode_feed's
+                # two ways, taken here, with the item looked up once.
+                self.feed_records += 1
+                ev = body.get("ev")
+                event: FeedEvent
+                if ev == "new" or ev == "update":
+                    item: Any = body.get("item")  # (an object once listing_event took it)
+                    event = listing_event(ev, item, record.t, self._connections.generation)
+                    self._apply_entry(item)
+                elif ev == "removed":
+                    item = body.get("item")
+                    event = removal_event(item, record.t, self._connections.generation)
+                    self._remove(event.removal.item_id, gone=False)
+                else:
+                    self._apply_connection(record)
+                    return
+                self.counters.events += 1
+                self.feed_events.append(event)
             elif kind == "head" or kind == "resume":
                 self._connections.apply_marker(record)
             elif kind == "diff":
@@ -519,32 +536,16 @@ class ReplayMarket:
                 f"malformed {kind!r} record: {type(exc).__name__}: {exc}", location=record.where
             ) from None
 
-    def _apply_feed(self, record: Record) -> None:
-        """A feed record of a watched name, or a connection marker (an unwatched event
-        is only counted, by :meth:`advance_to`)."""
-        self.feed_records += 1
-        body = record.body
-        kind = body.get("ev")
-        event: FeedEvent
-        # Hot (a listing or removal: once per watched event): decode_feed's two ways,
-        # taken here, with the item looked up once.
-        if kind == "new" or kind == "update":
-            item: Any = body.get("item")  # (an object once listing_event took it)
-            event = listing_event(kind, item, record.t, self._connections.generation)
-            self._apply_entry(item)
-        elif kind == "removed":
-            event = removal_event(body.get("item"), record.t, self._connections.generation)
-            self._remove(event.removal.item_id, gone=False)
-        else:
-            connections = self._connections
-            event = decode_feed(body, record.t, generation=connections.generation)
-            if isinstance(event, FeedConnected):
-                connections.connect(record.t, body)
-            elif isinstance(event, FeedDisconnected):
-                connections.disconnect(event.reason, event.detail, record.t)
-            return
-        self.counters.events += 1
-        self.feed_events.append(event)
+    def _apply_connection(self, record: Record) -> None:
+        """A feed record that is not a listing or removal: ``up`` or ``down`` (an unwatched
+        event is only counted, by :meth:`advance_to`; a watched one is applied by
+        :meth:`_apply`)."""
+        connections = self._connections
+        event = decode_feed(record.body, record.t, generation=connections.generation)
+        if isinstance(event, FeedConnected):
+            connections.connect(record.t, record.body)
+        elif isinstance(event, FeedDisconnected):
+            connections.disconnect(event.reason, event.detail, record.t)
 
     def _apply_key(self, rows: Mapping[str, list[Any]]) -> None:
         ids = rows["id"]
