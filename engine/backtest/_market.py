@@ -208,11 +208,14 @@ class ReplayMarket:
     def next_feed_at(self, limit: float) -> float | None:
         """The time of the next feed record not yet applied, if it is at or before
         ``limit``; nothing is applied (records are read ahead up to ``limit``)."""
-        while not self._pending_feed and (not self._pending or self._pending[-1].t <= limit):
+        pending, pending_feed = self._pending, self._pending_feed  # (once per feed record)
+        while not pending_feed and (not pending or pending[-1].t <= limit):
             if not self._read_one():
                 break
-        if self._pending_feed and self._pending_feed[0].t <= limit:
-            return self._pending_feed[0].t
+        if pending_feed:
+            at = pending_feed[0].t
+            if at <= limit:
+                return at
         return None
 
     def advance_to(self, when: float, *, settle: bool = True) -> None:
