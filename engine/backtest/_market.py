@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from itertools import chain, repeat
 from typing import Any
 
-from ..client import FeedConnected, FeedDisconnected, FeedEvent, FeedListingEvent
+from ..client import FeedConnected, FeedDisconnected, FeedEvent
 from ._feedconn import FeedConnections
-from ._feedrecord import FeedRecordError, decode_feed
+from ._feedrecord import FeedRecordError, decode_feed, listing_event, removal_event
 from ._format import Record, RecordingError, RecordReader, UnwatchedRun
 from ._ranked import Prices, epoch, find, rank, resort, unsort
 from ._trade import BuyAnswer, FillModel, ReplayTrade
@@ -184,7 +184,8 @@ class ReplayMarket:
                     if not (self.kept(name) if keep is None else keep):
                         return True
             self._pending_feed.append(record)
-            self._connections.read_event(ev)
+            if ev == "up" or ev == "down":  # (the others leave the connection as it is)
+                self._connections.read_event(ev)
         elif (record.k == "head" or record.k == "resume") and self._connections.changes(record):
             self._pending_feed.append(record)
         return True
@@ -207,11 +208,14 @@ class ReplayMarket:
     def next_feed_at(self, limit: float) -> float | None:
         """The time of the next feed record not yet applied, if it is at or before
         ``limit``; nothing is applied (records are read ahead up to ``limit``)."""
-        while not self._pending_feed and (not self._pending or self._pending[-1].t <= limit):
+        pending, pending_feed = self._pending, self._pending_feed  # (once per feed record)
+        while not pending_feed and (not pending or pending[-1].t <= limit):
             if not self._read_one():
                 break
-        if self._pending_feed and self._pending_feed[0].t <= limit:
-            return self._pending_feed[0].t
+        if pending_feed:
+            at = pending_feed[0].t
+            if at <= limit:
+                return at
         return None
 
     def advance_to(self, when: float, *, settle: bool = True) -> None:
@@ -261,10 +265,11 @@ class ReplayMarket:
                 return
         finally:
             self.applied_until = applied
-            counters = self.counters
-            counters.records += unwatched
-            counters.events += unwatched
-            self.feed_records += unwatched
+            if unwatched:
+                counters = self.counters
+                counters.records += unwatched
+                counters.events += unwatched
+                self.feed_records += unwatched
 
     def finish(self) -> None:
         """Resolve the price marks still pending with the last state (flagged as such)."""
@@ -492,7 +497,24 @@ class ReplayMarket:
         body = record.body
         try:
             if kind == "feed":
-                self._apply_feed(record)
+                # Hot (a watched listing or removal: once per such event): decode_feed's
+                # two ways, taken here, with the item looked up once.
+                self.feed_records += 1
+                ev = body.get("ev")
+                event: FeedEvent
+                if ev == "new" or ev == "update":
+                    item: Any = body.get("item")  # (an object once listing_event took it)
+                    event = listing_event(ev, item, record.t, self._connections.generation)
+                    self._apply_entry(item)
+                elif ev == "removed":
+                    item = body.get("item")
+                    event = removal_event(item, record.t, self._connections.generation)
+                    self._remove(event.removal.item_id, gone=False)
+                else:
+                    self._apply_connection(record)
+                    return
+                self.counters.events += 1
+                self.feed_events.append(event)
             elif kind == "head" or kind == "resume":
                 self._connections.apply_marker(record)
             elif kind == "diff":
@@ -517,24 +539,16 @@ class ReplayMarket:
                 f"malformed {kind!r} record: {type(exc).__name__}: {exc}", location=record.where
             ) from None
 
-    def _apply_feed(self, record: Record) -> None:
-        """A feed record of a watched name, or a connection marker (an unwatched event
-        is only counted, by :meth:`advance_to`)."""
-        self.feed_records += 1
+    def _apply_connection(self, record: Record) -> None:
+        """A feed record that is not a listing or removal: ``up`` or ``down`` (an unwatched
+        event is only counted, by :meth:`advance_to`; a watched one is applied by
+        :meth:`_apply`)."""
         connections = self._connections
         event = decode_feed(record.body, record.t, generation=connections.generation)
         if isinstance(event, FeedConnected):
             connections.connect(record.t, record.body)
-            return
-        if isinstance(event, FeedDisconnected):
+        elif isinstance(event, FeedDisconnected):
             connections.disconnect(event.reason, event.detail, record.t)
-            return
-        if isinstance(event, FeedListingEvent):
-            self._apply_entry(record.body["item"])
-        else:
-            self._remove(event.removal.item_id, gone=False)
-        self.counters.events += 1
-        self.feed_events.append(event)
 
     def _apply_key(self, rows: Mapping[str, list[Any]]) -> None:
         ids = rows["id"]
@@ -637,43 +651,6 @@ class ReplayMarket:
         known = self._names[name] = (self.kept(name), self._ceiling(name))
         return known
 
-    def _upsert(
-        self, item_id: str, name: str, price: int, unlock_at: int | None, send_until: int | None
-    ) -> None:
-        """One entry's listing (a search's, a page's, a feed event's): :meth:`_add_rows`
-        for one row, its place changed (its details are new: one change, from the first
-        place that moved), without building columns (a watched feed event's hot path)."""
-        if type(price) is not int or type(name) is not str:
-            raise ValueError(f"listing {item_id!r}: bad id, name or price")
-        known = self._names.get(name) or self._about(name)
-        changed, listings, journal = self._changed, self.listings, self.journal
-        row = listings.get(item_id)
-        if not known[0] or item_id in self._gone:
-            if row is not None:  # (never: a gone or unkept listing is not held)
-                name = row[0]
-                changed(name, find(self.by_name[name], self._prices[name], row[1], item_id))
-            return
-        if row is None:
-            changed(name, rank(self.by_name, self._prices, name, price, item_id))
-            listings[item_id] = (name, price, unlock_at, send_until)
-            if journal is not None:
-                journal[item_id] = None
-                self._order[item_id] = self._serial
-                self._serial += 1
-        else:
-            name = row[0]
-            ranked, prices = self.by_name[name], self._prices[name]
-            if price != row[1]:
-                changed(name, resort(ranked, prices, row[1], price, item_id))
-                if journal is not None:
-                    journal[item_id] = None
-            else:  # its details are new: changed from its place on
-                changed(name, find(ranked, prices, price, item_id))
-            listings[item_id] = (name, price, row[2], row[3])
-        limit = known[1]
-        if limit is not None and price <= limit:
-            self._candidate(item_id, name)
-
     def _maybe_candidate(self, item_id: str, name: str, price: int) -> None:
         known = self._names.get(name) or self._about(name)
         limit = known[1]
@@ -682,7 +659,7 @@ class ReplayMarket:
 
     def _candidate(self, item_id: str, name: str) -> None:
         """A listing of ``name`` some rule could buy: unseen until a search or a snapshot
-        shows it (:meth:`_add_rows` does the same inline)."""
+        shows it (:meth:`_add_rows` and :meth:`_apply_entry` do the same inline)."""
         self._candidates.add(item_id)
         self._unsnapshotted[item_id] = None
         self.candidate_marks[name] = self.search_epoch
@@ -694,7 +671,10 @@ class ReplayMarket:
         self.counters.events += len(entries)
 
     def _apply_entry(self, entry: dict[str, Any]) -> None:
-        """One listing as a search, a page or the feed shows it (its wire entry)."""
+        """One listing as a search, a page or the feed shows it (its wire entry): learned,
+        or moved to its new place and its details changed (one change, from the first
+        place that moved). Hot (once per watched feed event): :meth:`_add_rows`'s work for
+        one row, without building columns, and locals."""
         name = entry["name"]
         keep = self._keep.get(name)
         if not (self.kept(name) if keep is None else keep):
@@ -711,28 +691,75 @@ class ReplayMarket:
                 self._changed(name, -1)
             references[name] = int(reference)
         unlock_at, send_until = entry.get("unlock_at"), entry.get("send_until")
-        self._upsert(
-            item_id,
-            name,
-            price,
-            None if unlock_at is None else epoch(unlock_at),
-            None if send_until is None else epoch(send_until),
-        )
+        if unlock_at is not None:
+            unlock_at = epoch(unlock_at)
+        if send_until is not None:
+            send_until = epoch(send_until)
+        if type(name) is not str:
+            raise ValueError(f"listing {item_id!r}: bad id, name or price")
+        known = self._names.get(name) or self._about(name)
+        listings = self.listings
+        row = listings.get(item_id)
+        if not known[0] or item_id in self._gone:
+            if row is not None:  # (never: a gone or unkept listing is not held)
+                name = row[0]
+                self._changed(name, find(self.by_name[name], self._prices[name], row[1], item_id))
+            return
+        journal = self.journal
+        if row is None:
+            at = rank(self.by_name, self._prices, name, price, item_id)
+            listings[item_id] = (name, price, unlock_at, send_until)
+            if journal is not None:
+                journal[item_id] = None
+                self._order[item_id] = self._serial
+                self._serial += 1
+        else:
+            name = row[0]
+            if price != row[1]:
+                at = resort(self.by_name[name], self._prices[name], row[1], price, item_id)
+                if journal is not None:
+                    journal[item_id] = None
+            elif name in self._reach:  # its details are new: changed from its place on
+                at = find(self.by_name[name], self._prices[name], price, item_id)
+            else:
+                at = -1  # (no answer looked since the last change: any place counts)
+            listings[item_id] = (name, price, row[2], row[3])
+        if name in self._reach:
+            self._changed(name, at)
+        else:  # (_changed without its call: no answer looked since the last change)
+            versions = self.name_versions
+            versions[name] = versions.get(name, 0) + 1
+        limit = known[1]
+        if limit is not None and price <= limit:  # a candidate (_candidate inline)
+            self._candidates.add(item_id)
+            self._unsnapshotted[item_id] = None
+            self.candidate_marks[name] = self.search_epoch
 
     def _remove(self, item_id: str, *, gone: bool) -> None:
         row = self.listings.pop(item_id, None)
-        if row is not None:
-            self._changed(row[0], unsort(self.by_name, self._prices, row[0], row[1], item_id))
-            if self.journal is not None:
-                self.journal[item_id] = None
-                del self._order[item_id]
         self.details.pop(item_id, None)
-        if item_id in self._candidates:
+        if row is not None:
+            name = row[0]
+            at = unsort(self.by_name, self._prices, name, row[1], item_id)
+            if name in self._reach:
+                self._changed(name, at)
+            else:  # (_changed without its call, as in _apply_entry)
+                versions = self.name_versions
+                versions[name] = versions.get(name, 0) + 1
+            journal = self.journal
+            if journal is not None:
+                journal[item_id] = None
+                del self._order[item_id]
+            candidates = self._candidates
+            if item_id in candidates:
+                candidates.discard(item_id)
+                if not gone:
+                    counters = self.counters
+                    counters.unseen_candidates += 1
+                    by_name = counters.unseen_by_name
+                    by_name[name] = by_name.get(name, 0) + 1
+        else:
             self._candidates.discard(item_id)
-            if not gone and row is not None:
-                self.counters.unseen_candidates += 1
-                by_name = self.counters.unseen_by_name
-                by_name[row[0]] = by_name.get(row[0], 0) + 1
         if gone:
             self._gone.add(item_id)
 

@@ -89,7 +89,7 @@ def resort(ranked: Ranked, prices: Prices, old: int, price: int, item_id: str) -
     at = place(ranked, prices, price, item_id)
     prices.insert(at, price)
     ranked.insert(at, (price, item_id))
-    return min(was, at)
+    return at if at < was else was  # (min without its call: once per repricing)
 
 
 def epoch(value: Any) -> int | None:

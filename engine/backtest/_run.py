@@ -371,11 +371,25 @@ class _Driver:
         next_feed_at, advance_to = market.next_feed_at, market.advance_to
         events = market.feed_events
         unsettled: float | None = None  # the time of a feed advance that did not settle
+        hand_over, feedwatch = self.use_feed, engine.feedwatch
+        on_feed_event, sightings = engine.on_feed_event, market.sightings
         while True:
-            if events:
-                await self._hand_over_feed()
-            then = max(next_due(), now())
-            feed_at = next_feed_at(min(then, stop))
+            if events:  # _hand_over_feed inline (a coroutine fewer per feed record)
+                if not hand_over:
+                    events.clear()
+                else:
+                    feedwatch.replayed = True
+                while events:
+                    event = events.popleft()
+                    if isinstance(event, FeedListingEvent):
+                        item_id = event.listing.item_id
+                        if item_id not in sightings:
+                            sightings[item_id] = (now(), "feed")
+                    await on_feed_event(event)
+            then, at = next_due(), now()
+            if at > then:  # (max and min, without their calls)
+                then = at
+            feed_at = next_feed_at(stop if stop < then else then)
             if feed_at is not None:  # ties: the feed first
                 jump_to(feed_at)  # (never backwards: a late event is handed over now)
                 unsettled = now()
@@ -418,15 +432,25 @@ class _Driver:
             market.advance_to(clock.now())
 
     async def _hand_over_feed(self) -> None:
-        events = self.market.take_feed()
-        if not events or not self.use_feed:
+        """Hand the feed events the market applied to the engine, noting the listings'
+        first sightings (the feed's). The market's queue is drained in place: an event
+        the engine's handling makes the market apply joins it and is handed over after
+        the others, as on the next turn of the loop (:meth:`_run` does the same inline:
+        once per watched feed record)."""
+        events = self.market.feed_events
+        if not self.use_feed:
+            events.clear()
             return
-        engine, market = self.engine, self.market
+        engine, now, sightings = self.engine, self.clock.now, self.market.sightings
         engine.feedwatch.replayed = True
-        for event in events:
+        on_feed_event = engine.on_feed_event
+        while events:
+            event = events.popleft()
             if isinstance(event, FeedListingEvent):
-                market.sighted(event.listing.item_id, "feed", self.clock.now())
-            await engine.on_feed_event(event)
+                item_id = event.listing.item_id
+                if item_id not in sightings:  # (ReplayMarket.sighted: the first one counts)
+                    sightings[item_id] = (now(), "feed")
+            await on_feed_event(event)
 
     def _budget_skips(self) -> int:
         skips = self.engine.status.skip_reasons

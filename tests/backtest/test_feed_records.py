@@ -5,6 +5,7 @@ connection markers driving the engine's fallback and heal as live."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import shutil
@@ -28,10 +29,10 @@ from engine.backtest import (
     recording_span,
     run_backtest,
 )
-from engine.backtest._feedrecord import feed_fields
+from engine.backtest._feedrecord import _slot_setters, feed_fields
 from engine.backtest._format import RUN_MAX, UnwatchedRun
 from engine.backtest._synthetic import record_sandbox_market
-from engine.client import FeedConnected, FeedEvent
+from engine.client import FeedConnected, FeedEvent, FeedListingEvent
 from engine.sandbox import MarketConfig
 
 from .support import (
@@ -128,6 +129,25 @@ def test_feed_events_are_read_back_as_the_client_yielded_them(tmp_path: Path) ->
     assert back[4] == FeedConnected(1, T0 + 5, "sid-1", ("csgo",), 25.0, 20.0)  # replay's count
 
 
+def test_a_read_back_event_is_as_equal_and_immutable_as_the_clients(tmp_path: Path) -> None:
+    """The replay fills its events' slots without the dataclasses' __init__ (a watched
+    event's hot path): the same type, equal and hashing alike, and as frozen."""
+    events: list[FeedEvent] = [told(T0 + 1, "7", 6000), removed(T0 + 2, "7")]
+    steps: list[tuple[float, str, Any]] = [(0.0, "snap", [listing("1", 8000)])]
+    _write(tmp_path, steps + [(event_time(e) - T0, "feed", e) for e in events])
+    for was, back in zip(events, _feed_events(tmp_path), strict=True):
+        assert type(back) is type(was)
+        assert back == was
+        assert hash(back) == hash(was)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            back.received_at = 0.0  # type: ignore[misc]
+
+
+def test_the_events_fields_are_the_ones_the_replay_fills() -> None:
+    with pytest.raises(TypeError, match="FeedListingEvent's fields are not"):
+        _slot_setters(FeedListingEvent, "listing", "kind", "received_at", "generation")
+
+
 def test_before_the_first_snapshot_only_the_connection_is_kept(tmp_path: Path) -> None:
     with RecordWriter(tmp_path) as w:
         w.feed(T0, up(T0))
@@ -157,6 +177,8 @@ def _damaged(directory: Path, record: dict[str, Any]) -> tuple[Path, int]:
             r"field item\.price",
         ),
         ({"ev": "removed", "gen": 1, "item": {"item_id": ""}}, r"field item\.item_id"),
+        ({"ev": "removed", "gen": 1, "item": ["9"]}, r"field item: a 'removed' record needs"),
+        ({"ev": "update", "gen": 1, "item": {"name": REDLINE}}, r"field item\.item_id"),
         ({"ev": "up", "gen": 2, "ping": "soon"}, r"field ping"),
         ({"ev": "down", "gen": 1}, r"field reason"),
     ],
