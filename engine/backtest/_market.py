@@ -43,7 +43,7 @@ from typing import Any
 from ..client import FeedConnected, FeedDisconnected, FeedEvent
 from ._feedconn import FeedConnections
 from ._feedrecord import FeedRecordError, decode_feed, listing_event, removal_event
-from ._format import Record, RecordingError, RecordReader, UnwatchedRun
+from ._format import Record, RecordingError, RecordReader, UnwatchedRun, WatchedRecord
 from ._ranked import Prices, epoch, find, rank, resort, unsort
 from ._trade import BuyAnswer, FillModel, ReplayTrade
 
@@ -166,7 +166,9 @@ class ReplayMarket:
             self._read_all = True
             return False
         self._pending.append(record)
-        if record.k == "feed":
+        if type(record) is WatchedRecord:  # (the reader asked kept: a listing or removal)
+            self._pending_feed.append(record)
+        elif record.k == "feed":
             # An unwatched event (most of the feed) is the one feed record not queued
             # here: advance_to tells it by that, and only counts it. A listing or removal
             # of a name no rule watches: the market holds none of its listings and the
