@@ -30,7 +30,7 @@ from engine.backtest import (
     run_backtest,
 )
 from engine.backtest._feedrecord import _slot_setters, feed_fields
-from engine.backtest._format import RUN_MAX, UnwatchedRun
+from engine.backtest._format import RUN_MAX, UnwatchedRun, WatchedRecord
 from engine.backtest._synthetic import record_sandbox_market
 from engine.client import FeedConnected, FeedEvent, FeedListingEvent
 from engine.sandbox import MarketConfig
@@ -444,7 +444,11 @@ def test_a_reader_told_the_watched_names_yields_the_others_unbuilt(tmp_path: Pat
     _write(tmp_path / "w", [(0.0, "snap", [listing("1", 1)]), (1.0, "feed", told(T0 + 1, "9", 1))])
     watched = read_records(tmp_path / "w")
     watched.watched = lambda name: name != OTHER
-    assert [r.body["item"]["name"] for r in watched if r.k == "feed"] == [REDLINE]
+    quick = [r for r in watched if r.k == "feed"]
+    assert [r.body["item"]["name"] for r in quick] == [REDLINE]
+    # built in the read loop: what the usual way builds, marked as asked (WatchedRecord)
+    assert quick == [r for r in read_records(tmp_path / "w") if r.k == "feed"]
+    assert [type(r) for r in quick] == [WatchedRecord]
 
 
 def test_a_run_of_unwatched_events_is_cut_where_a_replay_stops_and_at_its_bound(
