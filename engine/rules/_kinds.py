@@ -41,10 +41,11 @@ __all__ = [
     "raised",
 ]
 
-Kinds = Callable[[Listing, NameView, EvalContext], list[int | str] | None]
+Kinds = Callable[[Listing, NameView, EvalContext], tuple[int | str, ...] | None]
 """A rule's check for counting: ``None`` when every predicate passes, else per failing
 predicate, in ``check``'s order, either its reason (text) or the id of its kind (see the
-module's docstring): no text made."""
+module's docstring): no text made. A tuple: the feed's verdicts are held by it
+(``EngineStatus.skipped_found``)."""
 
 Site = tuple[Predicate, str, str]
 """A predicate of a rule with its key and plugin (``CompiledRule.sites``)."""
@@ -186,9 +187,9 @@ def make_kinds(
             *site,
             "    if reason is not None:",
             "        if reasons is None:",
-            "            reasons = [reason]",
+            "            reasons = (reason,)",
             "        else:",
-            "            reasons.append(reason)",
+            "            reasons += (reason,)",
         ]
     lines.append("    return reasons")
     exec("\n".join(lines) + "\n", namespace)
