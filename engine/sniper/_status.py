@@ -354,7 +354,7 @@ class EngineStatus:
                     for key, n in held.counts:
                         by_rule[key] = by_rule.get(key, 0) + n
                     examples.update(held.examples)
-            elif type(batch) is _Found:
+            elif isinstance(batch, _Found):
                 _found_into(batch, by_rule, examples)
             else:
                 _tally_into(batch, by_rule, examples)
