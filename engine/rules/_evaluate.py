@@ -58,7 +58,7 @@ def rejection_reasons(
 
 def rejection_kinds(
     rule: CompiledRule, listing: Listing, view: NameView, context: EvalContext
-) -> tuple[int | str, ...] | Sequence[str]:
+) -> list[int | str] | Sequence[str]:
     """:func:`rejection_reasons` for counting them by kind: per reason, in the same order,
     either its text or, for a predicate whose reasons are all of one kind, its index in
     ``rule.sites`` (kind: ``rule.site_kinds[i]``; text, made only when shown:

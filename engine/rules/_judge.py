@@ -26,7 +26,7 @@ from ._contract import EvalContext, NameView
 
 __all__ = ["Judge", "make_judge"]
 
-Found = tuple[int | str, ...]
+Found = list[int | str]
 """What a rule's ``kinds`` gives a listing it turns down (see :data:`engine.rules.Kinds`)."""
 
 Judge = Callable[[Listing, NameView, EvalContext], tuple[Found, ...] | None]

@@ -41,11 +41,10 @@ __all__ = [
     "raised",
 ]
 
-Kinds = Callable[[Listing, NameView, EvalContext], tuple[int | str, ...] | None]
+Kinds = Callable[[Listing, NameView, EvalContext], list[int | str] | None]
 """A rule's check for counting: ``None`` when every predicate passes, else per failing
 predicate, in ``check``'s order, either its reason (text) or the id of its kind (see the
-module's docstring): no text made. A tuple: the feed's verdicts are held by it
-(``EngineStatus.skipped_found``)."""
+module's docstring): no text made."""
 
 Site = tuple[Predicate, str, str]
 """A predicate of a rule with its key and plugin (``CompiledRule.sites``)."""
@@ -187,9 +186,9 @@ def make_kinds(
             *site,
             "    if reason is not None:",
             "        if reasons is None:",
-            "            reasons = (reason,)",
+            "            reasons = [reason]",
             "        else:",
-            "            reasons += (reason,)",
+            "            reasons.append(reason)",
         ]
     lines.append("    return reasons")
     exec("\n".join(lines) + "\n", namespace)

@@ -115,14 +115,12 @@ class EngineStatus:
     _skip_examples: dict[tuple[str, str], str | _Example] = field(default_factory=dict, repr=False)
     _examples_unmade: bool = field(default=False, repr=False)
     _skip_by_rule: Counter[tuple[str, str]] = field(default_factory=Counter, repr=False)
-    _skips_pending: list[Scan | Sequence[Decision] | _Tallied | _Found] = field(
+    _skips_pending: list[Scan | Sequence[Decision] | _Tallied] = field(
         default_factory=list, repr=False
     )
     """Batches whose skip reasons are not counted yet, oldest first (see
     :meth:`skipped_scan`)."""
     _skips_pending_listings: int = field(default=0, repr=False)
-    _found_held: _Found | None = field(default=None, repr=False, compare=False)
-    """The feed events' verdicts held last in ``_skips_pending`` (see :meth:`skipped_found`)."""
     purchases: deque[PurchaseRecord] = field(default_factory=lambda: deque(maxlen=RECENT_PURCHASES))
     """The latest purchase attempts, oldest first (at most :data:`RECENT_PURCHASES`)."""
     purchases_recorded: int = 0
@@ -292,7 +290,7 @@ class EngineStatus:
                 if kinds is not None
                 else rejection_reasons(rule, listing, view, context)
             )
-        self.skipped_found(rules, tuple(found), listing, view, context)
+        self.skipped_found(rules, found, listing, view, context)
 
     def skipped_found(
         self,
@@ -303,33 +301,25 @@ class EngineStatus:
         context: EvalContext,
     ) -> None:
         """:meth:`skipped_pairs`, given what each rule's ``kinds`` gave ``listing`` (per
-        rule of ``rules``, in order; a feed's judge ran them: ``engine.rules._judge``).
-
-        Held, not counted at once: a feed hour turns down ~260,000 events with a few
-        thousand patterns of ``(rules, found)`` between two reads of the counts, so each
-        event costs a count of its pattern and its place as the pattern's latest; the
-        reasons are counted per pattern when read (same counts, order and examples)."""
-        held = self._found_held
-        if held is None:
-            held = self._found_held = _Found()
-            self._skips_pending.append(held)
-        key = (id(rules), found)  # the rules are held below: their id is not reused
-        counts = held.counts
-        n = counts.get(key)
-        if n is None:
-            if len(counts) >= FOUND_HELD:
-                self._count_skips()
-                self.skipped_found(rules, found, listing, view, context)
-                return
-            counts[key] = 1
-        else:
-            counts[key] = n + 1
-        latest = held.latest
-        latest.pop(key, None)  # re-inserted: the latest event of a pattern comes last
-        latest[key] = (rules, listing, view, context)
+        rule of ``rules``, in order; a feed's judge ran them: ``engine.rules._judge``)."""
+        if self._skips_pending:  # the batches before this one are counted first
+            self._count_skips()
+        kinds_of, kind_of = _KINDS, reason_kind
+        reasons, counted, examples = self._skip_reasons, self._skip_by_rule, self._skip_examples
+        self._examples_unmade = True  # (only a flag to look at the examples when read)
+        for at, rule in enumerate(rules):
+            for reason in found[at]:
+                if type(reason) is int:  # of one kind (engine.rules.rejection_kinds): no text
+                    key = rule.site_kinds[reason]
+                    examples[key] = (rule, reason, listing, view, context)
+                else:
+                    text = cast(str, reason)
+                    key = (rule.name, kinds_of.get(text) or kind_of(text))
+                    examples[key] = text
+                reasons[key[1]] += 1
+                counted[key] += 1
 
     def _hold(self, batch: Scan | Sequence[Decision] | _Tallied, size: int, buying: bool) -> None:
-        self._found_held = None  # feed events after this batch are held after it
         self._skips_pending.append(batch)
         self._skips_pending_listings += size
         if not buying and self._skips_pending_listings >= SKIPS_HELD:
@@ -343,7 +333,6 @@ class EngineStatus:
     def _count_skips(self) -> None:
         pending, self._skips_pending = self._skips_pending, []
         self._skips_pending_listings = 0
-        self._found_held = None
         by_rule: dict[tuple[str, str], int] = {}
         examples: dict[tuple[str, str], str | _Example] = {}
         for batch in pending:
@@ -354,8 +343,6 @@ class EngineStatus:
                     for key, n in held.counts:
                         by_rule[key] = by_rule.get(key, 0) + n
                     examples.update(held.examples)
-            elif isinstance(batch, _Found):
-                _found_into(batch, by_rule, examples)
             else:
                 _tally_into(batch, by_rule, examples)
         reasons, counted = self._skip_reasons, self._skip_by_rule
@@ -390,63 +377,6 @@ class _Tallied(tuple[SkipTally, ...]):
     """A batch of :class:`SkipTally` held for counting (told apart from decisions)."""
 
     __slots__ = ()
-
-
-FOUND_HELD = 10_000
-"""How many patterns of feed verdicts :meth:`EngineStatus.skipped_found` holds before
-counting them (a pattern keeps its latest listing and context)."""
-
-
-class _Found:
-    """Feed events' verdicts held for counting (:meth:`EngineStatus.skipped_found`): per
-    ``(id(rules), found)``, how many events (first seen first) and the latest event
-    (latest last)."""
-
-    __slots__ = ("counts", "latest")
-
-    def __init__(self) -> None:
-        self.counts: dict[tuple[int, Sequence[Sequence[int | str]]], int] = {}
-        self.latest: dict[
-            tuple[int, Sequence[Sequence[int | str]]],
-            tuple[Sequence[CompiledRule], Listing, NameView, EvalContext],
-        ] = {}
-
-
-def _found_into(
-    held: _Found,
-    by_rule: dict[tuple[str, str], int],
-    examples: dict[tuple[str, str], str | _Example],
-) -> None:
-    """Count ``held``'s events into ``by_rule`` and ``examples`` as one at a time would:
-    keys placed in the order first met (patterns first seen first, reasons in order), each
-    key's example the latest event's (patterns latest last)."""
-    latest = held.latest
-    for key, n in held.counts.items():
-        for reason_key, example in _found_pairs(key[1], *latest[key]):
-            by_rule[reason_key] = by_rule.get(reason_key, 0) + n
-            if reason_key not in examples:
-                examples[reason_key] = example  # its place; its value the latest's, below
-    for key, event in latest.items():
-        for reason_key, example in _found_pairs(key[1], *event):
-            examples[reason_key] = example
-
-
-def _found_pairs(
-    found: Sequence[Sequence[int | str]],
-    rules: Sequence[CompiledRule],
-    listing: Listing,
-    view: NameView,
-    context: EvalContext,
-) -> Iterable[tuple[tuple[str, str], str | _Example]]:
-    """(key, example) of each reason of ``found`` (per rule of ``rules``), in order."""
-    kinds, kind_of = _KINDS, reason_kind
-    for at, rule in enumerate(rules):
-        for reason in found[at]:
-            if type(reason) is int:  # of one kind (engine.rules.rejection_kinds): no text
-                yield rule.site_kinds[reason], (rule, reason, listing, view, context)
-            else:
-                text = cast(str, reason)
-                yield (rule.name, kinds.get(text) or kind_of(text)), text
 
 
 def tally_skips(decisions: Sequence[Decision]) -> SkipTally:

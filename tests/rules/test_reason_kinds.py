@@ -91,7 +91,7 @@ def test_the_core_reasons_are_counted_by_a_kind_that_is_their_texts(
     listing = make_listing(name=NAME, price=price, **unlock)
     ctx = make_context()
     assert rejection_kinds(rule, listing, ruleset.view(NAME), ctx) == (
-        (0, 1) if locked else (0,)
+        [0, 1] if locked else [0]
     )  # no text for either core reason
     assert assert_same(rule, listing, ruleset.view(NAME), ctx) == (2 if locked else 1)
 
