@@ -136,7 +136,11 @@ class FeedListings:
             found = judge(subject, view, context)
             if found is not None and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
                 engine.status.skipped_found(rules, found, subject, view, context)
-                self._unbought(listing, shown, view, confirming, context, now)
+                # _unbought, inline: nearly every event ends here
+                if shown is not None:
+                    self._drop_candidate(listing)
+                elif confirming:
+                    self._maybe_confirm(listing, view, confirming, context, now)
                 return
         else:
             passed: list[object] = []
