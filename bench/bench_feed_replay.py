@@ -94,6 +94,25 @@ feed event); (d) 32.6 -> 30.1 s. Still short of 300x: the replay's reading (~5.5
 here: inflate ~1.1 s, the per-line checks), the watched events' client model build (~6% of
 (c)), and the rules' checks run twice on a turned-down event (once in the plan, again for
 the skip count: a fused judge per name would halve it).
+
+Session 11 (2026-11-28, main 707590c -> 2e3fe8c: the reader, s11-judge, s11-apply,
+s11-replay2, s11-engine2; each profiled first with py-spy, small steps decided by
+cachegrind instruction counts). Segments inflated by zlib-ng, 128 KiB at a time; a line
+parsed by msgspec (json.loads for what it refuses); a watched feed line's record built in
+the read loop; a turned-down feed event judged by each rule's kinds once
+(engine/rules/_judge.py, for rules whose criteria are exact); the EvalContext and the
+replay's event objects filled by their slots; the replay market's apply and the driver's
+hand-over inline; comparisons in place of min/max on the per-record path; the cheap
+audit's judge with one lookup per told event. Same fingerprints. (c) without the
+wrappers (/work/s9/feedprof.py), alternated 3x at load 1.4-2.0: 707590c 17.50 / 16.73 /
+17.34 s -> 13.66 / 13.37 / 13.59 s CPU (~206x -> ~266x); 12.8 s in a quiet run. All four
+here at load ~1.1-1.9: (a) 4.20 s, (b) 6.84 s, (c) 14.58 s (247x with the wrappers,
+264x without the steps; steps 0.97 s, feed events 3.45 s = 8.7 us per watched event, the
+replay 10.16 s = 6.2 us per feed event), (d) 24.65 s. Still short of 300x (12 s): the
+reader ~3.5 s (per unwatched line the msgspec look ~0.4 us, the split, the name lookup
+and UTF-8 check), the client model of each watched event (~2 us: pydantic's floor for
+its ~26 fields), the market's dict bookkeeping per event. Tried, no gain: holding
+turned-down events per pattern for the skip counts; gc.freeze for the replay.
 """
 
 from __future__ import annotations
