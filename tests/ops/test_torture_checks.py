@@ -3,27 +3,12 @@ an item was bought twice: what the service charged, and what the ledger holds li
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from _benchload import load_bench
 
-_BENCH = Path(__file__).resolve().parents[2] / "bench" / "torture.py"
-
-
-def _torture() -> Any:
-    spec = importlib.util.spec_from_file_location("snipe_bench_torture_checks", _BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-torture = _torture()
+torture = load_bench("torture.py", "snipe_bench_torture_checks")
 
 
 def _charge(project_id: str, trade_id: str, price: int = 1_000) -> dict[str, Any]:

@@ -6,34 +6,21 @@ process; both processes on 127.0.0.1, market time sped up 20x."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from _benchload import load_bench
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"),
 ]
 
-_BENCH = Path(__file__).resolve().parents[2] / "bench" / "torture.py"
-
-
-def _torture_module() -> Any:
-    spec = importlib.util.spec_from_file_location("snipe_bench_torture", _BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
 
 @pytest.fixture(scope="module", params=["asyncio", "trio"])
 def series(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    torture = _torture_module()
+    torture = load_bench("torture.py", "snipe_bench_torture")
     settings = torture.Settings(
         crashes=5,
         seed=11,
