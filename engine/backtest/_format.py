@@ -534,8 +534,8 @@ class RecordReader(Iterator[Record]):
         if not segments:
             raise RecordingError("the recording has no segments", location=str(root))
         last = float("-inf")
-        peekable, known, peek_line, decode = "feed" in kinds, self._watched, _PEEK, _decode_json
-        skip, in_row = self.skipped.append, 0
+        peekable, known, peek_line = "feed" in kinds, self._watched, _PEEK
+        skip, in_row, made = self.skipped.append, 0, Record
         for path in segments:
             # _read_segment's loop, inlined: one generator fewer per record (a feed hour is
             # 1.5 million of them)
@@ -573,26 +573,10 @@ class RecordReader(Iterator[Record]):
                                     in_row = 0
                                     yield Record(t, "feed", _RUN, f"{name}:{number}")
                                 continue
-                            if watched and not first and t >= last:
-                                # _parse_line inline, its checks made by the peek (a
-                                # watched event: ~400,000 an hour); the usual way where
-                                # msgspec refuses the line or a key is repeated
-                                try:
-                                    value = decode(line)
-                                except (ValueError, RecursionError):
-                                    pass
-                                else:
-                                    tv = value.pop("t", None)
-                                    if (
-                                        (type(tv) is float or type(tv) is int)
-                                        and tv == t
-                                        and value.pop("k", None) == "feed"
-                                    ):
-                                        last = t
-                                        in_row = 0
-                                        yield WatchedRecord(t, "feed", value, f"{name}:{number}")
-                                        continue
-                    record = _parse_line(line, f"{name}:{number}", kinds)
+                            if watched:  # a listing or removal of a name kept
+                                made = WatchedRecord
+                    record = _parse_line(line, f"{name}:{number}", kinds, made)
+                    made = Record
                     if first and record.k != "head":
                         raise RecordingError(
                             "a segment must start with a head record", location=record.where
@@ -697,7 +681,9 @@ def _read_chunk(path: Path, offset: int) -> bytes:
         raise RecordingError(f"cannot read ({exc.strerror})", location=str(path)) from None
 
 
-def _parse_line(line: bytes, where: str, kinds: frozenset[str]) -> Record:
+def _parse_line(
+    line: bytes, where: str, kinds: frozenset[str], made: type[Record] = Record
+) -> Record:
     try:
         # msgspec's parser: ~5x faster than json.loads on a feed record's line and 1.5x
         # pydantic-core's (a backtest of the feed reads ~430 a second of market); where it
@@ -718,7 +704,7 @@ def _parse_line(line: bytes, where: str, kinds: frozenset[str]) -> Record:
             location=where,
             field="k",
         )
-    return Record(float(t), kind, value, where)
+    return made(float(t), kind, value, where)
 
 
 def _json_loads(line: bytes, where: str) -> Any:

@@ -114,12 +114,8 @@ class FeedListings:
         self._seen[listing.item_id] = now
         if self.cheap_tier:
             self.book.told(listing.name, listing.item_id, listing.price, event.kind, now)
-        known = self._ceilings.get(id(rules))
-        if known is None or known[0] is not rules or self._confirms_of is not engine.ruleset:
-            self._needs_search()  # first: it resets the ceilings of a new rule set
-            known = self._watching(rules)
-        confirms = self._confirms
-        _, ceiling, confirming, judge = known
+        confirms = self._needs_search()  # first: it resets the ceilings of a new rule set
+        _, ceiling, confirming, judge = self._watching(rules)
         if listing.price > ceiling:
             return  # no rule could buy it: no ledger read
         # a listing a recent search showed: decided on what it showed, by every rule
@@ -136,11 +132,7 @@ class FeedListings:
             found = judge(subject, view, context)
             if found is not None and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
                 engine.status.skipped_found(rules, found, subject, view, context)
-                # _unbought, inline: nearly every event ends here
-                if shown is not None:
-                    self._drop_candidate(listing)
-                elif confirming:
-                    self._maybe_confirm(listing, view, confirming, context, now)
+                self._unbought(listing, shown, view, confirming, context, now)
                 return
         else:
             passed: list[object] = []
