@@ -98,8 +98,8 @@ the skip count: a fused judge per name would halve it).
 Session 11 (2026-11-28, main 707590c -> 2e3fe8c: the reader, s11-judge, s11-apply,
 s11-replay2, s11-engine2; each profiled first with py-spy, small steps decided by
 cachegrind instruction counts). Segments inflated by zlib-ng, 128 KiB at a time; a line
-parsed by msgspec (json.loads for what it refuses); a watched feed line's record built in
-the read loop; a turned-down feed event judged by each rule's kinds once
+parsed by msgspec (json.loads for what it refuses); a watched feed line's record marked so
+the market does not ask again; a turned-down feed event judged by each rule's kinds once
 (engine/rules/_judge.py, for rules whose criteria are exact); the EvalContext and the
 replay's event objects filled by their slots; the replay market's apply and the driver's
 hand-over inline; comparisons in place of min/max on the per-record path; the cheap

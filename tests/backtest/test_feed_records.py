@@ -446,7 +446,7 @@ def test_a_reader_told_the_watched_names_yields_the_others_unbuilt(tmp_path: Pat
     watched.watched = lambda name: name != OTHER
     quick = [r for r in watched if r.k == "feed"]
     assert [r.body["item"]["name"] for r in quick] == [REDLINE]
-    # built in the read loop: what the usual way builds, marked as asked (WatchedRecord)
+    # what the usual way builds, marked as asked (a WatchedRecord)
     assert quick == [r for r in read_records(tmp_path / "w") if r.k == "feed"]
     assert [type(r) for r in quick] == [WatchedRecord]
 
