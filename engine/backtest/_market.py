@@ -44,7 +44,7 @@ from ..client import FeedConnected, FeedDisconnected, FeedEvent
 from ._feedconn import FeedConnections
 from ._feedrecord import FeedRecordError, decode_feed, listing_event, removal_event
 from ._format import Record, RecordingError, RecordReader, UnwatchedRun, WatchedRecord
-from ._ranked import Prices, epoch, find, rank, resort, unsort
+from ._ranked import Pending, Prices, Ranked, epoch, find, rank, resort, settle, unsort
 from ._trade import BuyAnswer, FillModel, ReplayTrade
 
 __all__ = ["BuyAnswer", "FillModel", "ReplayMarket", "ReplayTrade"]
@@ -56,6 +56,10 @@ _ALL = 1 << 62
 """A position past any listing: an answer that looked at every listing of its name."""
 
 _FILL = FillModel()
+
+_LOWEST, _HIGHEST = -(2**63), 2**63 - 1
+"""The prices a name's sorted listings hold (``array('q')``): a price out of them is a
+malformed record, refused where it is applied, not when its name is read."""
 
 _LISTING_EVENTS = frozenset({"new", "update", "removed"})
 
@@ -108,10 +112,12 @@ class ReplayMarket:
         self.listings: dict[str, Held] = {}
         """item_id -> (name, price, unlock_at, send_until); tuples, not lists: the garbage
         collector stops tracking them, which keeps a 100,000-listing replay fast."""
-        self.by_name: dict[str, list[tuple[int, str]]] = {}
+        self.by_name: dict[str, Ranked] = {}
         """name -> ``(price, item_id)`` of its listings, sorted: kept sorted as they change
         (a bisect each), so a search answer is its first 50, not a sort of the whole name
-        (re-sorting every searched name was a fifth of a backtest's time, issue 20)."""
+        (re-sorting every searched name was a fifth of a backtest's time, issue 20). A
+        name no answer looked at since its last change may lag (its changes pending in
+        :attr:`_stale`): read it by :meth:`ranked`."""
         self._prices: dict[str, Prices] = {}
         """name -> the prices of :attr:`by_name`'s listings, in its order: where a place is
         looked for (engine/backtest/_ranked.py)."""
@@ -121,6 +127,9 @@ class ReplayMarket:
         A change past the listings the last answers looked at (most of a big name's) does
         not count (:meth:`_changed`)."""
         self._reach: dict[str, int] = {}
+        self._stale: dict[str, Pending] = {}
+        """name -> its changes not yet in :attr:`by_name`: only a name not in
+        :attr:`_reach` has any (engine/backtest/_ranked.py)."""
         self.journal: dict[str, None] | None = None
         """Item ids whose listing changed (added, repriced, removed) since the journal was
         last drained; kept only once :meth:`keep_journal` is called (the transport's
@@ -294,8 +303,21 @@ class ReplayMarket:
         return keep
 
     def cheapest(self, name: str) -> int | None:
-        ranked = self.by_name.get(name)
+        ranked = self.ranked(name)
         return ranked[0][0] if ranked else None
+
+    def ranked(self, name: str) -> Ranked | None:
+        """``name``'s listings as ``(price, item_id)``, sorted (None: it has none)."""
+        pending = self._stale.pop(name, None)
+        if pending is None:
+            return self.by_name.get(name)
+        return settle(self.by_name, self._prices, pending, self.listings, name)
+
+    def all_ranked(self) -> dict[str, Ranked]:
+        """Every name's :meth:`ranked` (:attr:`by_name`, every name brought up to date)."""
+        for name in list(self._stale):
+            self.ranked(name)
+        return self.by_name
 
     def listings_of(
         self, name: str, *, include_hold: bool, now: float
@@ -304,7 +326,7 @@ class ReplayMarket:
         that stays the answer unless the name changes (:attr:`name_versions`): the first
         ``unlock_at`` after ``now`` among the listings looked at (a lock that ends changes
         a listing's entry, or lets a held-back one in)."""
-        ranked = self.by_name.get(name)
+        ranked = self.ranked(name)
         if not ranked:
             return [], float("inf")
         listings = self.listings
@@ -337,7 +359,8 @@ class ReplayMarket:
         self._looked(name, 49 if count == 50 else _ALL)
 
     def _looked(self, name: str, at: int) -> None:
-        """An answer looked at ``name``'s listings up to position ``at``."""
+        """An answer looked at ``name``'s listings up to position ``at`` (read by
+        :meth:`ranked`: a name in :attr:`_reach` has no changes pending)."""
         reach = self._reach.get(name)
         self._reach[name] = at if reach is None else max(reach, at)
 
@@ -350,6 +373,23 @@ class ReplayMarket:
             self.name_versions[name] = self.name_versions.get(name, 0) + 1
             if reach is not None:
                 del self._reach[name]
+
+    def _defer(self, name: str, item_id: str, old: int | None, price: int | None) -> None:
+        """A listing of ``name``, not in :attr:`_reach`, changed: its place is found when
+        the name is read (:meth:`ranked`); ``old``, its price in :attr:`by_name` (None:
+        not there), ``price`` its new one (None: removed). A new version, as
+        :meth:`_changed` would make."""
+        if price is not None and not _LOWEST <= price <= _HIGHEST:  # (as the array refuses)
+            raise OverflowError(
+                f"signed integer is {'greater than maximum' if price > 0 else 'less than minimum'}"
+            )
+        pending = self._stale.get(name)
+        if pending is None:
+            self._stale[name] = {item_id: old}
+        elif item_id not in pending:
+            pending[item_id] = old
+        versions = self.name_versions
+        versions[name] = versions.get(name, 0) + 1
 
     def keep_journal(self) -> None:
         """Start noting in :attr:`journal` the item ids whose listing changes, and each
@@ -570,6 +610,7 @@ class ReplayMarket:
         if len(ids) != len(prices):
             raise ValueError("px: id and price columns differ in length")
         journal, changed, by_name, ranks = self.journal, self._changed, self.by_name, self._prices
+        reach, defer = self._reach, self._defer
         for item_id, price in zip(ids, prices, strict=True):
             row = listings.get(item_id)
             if row is not None:
@@ -578,7 +619,10 @@ class ReplayMarket:
                 listings[item_id] = (row[0], price, row[2], row[3])
                 if price != row[1]:
                     name = row[0]
-                    changed(name, resort(by_name[name], ranks[name], row[1], price, item_id))
+                    if name in reach:
+                        changed(name, resort(by_name[name], ranks[name], row[1], price, item_id))
+                    else:
+                        defer(name, item_id, row[1], price)
                     if journal is not None:
                         journal[item_id] = None
                 self._maybe_candidate(item_id, row[0], price)
@@ -588,7 +632,7 @@ class ReplayMarket:
         # Hot: inlined :meth:`_remove` for listings the recording itself removes.
         pop, by_name, gone, prices = self.listings.pop, self.by_name, self._gone, self._prices
         details, candidates = self.details, self._candidates
-        journal, changed = self.journal, self._changed
+        journal, changed, reach, defer = self.journal, self._changed, self._reach, self._defer
         for item_id in removed:
             row = pop(item_id, None)
             if row is None:
@@ -596,7 +640,10 @@ class ReplayMarket:
                     gone.discard(item_id)
                 continue
             name = row[0]
-            changed(name, unsort(by_name, prices, name, row[1], item_id))
+            if name in reach:
+                changed(name, unsort(by_name, prices, name, row[1], item_id))
+            else:
+                defer(name, item_id, row[1], None)
             if journal is not None:
                 journal[item_id] = None
                 del self._order[item_id]
@@ -614,6 +661,7 @@ class ReplayMarket:
         listings, by_name, gone, prices = self.listings, self.by_name, self._gone, self._prices
         names, about = self._names, self._about
         journal, changed, order = self.journal, self._changed, self._order
+        reach, defer = self._reach, self._defer
         candidates, unsnapshotted = self._candidates, self._unsnapshotted
         marks, epoch = self.candidate_marks, self.search_epoch
         columns = (rows["id"], rows["name"], rows["price"], rows["unlock"], rows["send"])
@@ -629,7 +677,10 @@ class ReplayMarket:
                 continue
             row = listings.get(item_id)
             if row is None:
-                changed(name, rank(by_name, prices, name, price, item_id))
+                if name in reach or name not in by_name:
+                    changed(name, rank(by_name, prices, name, price, item_id))
+                else:
+                    defer(name, item_id, None, price)
                 listings[item_id] = (name, price, unlock_at, send_until)
                 if journal is not None:
                     journal[item_id] = None
@@ -639,7 +690,10 @@ class ReplayMarket:
                 name = row[0]  # (its name as listed: the part that shows it)
                 listings[item_id] = (name, price, row[2], row[3])
                 if price != row[1]:
-                    changed(name, resort(by_name[name], prices[name], row[1], price, item_id))
+                    if name in reach:
+                        changed(name, resort(by_name[name], prices[name], row[1], price, item_id))
+                    else:
+                        defer(name, item_id, row[1], price)
                     if journal is not None:
                         journal[item_id] = None
             limit = known[1]
@@ -705,32 +759,37 @@ class ReplayMarket:
         if not known[0] or item_id in self._gone:
             if row is not None:  # (never: a gone or unkept listing is not held)
                 name = row[0]
-                self._changed(name, find(self.by_name[name], self._prices[name], row[1], item_id))
+                ranked = self.ranked(name) or []
+                self._changed(name, find(ranked, self._prices[name], row[1], item_id))
             return
         journal = self.journal
         if row is None:
-            at = rank(self.by_name, self._prices, name, price, item_id)
             listings[item_id] = (name, price, unlock_at, send_until)
             if journal is not None:
                 journal[item_id] = None
                 self._order[item_id] = self._serial
                 self._serial += 1
+            if name in self._reach or name not in self.by_name:
+                self._changed(name, rank(self.by_name, self._prices, name, price, item_id))
+            else:
+                self._defer(name, item_id, None, price)
         else:
             name = row[0]
+            listings[item_id] = (name, price, row[2], row[3])
             if price != row[1]:
-                at = resort(self.by_name[name], self._prices[name], row[1], price, item_id)
                 if journal is not None:
                     journal[item_id] = None
+                if name in self._reach:
+                    self._changed(
+                        name, resort(self.by_name[name], self._prices[name], row[1], price, item_id)
+                    )
+                else:
+                    self._defer(name, item_id, row[1], price)
             elif name in self._reach:  # its details are new: changed from its place on
-                at = find(self.by_name[name], self._prices[name], price, item_id)
-            else:
-                at = -1  # (no answer looked since the last change: any place counts)
-            listings[item_id] = (name, price, row[2], row[3])
-        if name in self._reach:
-            self._changed(name, at)
-        else:  # (_changed without its call: no answer looked since the last change)
-            versions = self.name_versions
-            versions[name] = versions.get(name, 0) + 1
+                self._changed(name, find(self.by_name[name], self._prices[name], price, item_id))
+            else:  # (_changed without its call: no answer looked since the last change)
+                versions = self.name_versions
+                versions[name] = versions.get(name, 0) + 1
         limit = known[1]
         if limit is not None and price <= limit:  # a candidate (_candidate inline)
             self._candidates.add(item_id)
@@ -742,12 +801,10 @@ class ReplayMarket:
         self.details.pop(item_id, None)
         if row is not None:
             name = row[0]
-            at = unsort(self.by_name, self._prices, name, row[1], item_id)
             if name in self._reach:
-                self._changed(name, at)
-            else:  # (_changed without its call, as in _apply_entry)
-                versions = self.name_versions
-                versions[name] = versions.get(name, 0) + 1
+                self._changed(name, unsort(self.by_name, self._prices, name, row[1], item_id))
+            else:
+                self._defer(name, item_id, row[1], None)
             journal = self.journal
             if journal is not None:
                 journal[item_id] = None

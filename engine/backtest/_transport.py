@@ -430,7 +430,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         market = self.market
         details = market.details
         reference = market.references.get(name)
-        keys = market.by_name.get(name, _NO_RANKS)[:50]
+        keys = (market.ranked(name) or _NO_RANKS)[:50]
         count = len(keys)
         ids = list(map(_ITEM_ID, keys))
         todo: Iterable[int]
@@ -569,7 +569,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         recorded details may have references of their own: ranked apart, merged in."""
         market = self.market
         listings, details, references = market.listings, market.details, market.references
-        by_name = market.by_name
+        by_name = market.all_ranked()
         # (the names with a reference, walked from the smaller side: the streams hold
         # other listings each, so their order does not change the merge)
         if len(references) < len(by_name):
