@@ -57,6 +57,8 @@ _ALL = 1 << 62
 
 _FILL = FillModel()
 
+_ABSENT = -1 << 64  # (no price: not one array('q') holds)
+
 _LOWEST, _HIGHEST = -(2**63), 2**63 - 1
 """The prices a name's sorted listings hold (``array('q')``): a price out of them is a
 malformed record, refused where it is applied, not when its name is read."""
@@ -386,8 +388,12 @@ class ReplayMarket:
         pending = self._stale.get(name)
         if pending is None:
             self._stale[name] = {item_id: old}
-        elif item_id not in pending:
-            pending[item_id] = old
+        else:
+            was = pending.get(item_id, _ABSENT)
+            if was is _ABSENT:
+                pending[item_id] = old
+            elif was is None and price is None:  # (added since, gone again: nothing to do)
+                del pending[item_id]
         versions = self.name_versions
         versions[name] = versions.get(name, 0) + 1
 
