@@ -35,7 +35,7 @@ from __future__ import annotations
 import heapq
 import random
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from typing import Any
@@ -45,6 +45,7 @@ from ._feedconn import FeedConnections
 from ._feedrecord import FeedRecordError, decode_feed, listing_event, removal_event
 from ._format import Record, RecordingError, RecordReader, UnwatchedRun, WatchedRecord
 from ._ranked import Pending, Prices, Ranked, epoch, find, rank, resort, settle, unsort
+from ._snaprows import apply_diff, apply_key
 from ._trade import BuyAnswer, FillModel, ReplayTrade
 
 __all__ = ["BuyAnswer", "FillModel", "ReplayMarket", "ReplayTrade"]
@@ -566,10 +567,10 @@ class ReplayMarket:
             elif kind == "head" or kind == "resume":
                 self._connections.apply_marker(record)
             elif kind == "diff":
-                self._apply_diff(body)
+                apply_diff(self, body)
                 self.snapshot_version += 1
             elif kind == "key":
-                self._apply_key(body["rows"])
+                apply_key(self, body["rows"])
                 self.snapshot_version += 1
             elif kind == "search":
                 for entries in body["items"].values():
@@ -598,116 +599,6 @@ class ReplayMarket:
         elif isinstance(event, FeedDisconnected):
             connections.disconnect(event.reason, event.detail, record.t)
 
-    def _apply_key(self, rows: Mapping[str, list[Any]]) -> None:
-        ids = rows["id"]
-        fresh = set(ids)
-        for item_id in [i for i in self.listings if i not in fresh]:
-            self._remove(item_id, gone=False)
-        self._gone &= fresh
-        self._add_rows(rows)
-        self.counters.events += len(ids)
-
-    def _apply_diff(self, body: Mapping[str, Any]) -> None:
-        removed, added, changed = body["del"], body["add"], body["px"]
-        self._delete_ids(removed)
-        self._add_rows(added)
-        listings = self.listings
-        ids, prices = changed["id"], changed["price"]
-        if len(ids) != len(prices):
-            raise ValueError("px: id and price columns differ in length")
-        journal, changed, by_name, ranks = self.journal, self._changed, self.by_name, self._prices
-        reach, defer = self._reach, self._defer
-        for item_id, price in zip(ids, prices, strict=True):
-            row = listings.get(item_id)
-            if row is not None:
-                if type(price) is not int:
-                    raise ValueError(f"price {price!r} is not an integer")
-                listings[item_id] = (row[0], price, row[2], row[3])
-                if price != row[1]:
-                    name = row[0]
-                    if name in reach:
-                        changed(name, resort(by_name[name], ranks[name], row[1], price, item_id))
-                    else:
-                        defer(name, item_id, row[1], price)
-                    if journal is not None:
-                        journal[item_id] = None
-                self._maybe_candidate(item_id, row[0], price)
-        self.counters.events += len(removed) + len(added["id"]) + len(ids)
-
-    def _delete_ids(self, removed: list[str]) -> None:
-        # Hot: inlined :meth:`_remove` for listings the recording itself removes.
-        pop, by_name, gone, prices = self.listings.pop, self.by_name, self._gone, self._prices
-        details, candidates = self.details, self._candidates
-        journal, changed, reach, defer = self.journal, self._changed, self._reach, self._defer
-        for item_id in removed:
-            row = pop(item_id, None)
-            if row is None:
-                if gone:
-                    gone.discard(item_id)
-                continue
-            name = row[0]
-            if name in reach:
-                changed(name, unsort(by_name, prices, name, row[1], item_id))
-            else:
-                defer(name, item_id, row[1], None)
-            if journal is not None:
-                journal[item_id] = None
-                del self._order[item_id]
-            if details:
-                details.pop(item_id, None)
-            if item_id in candidates:
-                candidates.discard(item_id)
-                self.counters.unseen_candidates += 1
-                unseen = self.counters.unseen_by_name
-                unseen[name] = unseen.get(name, 0) + 1
-
-    def _add_rows(self, rows: Mapping[str, list[Any]]) -> None:
-        # The hot loop of a replay (hundreds of thousands of rows a second): locals only,
-        # one dict lookup per question.
-        listings, by_name, gone, prices = self.listings, self.by_name, self._gone, self._prices
-        names, about = self._names, self._about
-        journal, changed, order = self.journal, self._changed, self._order
-        reach, defer = self._reach, self._defer
-        candidates, unsnapshotted = self._candidates, self._unsnapshotted
-        marks, epoch = self.candidate_marks, self.search_epoch
-        columns = (rows["id"], rows["name"], rows["price"], rows["unlock"], rows["send"])
-        if len({len(c) for c in columns}) != 1:
-            raise ValueError("rows: the columns differ in length")
-        for item_id, name, price, unlock_at, send_until in zip(*columns, strict=True):
-            if type(price) is not int or type(name) is not str or type(item_id) is not str:
-                raise ValueError(f"listing {item_id!r}: bad id, name or price")
-            known = names.get(name)
-            if known is None:
-                known = about(name)
-            if not known[0] or item_id in gone:
-                continue
-            row = listings.get(item_id)
-            if row is None:
-                if name in reach or name not in by_name:
-                    changed(name, rank(by_name, prices, name, price, item_id))
-                else:
-                    defer(name, item_id, None, price)
-                listings[item_id] = (name, price, unlock_at, send_until)
-                if journal is not None:
-                    journal[item_id] = None
-                    order[item_id] = self._serial
-                    self._serial += 1
-            else:
-                name = row[0]  # (its name as listed: the part that shows it)
-                listings[item_id] = (name, price, row[2], row[3])
-                if price != row[1]:
-                    if name in reach:
-                        changed(name, resort(by_name[name], prices[name], row[1], price, item_id))
-                    else:
-                        defer(name, item_id, row[1], price)
-                    if journal is not None:
-                        journal[item_id] = None
-            limit = known[1]
-            if limit is not None and price <= limit:
-                candidates.add(item_id)
-                unsnapshotted[item_id] = None
-                marks[name] = epoch
-
     def _about(self, name: str) -> tuple[bool, int | None]:
         """Whether ``name`` is kept, and its rules' highest max_price (cached)."""
         known = self._names[name] = (self.kept(name), self._ceiling(name))
@@ -721,7 +612,7 @@ class ReplayMarket:
 
     def _candidate(self, item_id: str, name: str) -> None:
         """A listing of ``name`` some rule could buy: unseen until a search or a snapshot
-        shows it (:meth:`_add_rows` and :meth:`_apply_entry` do the same inline)."""
+        shows it (engine/backtest/_snaprows.py and :meth:`_apply_entry` do the same inline)."""
         self._candidates.add(item_id)
         self._unsnapshotted[item_id] = None
         self.candidate_marks[name] = self.search_epoch
@@ -735,23 +626,30 @@ class ReplayMarket:
     def _apply_entry(self, entry: dict[str, Any]) -> None:
         """One listing as a search, a page or the feed shows it (its wire entry): learned,
         or moved to its new place and its details changed (one change, from the first
-        place that moved). Hot (once per watched feed event): :meth:`_add_rows`'s work for
+        place that moved). Hot (once per watched feed event): ``add_rows``'s work for
         one row, without building columns, and locals."""
         name = entry["name"]
-        keep = self._keep.get(name)
-        if not (self.kept(name) if keep is None else keep):
+        known = self._names.get(name)  # (kept, as kept() says, and the rules' ceiling)
+        if known is None:
+            if not self.kept(name):
+                return
+        elif not known[0]:
             return
-        item_id = str(entry["item_id"])
-        price = int(entry["price"])
+        item_id = entry["item_id"]
+        if type(item_id) is not str:
+            item_id = str(item_id)
+        price = entry["price"]
+        if type(price) is not int:
+            price = int(price)
         self.details[item_id] = entry
         reference = entry.get("platform_price")
         if reference is None and "platform_price" not in entry:
             reference = entry.get("platform_price_number")
-        if isinstance(reference, int | float) and reference:
-            references = self.references
-            if references.get(name) != int(reference):
+        if reference and isinstance(reference, int | float):
+            reference = int(reference)
+            if self.references.get(name) != reference:
                 self._changed(name, -1)
-            references[name] = int(reference)
+                self.references[name] = reference
         unlock_at, send_until = entry.get("unlock_at"), entry.get("send_until")
         if unlock_at is not None:
             unlock_at = epoch(unlock_at)
@@ -759,10 +657,11 @@ class ReplayMarket:
             send_until = epoch(send_until)
         if type(name) is not str:
             raise ValueError(f"listing {item_id!r}: bad id, name or price")
-        known = self._names.get(name) or self._about(name)
+        if known is None:
+            known = self._about(name)
         listings = self.listings
         row = listings.get(item_id)
-        if not known[0] or item_id in self._gone:
+        if item_id in self._gone:
             if row is not None:  # (never: a gone or unkept listing is not held)
                 name = row[0]
                 ranked = self.ranked(name) or []
