@@ -1,7 +1,8 @@
 """The replay's snapshot answers told as changes (engine/backtest/_served.py) give the
 engine's tracker the very diff the whole body gives, answer after answer; a tracker that
 missed an answer reads the body; a search answer's listings are those a sort of the
-name's listings gives (the replay market keeps them sorted as they change)."""
+name's listings gives (the replay market keeps them sorted as they change, or as they
+are read when no answer looked at them since their last change)."""
 
 from __future__ import annotations
 
@@ -139,18 +140,23 @@ async def test_a_tracker_that_missed_an_answer_reads_the_body(tmp_path: Path) ->
         assert fast_seen[1:3] + fast_seen[4:] == slow_seen[1:3] + slow_seen[4:]
 
 
+@pytest.mark.parametrize("every", [5, 60], ids=["read-often", "read-seldom"])
 @pytest.mark.parametrize("include_hold", [True, False])
 async def test_search_listings_are_the_cheapest_50_in_order(
-    tmp_path: Path, include_hold: bool
+    tmp_path: Path, include_hold: bool, every: int
 ) -> None:
+    """Read often, a name's changes are few when read (each moved to its place); read
+    seldom, many (the name sorted again): the same answers either way."""
     steps = _random_market(5, steps=30)
     big = [(str(5000 + i), NAMES[0], 1000 + (i * 7) % 90, None, None) for i in range(120)]
     steps[0] = (0.0, "snap", [*steps[0][2], *big])
     market = ReplayMarket(read_records(write(tmp_path / "rec", steps, include_hold=True)))
-    for t in range(0, 300, 5):
+    for t in range(0, 300, every):
         now = T0 + t
         market.advance_to(now)
         for name in NAMES:
+            cheapest = min((r[1] for r in market.listings.values() if r[0] == name), default=None)
+            assert market.cheapest(name) == cheapest
             expected = sorted(
                 (row[1], item_id, row)
                 for item_id, row in market.listings.items()
