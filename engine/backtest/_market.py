@@ -133,10 +133,12 @@ class ReplayMarket:
         self._stale: dict[str, Pending] = {}
         """name -> its changes not yet in :attr:`by_name`: only a name not in
         :attr:`_reach` has any (engine/backtest/_ranked.py)."""
-        self.journal: dict[str, None] | None = None
+        self.journal: dict[str, bool | None] | None = None
         """Item ids whose listing changed (added, repriced, removed) since the journal was
         last drained; kept only once :meth:`keep_journal` is called (the transport's
-        snapshot changes)."""
+        snapshot changes). True: first listed since then, so no served snapshot holds it;
+        its removal takes it out again (a feed replay may serve no snapshot for hours:
+        the journal stays within the listings, ~24,000 in the feed hour, not 143,000)."""
         self._order: dict[str, int] = {}
         self._serial = 0
         self.details: dict[str, dict[str, Any]] = {}
@@ -671,7 +673,7 @@ class ReplayMarket:
         if row is None:
             listings[item_id] = (name, price, unlock_at, send_until)
             if journal is not None:
-                journal[item_id] = None
+                journal.setdefault(item_id, True)  # (new since the last drain)
                 self._order[item_id] = self._serial
                 self._serial += 1
             if name in self._reach or name not in self.by_name:
@@ -683,7 +685,7 @@ class ReplayMarket:
             listings[item_id] = (name, price, row[2], row[3])
             if price != row[1]:
                 if journal is not None:
-                    journal[item_id] = None
+                    journal.setdefault(item_id, None)
                 if name in self._reach:
                     self._changed(
                         name, resort(self.by_name[name], self._prices[name], row[1], price, item_id)
@@ -712,7 +714,10 @@ class ReplayMarket:
                 self._defer(name, item_id, row[1], None)
             journal = self.journal
             if journal is not None:
-                journal[item_id] = None
+                if journal.get(item_id) is True:  # (no served answer held it)
+                    del journal[item_id]
+                else:
+                    journal[item_id] = None
                 del self._order[item_id]
             candidates = self._candidates
             if item_id in candidates:

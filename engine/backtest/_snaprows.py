@@ -59,7 +59,7 @@ def apply_diff(market: ReplayMarket, body: Mapping[str, Any]) -> None:
             else:
                 defer(name, item_id, row[1], price)
             if journal is not None:
-                journal[item_id] = None
+                journal.setdefault(item_id, None)
         maybe_candidate(item_id, row[0], price)
     market.counters.events += len(removed) + len(added["id"]) + len(ids)
 
@@ -83,7 +83,10 @@ def delete_ids(market: ReplayMarket, removed: list[str]) -> None:
         else:
             defer(name, item_id, row[1], None)
         if journal is not None:
-            journal[item_id] = None
+            if journal.get(item_id) is True:  # (no served answer held it)
+                del journal[item_id]
+            else:
+                journal[item_id] = None
             del market._order[item_id]
         if details:
             details.pop(item_id, None)
@@ -121,7 +124,7 @@ def add_rows(market: ReplayMarket, rows: Mapping[str, list[Any]]) -> None:
                 defer(name, item_id, None, price)
             listings[item_id] = (name, price, unlock_at, send_until)
             if journal is not None:
-                journal[item_id] = None
+                journal.setdefault(item_id, True)  # (new since the last drain)
                 order[item_id] = market._serial
                 market._serial += 1
         else:
@@ -133,7 +136,7 @@ def add_rows(market: ReplayMarket, rows: Mapping[str, list[Any]]) -> None:
                 else:
                     defer(name, item_id, row[1], price)
                 if journal is not None:
-                    journal[item_id] = None
+                    journal.setdefault(item_id, None)
         limit = known[1]
         if limit is not None and price <= limit:
             candidates.add(item_id)
