@@ -364,8 +364,10 @@ class ReplayMarket:
         self._looked(name, 49 if count == 50 else _ALL)
 
     def _looked(self, name: str, at: int) -> None:
-        """An answer looked at ``name``'s listings up to position ``at`` (read by
-        :meth:`ranked`: a name in :attr:`_reach` has no changes pending)."""
+        """An answer looked at ``name``'s listings up to position ``at`` (as :meth:`ranked`
+        gives them: a name in :attr:`_reach` has no changes pending)."""
+        if name in self._stale:  # (never: answers read the name by ranked() first)
+            self.ranked(name)
         reach = self._reach.get(name)
         self._reach[name] = at if reach is None else max(reach, at)
 
