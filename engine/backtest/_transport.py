@@ -206,6 +206,11 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         self.market.advance_to(self.clock.now())
         if key == "GET /v2/search-items-by-name":
             return self._search(*self._search_query(request.url.query))
+        if key == "GET /v1/user":  # (the reconcile step's, as /v1/buy-orders: no query read)
+            wallet = self.market.balance(self.clock.now())
+            return _json({"success": True, "user": {"wallet": wallet, "can_p2p": True}})
+        if key == "GET /v1/buy-orders":
+            return _json({"success": True, "offers": []})
         params = request.url.params
         if key == "GET /v1/prices":
             return self._prices()
@@ -220,13 +225,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             return await self._buy_bulk(json.loads(request.content or b"{}"), waited)
         if key == "GET /v1/check-many-project-id":
             return self._project_ids(params.get_list("id"))
-        if key == "GET /v1/user":
-            wallet = self.market.balance(self.clock.now())
-            return _json({"success": True, "user": {"wallet": wallet, "can_p2p": True}})
         if key == "POST /v1/check-tradelink":
             return _json({"success": True, "msg": None, "info": None})
-        if key == "GET /v1/buy-orders":
-            return _json({"success": True, "offers": []})
         if key == "POST /v1/create-buy-order":
             return _json({"success": False, "msg": "buy orders are not replayed in backtests"})
         if key == "GET /v1/remove-buy-order":
