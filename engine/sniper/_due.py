@@ -111,9 +111,7 @@ class StepTimes:
         schedule = self.schedule
         if self._search_stopped or not (schedule.watched or self._catalogue_games):
             return True
-        return (
-            not schedule.hot_count and self.feedwatch.trusted and not schedule.never_searched()
-        )
+        return not schedule.hot_count and self.feedwatch.trusted and not schedule.never_searched()
 
     def _search_due(self, due: float) -> float:
         if self._search_stopped or not (self.schedule.watched or self._catalogue_games):
