@@ -377,7 +377,7 @@ class _Driver:
             if events:  # _hand_over_feed inline (a coroutine fewer per feed record)
                 if not hand_over:
                     events.clear()
-                else:
+                elif not feedwatch.replayed:
                     feedwatch.replayed = True
                 while events:
                     event = events.popleft()
@@ -392,7 +392,7 @@ class _Driver:
             feed_at = next_feed_at(stop if stop < then else then)
             if feed_at is not None:  # ties: the feed first
                 jump_to(feed_at)  # (never backwards: a late event is handed over now)
-                unsettled = now()
+                unsettled = feed_at if feed_at > at else at  # now(), without its call
                 advance_to(unsettled, settle=False)
                 continue
             if then > stop:

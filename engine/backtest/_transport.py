@@ -206,6 +206,11 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         self.market.advance_to(self.clock.now())
         if key == "GET /v2/search-items-by-name":
             return self._search(*self._search_query(request.url.query))
+        if key == "GET /v1/user":  # (the reconcile step's, as /v1/buy-orders: no query read)
+            wallet = self.market.balance(self.clock.now())
+            return _json({"success": True, "user": {"wallet": wallet, "can_p2p": True}})
+        if key == "GET /v1/buy-orders":
+            return _json({"success": True, "offers": []})
         params = request.url.params
         if key == "GET /v1/prices":
             return self._prices()
@@ -220,13 +225,8 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             return await self._buy_bulk(json.loads(request.content or b"{}"), waited)
         if key == "GET /v1/check-many-project-id":
             return self._project_ids(params.get_list("id"))
-        if key == "GET /v1/user":
-            wallet = self.market.balance(self.clock.now())
-            return _json({"success": True, "user": {"wallet": wallet, "can_p2p": True}})
         if key == "POST /v1/check-tradelink":
             return _json({"success": True, "msg": None, "info": None})
-        if key == "GET /v1/buy-orders":
-            return _json({"success": True, "offers": []})
         if key == "POST /v1/create-buy-order":
             return _json({"success": False, "msg": "buy orders are not replayed in backtests"})
         if key == "GET /v1/remove-buy-order":
@@ -295,17 +295,18 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         """``GET /v1/prices`` as the recording knows it now: per name, the listings held
         and their lowest price, and the reference price the recorded search answers gave
         (none before one did). Recordings do not carry games: ``game`` is not filtered."""
-        rows: dict[str, dict[str, Any]] = {}
-        for name, price, _, _ in self.market.listings.values():
-            row = rows.get(name)
-            if row is None:
-                row = rows[name] = {"name": name, "count": 0, "min": price}
-                reference = self.market.references.get(name)
-                if reference:
-                    row["platform_price"] = reference
-            row["count"] += 1
-            row["min"] = min(row["min"], price)
-        return _json({"success": True, "items": [rows[n] for n in sorted(rows)]})
+        # Read from the market's listings by name, kept sorted by price (a name with none
+        # has no entry): its count and cheapest without a pass over every listing held
+        # (a pass was ~9 ms at 100,000 listings, once per cheap audit of the feed).
+        references = self.market.references
+        items: list[dict[str, Any]] = []
+        for name, ranked in sorted(self.market.by_name.items()):
+            row: dict[str, Any] = {"name": name, "count": len(ranked), "min": ranked[0][0]}
+            reference = references.get(name)
+            if reference:
+                row["platform_price"] = reference
+            items.append(row)
+        return _json({"success": True, "items": items})
 
     def _snapshot_bytes(self, include_hold: bool) -> bytes:
         # Rebuilt after every recorded snapshot for the kept names. Each listing's line is

@@ -67,14 +67,14 @@ class Addresses:
         """The address of ``path`` with ``params`` (form-encoded): the one httpx makes of
         ``base_text + path + "?" + query``."""
         text = self._base_text + path.lstrip("/")
-        if not params:
-            return httpx.URL(text)
-        query = query_text(params)
         base = self._paths.get(text)
         if base is None:
             if len(self._paths) >= _BOUND:
                 self._paths.clear()
             base = self._paths[text] = httpx.URL(text)
+        if not params:  # (a URL is immutable: one for every call without a query)
+            return base
+        query = query_text(params)
         if base.query or base.fragment or not _SETTABLE or not _plain(query):
             return httpx.URL(f"{text}?{query}")
         return _with_query(base, query)

@@ -5,14 +5,17 @@ attributes are its own): :meth:`~StepTimes.next_due` per kind, for the live runn
 :meth:`Engine.step`, and for them all, for a backtest's driver, which asks it after every
 feed record it hands over (a quarter of the ~430 events a second): so it is worked out
 with no call per kind, and the search's time (the rate limiter's and the pacer's windows)
-only when the feed does not settle it first. It lives apart to keep ``_engine.py`` a
-readable size.
+only when the feed does not settle it first; and it is kept while nothing can have changed
+it (see :meth:`StepTimes.next_due`). It lives apart to keep ``_engine.py`` a readable
+size.
 """
 
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING
+
+import anyio
 
 from .._clock import Clock
 from .._limiter import RateLimiter
@@ -42,6 +45,10 @@ class StepTimes:
     references: ReferenceHub
     feedwatch: FeedWatch
     _due_at: dict[str, float]
+    _wake: anyio.Event
+    _due_kept: tuple[anyio.Event, float] | None
+    """``next_due()`` and the wake event it was worked out under, while it cannot change
+    (see :meth:`next_due`); ``None`` after a step."""
     _search_stopped: bool
     _catalogue_games: list[str]
     _polling: bool
@@ -57,10 +64,21 @@ class StepTimes:
         """When ``kind`` (or, without it, the earliest kind) of step is next due, on the
         engine's clock; ``math.inf`` when nothing will be due before something else
         changes (a search with nothing to search waits for a snapshot). Only meaningful
-        after :meth:`start`."""
+        after :meth:`start`.
+
+        Without ``kind``, the answer is kept until the next step or wake (:meth:`wake`,
+        whose event is replaced), while the search is settled by the engine's state
+        alone (nothing to search, or a trusted feed with no flagged name and every name
+        searched once): then every kind's time is a time set by a step, and what makes
+        one sooner between steps (a flag, a snapshot made due, the feed connected or
+        lost) wakes the live runners, which rely on the same. The pacer's and the
+        limiter's windows are read from the clock: with them, it is worked out anew."""
         due_at = self._due_at
         inf = math.inf
         if kind is None:  # the least of every kind's next_due(kind), inline
+            kept, woken = self._due_kept, self._wake
+            if kept is not None and kept[0] is woken:  # (once per feed record: mostly)
+                return kept[1]
             # (comparisons, not min and max: a builtin min or max call costs about a
             # thousand instructions, and a backtest asks this once per feed record)
             due = due_at.get("reconcile", inf)
@@ -72,19 +90,28 @@ class StepTimes:
                 references = hub
             if references < due:
                 due = references
-            search = self._search_due(due_at.get("search", inf))
-            if search < due:
-                due = search
             if self.settings.use_snapshot:
                 snapshot = due_at.get("snapshot", inf)
                 if snapshot < due:
                     due = snapshot
-            return due
+            if self._search_settled():
+                self._due_kept = (woken, due)
+                return due
+            search = self._search_due(due_at.get("search", inf))
+            return search if search < due else due
         if kind == "search":
             return self._search_due(due_at.get(kind, inf))
         if kind == "references":
             return max(due_at.get(kind, inf), self.references.next_due())
         return due_at.get(kind, inf)
+
+    def _search_settled(self) -> bool:
+        """Whether no search is due, whatever the time, until a step or a wake: what
+        :meth:`_search_due` and :meth:`next_search_at` return ``math.inf`` for first."""
+        schedule = self.schedule
+        if self._search_stopped or not (schedule.watched or self._catalogue_games):
+            return True
+        return not schedule.hot_count and self.feedwatch.trusted and not schedule.never_searched()
 
     def _search_due(self, due: float) -> float:
         if self._search_stopped or not (self.schedule.watched or self._catalogue_games):

@@ -190,6 +190,7 @@ class Engine(StepTimes, SnapshotWatch, OperatorControls):
         self._wake = anyio.Event()
         """Set (and replaced) when a snapshot ends: live runners re-read their due time."""
         self._due_at: dict[str, float] = {}
+        self._due_kept = None
         self._next_status_line = math.inf
         self._search_stopped = False
         self._reconciled = False
@@ -279,6 +280,7 @@ class Engine(StepTimes, SnapshotWatch, OperatorControls):
         self._catalogue_page = 0
         self._catalogue_game = 0
         self._games.clear()
+        self._due_kept = None
 
     # -- start-up gate -------------------------------------------------------------------
 
@@ -334,6 +336,7 @@ class Engine(StepTimes, SnapshotWatch, OperatorControls):
         await self._start_orders()
         now = self.clock.now()
         self._due_at = {kind: now for kind in STEP_KINDS}
+        self._due_kept = None
         self._next_status_line = now + self.settings.status_every
 
     async def run(self, *, duration: float | None = None) -> EngineStatus:
@@ -397,6 +400,7 @@ class Engine(StepTimes, SnapshotWatch, OperatorControls):
         row, or at once on the buying path). Returns what was done, for observers (a
         backtest's report)."""
         done: list[StepDone] = []
+        self._due_kept = None
         for k in (kind,) if kind is not None else self.step_kinds():
             # the due time first: some are "now or later", read from the clock
             if self.next_due(k) > self.clock.now():
@@ -411,6 +415,7 @@ class Engine(StepTimes, SnapshotWatch, OperatorControls):
                 self._stepped = anyio.Event()
             done.append(StepDone(k, at, decisions))
         self.release_held_back(self.clock.now())
+        self._due_kept = None  # a step sets due times (next_due keeps its answer till then)
         return done
 
     async def _step_one(self, kind: str, now: float) -> Sequence[Decision] | None:

@@ -385,3 +385,39 @@ async def test_a_deal_listed_just_before_a_reconnection_is_bought_within_seconds
     assert bought_at - back <= SNAPSHOT_REBUILT_EVERY + 5.0  # the poll, then one search
     assert view.feed is not None
     assert (view.feed.state, view.feed.gaps_healed, view.feed.missed) == ("trusted", 2, 0)
+
+
+async def test_the_next_due_time_follows_the_feed_between_steps(clock: VirtualClock) -> None:
+    # A backtest's driver asks next_due() after every feed event, and it is kept until a
+    # step or a wake: a flag or a lost feed must still make the search or the snapshot due.
+    sandbox = quiet_sandbox(clock)
+    item = next(
+        i
+        for i in sandbox.market.items
+        if i.takes_stickers and not i.phases and 5_000 < i.reference < 150_000
+    )
+    rules = rules_text(item.name, rule_extra="    stickers: {min_count: 1, max_wear: 0.5}")
+    async with rig(clock, sandbox, rules, settings=SETTINGS) as r:
+        engine = feed_on(r)
+
+        def earliest() -> float:
+            return min(engine.next_due(kind) for kind in engine.step_kinds())
+
+        await engine.start()
+        await heal(r)
+        clock.advance(max(0.0, engine.next_due("search") - clock.now()))
+        await engine.step("search")  # the heal's flags searched: the feed trusted
+        await engine.step()  # the other kinds due at start
+        assert engine.next_due("search") == math.inf
+        quiet = engine.next_due()
+        assert quiet == earliest() > clock.now()
+        assert engine.next_due() == quiet  # asked again: the same
+        deal = plant(sandbox, item, price=item.reference // 2)
+        deal.stickers = (PlacedSticker("Sticker | Test", "img", 0.1, 0, 1_000),)
+        await engine.on_feed_event(told(sandbox, deal))  # to confirm: its name flagged
+        assert engine.next_due() == earliest() == engine.next_due("search") < quiet
+        clock.advance(max(0.0, engine.next_due() - clock.now()))
+        await engine.step()
+        assert engine.next_due() == earliest() > clock.now()
+        await engine.on_feed_event(FeedDisconnected(1, clock.now(), "closed", "bye"))
+        assert engine.next_due() == earliest() == clock.now()  # the snapshot takes over
