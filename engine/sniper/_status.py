@@ -317,7 +317,7 @@ class EngineStatus:
             self._count_skips()
         counts, latest = self._found_counts, self._found_latest
         count = counts.get
-        for rule, found_by in zip(rules, found):
+        for rule, found_by in zip(rules, found, strict=True):
             slots = rule.kind_slots
             for reason in found_by:
                 if type(reason) is int:  # of one kind (engine.rules.rejection_kinds): no text
