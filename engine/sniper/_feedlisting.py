@@ -166,14 +166,20 @@ class FeedListings:
             found = judge(subject, view, context)
             if found is not None and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
                 engine.status.skipped_found(rules, found, subject, view, context)
-                self._unbought(listing, shown, view, confirming, context, now)
+                if shown is not None:  # (_unbought, inline: once per event)
+                    self._drop_candidate(listing)
+                elif confirming:
+                    self._maybe_confirm(listing, view, confirming, context, now)
                 return None
         else:
             passed: list[object] = []
             plan(subject, view, context, passed.append)  # scan's first pass, for one listing
             if not passed and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
                 engine.status.skipped_pairs(rules, subject, view, context)
-                self._unbought(listing, shown, view, confirming, context, now)
+                if shown is not None:  # (_unbought, inline: once per event)
+                    self._drop_candidate(listing)
+                elif confirming:
+                    self._maybe_confirm(listing, view, confirming, context, now)
                 return None
         return self._decide(listing, shown, subject, view, confirming, now)
 
@@ -235,13 +241,16 @@ class FeedListings:
         if listing.item_id in self.bought_items:
             return  # told again after the feed's purchase of it
         price = listing.price
-        wanting: list[CompiledRule] = []
+        wanting: list[CompiledRule] | None = None  # (made for a candidate only: few)
         for r in confirming:  # (a loop: no comprehension frame per event)
             if price <= r.max_price and (
                 r.feed_passes is None or r.feed_passes(listing, view, context)
             ):
-                wanting.append(r)
-        if not wanting:
+                if wanting is None:
+                    wanting = [r]
+                else:
+                    wanting.append(r)
+        if wanting is None:
             return
         engine = self.engine
         name = engine._searched_name(listing.name)
