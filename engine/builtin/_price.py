@@ -507,14 +507,16 @@ def _own_price(
         if not ref or ref <= 0:
             return chosen_kind(listing, view, ctx)  # the chooser's text (no reference)
         price, worth = listing.price, ref * BASIS_POINTS
+        added = False  # (no stickers counted: the worth is the price's)
         if count is not None and listing.stickers:
             worth += count(listing)[1] * weight
+            added = worth // BASIS_POINTS != ref
         if price * squared <= worth * keep:
             return None
         # the chooser's kind (no discount?, platform_price, stickers added?, True, None),
         # as an int 0-3: no tuple made and hashed per listing (the kind is any hashable
         # value; the others here are the chooser's text)
-        return (1 - price * BASIS_POINTS / worth < 0) * 2 + (worth // BASIS_POINTS != ref)
+        return (1 - price * BASIS_POINTS / worth < 0) * 2 + added
 
     return cheap_enough, discount_kind
 

@@ -124,7 +124,8 @@ class EngineStatus:
     _found_counts: dict[int, int] = field(default_factory=dict, repr=False)
     """Reasons of one kind that :meth:`skipped_found` met since the counts were last
     brought up to date, by the kind's slot (``CompiledRule.kind_slots``), first met first:
-    newer than every batch counted, older than every batch held."""
+    newer than every batch counted, older than every batch held (:meth:`skipped_found`
+    counts those first)."""
     _found_latest: dict[int, _Example] = field(default_factory=dict, repr=False)
     """The latest example of each slot of ``_found_counts``."""
     purchases: deque[PurchaseRecord] = field(default_factory=lambda: deque(maxlen=RECENT_PURCHASES))
@@ -348,8 +349,6 @@ class EngineStatus:
         latest.clear()
 
     def _hold(self, batch: Scan | Sequence[Decision] | _Tallied, size: int, buying: bool) -> None:
-        if self._found_counts:  # counted before the batch: they were met before it
-            self._count_found()
         self._skips_pending.append(batch)
         self._skips_pending_listings += size
         if not buying and self._skips_pending_listings >= SKIPS_HELD:
@@ -361,7 +360,7 @@ class EngineStatus:
         self._hold(_Tallied(tallies), sum(t.decisions for t in tallies), False)
 
     def _count_skips(self) -> None:
-        if self._found_counts:  # (met before any batch held: see _hold)
+        if self._found_counts:  # met before every batch held (skipped_found counts those)
             self._count_found()
         pending, self._skips_pending = self._skips_pending, []
         self._skips_pending_listings = 0
