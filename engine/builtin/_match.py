@@ -103,6 +103,9 @@ def compile_match(value: Match, rule: RuleContext) -> Compiled:
     if phase_of:
         checks.append(_named_phase_check(phase_of, unphased))
     predicate, kinds = _all(checks) if checks else (None, None)
+    test = None
+    if value.game is not None and len(checks) == 1:  # the game alone (most rules' match)
+        test = _game_test(value.game)
     summary = "name " + ", ".join(
         [*(repr(n) for n in value.names[:3]), *value.patterns[:3], *value.regex[:3]]
     )
@@ -110,8 +113,9 @@ def compile_match(value: Match, rule: RuleContext) -> Compiled:
         summary += f" (+{len(value.names) - 3} names)"
     return Compiled(
         predicate=predicate,
+        test=test,
         kinds=kinds,
-        exact=True,  # no test (the predicate is), and kinds agree with it
+        exact=True,  # its test and kinds agree with it
         name_filter=name_filter,
         names=frozenset(exact),  # base names: the market lists a Doppler under its base name
         patterns=(*value.patterns, *(f"/{r}/" for r in value.regex)),
@@ -164,6 +168,13 @@ def _game_check(game: str) -> tuple[Any, Any]:
         return 0 if ctx.game is None else ctx.game  # a word of the reason
 
     return same_game, game_kind
+
+
+def _game_test(game: str) -> Any:
+    def same_game(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
+        return ctx.game == game  # (_game_check's predicate passes exactly then)
+
+    return same_game
 
 
 def _field_check(field: str, allowed: frozenset[str]) -> tuple[Any, Any]:

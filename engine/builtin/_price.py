@@ -397,15 +397,10 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
     stickers = rule.values.get("stickers")
     plain = value.min_observations is None and value.max_age is None
     weight = getattr(stickers, "weight", None) or 0
-    # the common case: the listing's own platform_price, as of now, no sticker weight; its
-    # test and its skip kind read the listing alone (no Quote or Chosen made)
+    # the common case: the listing's own platform_price, as of now (with or without a
+    # sticker weight); its test and its skip kind read the listing alone (no Quote or
+    # Chosen made): _own_price
     own_price = value.sources == (PlatformPrice.name,) and plain
-    own_price_only = own_price and not weight
-    if own_price_only:
-
-        def cheap_enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
-            ref = listing.platform_price
-            return bool(ref) and listing.price * BASIS_POINTS <= ref * keep  # type: ignore[operator]
 
     def discount_kind(listing: Listing, view: NameView, ctx: EvalContext) -> Hashable | None:
         # discounted's reason, told by what its text is made of beyond numbers: the
@@ -428,28 +423,11 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
             age,
         )
 
-    if own_price_only:
-        chosen_kind = discount_kind
-
-        def discount_kind(listing: Listing, view: NameView, ctx: EvalContext) -> Hashable | None:
-            # the common case (see cheap_enough's): the kind the chooser's answer gives,
-            # worked out of the listing's platform_price without a Quote or a Chosen made
-            # (a quote as of now: no age; no observations; no sticker weight)
-            ref = listing.platform_price
-            if not ref or ref <= 0:
-                return chosen_kind(listing, view, ctx)  # the chooser's text (no reference)
-            price, worth = listing.price, ref * BASIS_POINTS
-            if price * squared <= worth * keep:
-                return None
-            # discount_kind's (no discount?, platform_price, False, True, None), as one
-            # bool: the kind is any hashable value (the other kinds here are the chooser's
-            # text), and a bool costs no tuple made and hashed per listing
-            return 1 - price * BASIS_POINTS / worth < 0
-
     test: Callable[[Listing, NameView, EvalContext], bool] = cheap_enough
     kind: Callable[[Listing, NameView, EvalContext], Hashable | None] = discount_kind
-    if own_price and weight:  # the same with a sticker weight (katowice-crafts' kind)
-        test, kind = _weighted_own_price(sticker_counter(stickers), weight, keep, discount_kind)
+    if own_price:
+        counter = sticker_counter(stickers) if weight else None
+        test, kind = _own_price(counter, weight, keep, discount_kind)
 
     def describe(listing: Listing, view: NameView, ctx: EvalContext) -> str:
         chosen = choose(listing, view, ctx)
@@ -498,8 +476,8 @@ def compile_discount(value: Discount, rule: RuleContext) -> Compiled:
     )
 
 
-def _weighted_own_price(
-    count: Callable[[Listing], tuple[int, Money]],
+def _own_price(
+    count: Callable[[Listing], tuple[int, Money]] | None,
     weight: int,
     keep: int,
     chosen_kind: Callable[[Listing, NameView, EvalContext], Hashable | None],
@@ -507,11 +485,12 @@ def _weighted_own_price(
     Callable[[Listing, NameView, EvalContext], bool],
     Callable[[Listing, NameView, EvalContext], Hashable | None],
 ]:
-    """A discount against the listing's own platform_price (no guard) with a sticker
-    weight: its test and kind as the chooser's answer gives them (pick_one's worth, the
-    price plus ``weight`` of the counted stickers' value; a quote as of now, so no age;
-    no observations), with no Quote or Chosen made. ``keep``: 100% less the discount, in
-    basis points; ``chosen_kind``: the kind by way of the chooser (no reference)."""
+    """A discount against the listing's own platform_price (no guard), with a sticker
+    weight or none (``count`` ``None``): its test and kind as the chooser's answer gives
+    them (pick_one's worth, the price plus ``weight`` of the counted stickers' value; a
+    quote as of now, so no age; no observations), with no Quote or Chosen made. ``keep``:
+    100% less the discount, in basis points; ``chosen_kind``: the kind by way of the
+    chooser (no reference)."""
     squared = BASIS_POINTS * BASIS_POINTS
 
     def cheap_enough(listing: Listing, view: NameView, ctx: EvalContext) -> bool:
@@ -519,7 +498,7 @@ def _weighted_own_price(
         if not ref or ref <= 0:
             return False
         worth = ref * BASIS_POINTS
-        if listing.stickers:  # (a feed event's have no details: none counted)
+        if count is not None and listing.stickers:  # (a feed event's: no details, none counted)
             worth += count(listing)[1] * weight
         return listing.price * squared <= worth * keep
 
@@ -528,13 +507,16 @@ def _weighted_own_price(
         if not ref or ref <= 0:
             return chosen_kind(listing, view, ctx)  # the chooser's text (no reference)
         price, worth = listing.price, ref * BASIS_POINTS
-        if listing.stickers:
+        added = False  # (no stickers counted: the worth is the price's)
+        if count is not None and listing.stickers:
             worth += count(listing)[1] * weight
+            added = worth // BASIS_POINTS != ref
         if price * squared <= worth * keep:
             return None
         # the chooser's kind (no discount?, platform_price, stickers added?, True, None),
-        # as an int 0-3: no tuple made and hashed per listing (see the unweighted kind)
-        return (1 - price * BASIS_POINTS / worth < 0) * 2 + (worth // BASIS_POINTS != ref)
+        # as an int 0-3: no tuple made and hashed per listing (the kind is any hashable
+        # value; the others here are the chooser's text)
+        return (1 - price * BASIS_POINTS / worth < 0) * 2 + added
 
     return cheap_enough, discount_kind
 

@@ -145,6 +145,8 @@ def compile_stickers(value: Stickers, rule: RuleContext) -> Compiled:
         told = listing.sticker_names
         if len(told) < needed:  # (most feed listings: too few stickers to count, no list made)
             return False
+        if needed and names and names.isdisjoint(told):  # none counts (most others: in C)
+            return False
         counted = [s for s in told if not names or s in names]
         if len(counted) < needed:
             return False

@@ -44,6 +44,7 @@ from ._judge import Judge
 from ._kinds import blank_numbers
 from ._load import LoadResult, check_rules_file, check_rules_text, load_rules, load_rules_text
 from ._names import NameParts, doppler_phases, known_phases, split_name
+from ._plan import Plan
 from ._portfolio import VALUE_SOURCES, PortfolioSettings
 from ._prefilter import RawScreen, raw_judged
 from ._prices import ListSettings, PricesSettings
@@ -97,6 +98,7 @@ __all__ = [
     "NameView",
     "NotifyCore",
     "Percent",
+    "Plan",
     "PortfolioSettings",
     "Predicate",
     "PriceSource",

@@ -136,6 +136,9 @@ class CompiledRule:
     them as they are met (see :mod:`engine.rules._kinds`): the list grows."""
     kind_sites: Sequence[int] = field(default=(), repr=False)
     """Per id of ``site_kinds``: the index in ``sites`` of the predicate it is of."""
+    kind_slots: Sequence[int] = field(default=(), repr=False)
+    """Per id of ``site_kinds``: an int standing for its (rule name, kind), shared by the
+    ids of one kind, no other rule's (:attr:`engine.rules._kinds.KindTable.slots`)."""
     exact: bool = False
     """Every criterion of the rule that judges listings is :attr:`Compiled.exact` (or has
     neither a test nor kinds: both are its predicate), as the core's checks are: ``kinds``
@@ -320,6 +323,7 @@ def compile_rule(
         sites=sites,
         site_kinds=table.site_kinds,
         kind_sites=table.kind_sites,
+        kind_slots=table.slots,
         passes=_all_pass(core.max_price, declared.trade_locked is None, tuple(tests)),
         feed_passes=_all_pass(core.max_price, declared.trade_locked is None, tuple(feed_tests))
         if declared.needs_search

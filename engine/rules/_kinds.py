@@ -22,6 +22,7 @@ the same predicate ``check`` runs, so a count by id cannot disagree with one by 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
@@ -72,6 +73,9 @@ counted from their text (a criterion whose kinds are values of the listing stays
 
 _NUMBER = re.compile(r"-?\$?[0-9][0-9,]*(?:\.[0-9]+)?")
 
+_SLOTS = itertools.count()
+"""Where the slots of :attr:`KindTable.slots` come from: an int no other table's key has."""
+
 
 def blank_numbers(reason: str) -> str:
     """``reason`` with each number blanked as ``#``: the kind skip reasons are counted by
@@ -94,16 +98,32 @@ class KindTable:
     them as they are first met. Grows while counting, never shrinks (bounded by
     :data:`KINDS_PER_SITE` per site)."""
 
-    __slots__ = ("kind_sites", "rule", "site_kinds")
+    __slots__ = ("_slot_of", "kind_sites", "rule", "site_kinds", "slots")
 
     def __init__(self, rule: str, sites: Sequence[Site]) -> None:
         self.rule = rule
-        self.site_kinds: list[tuple[str, str]] = [
-            (rule, ONE_KIND.get((key, plugin), ("", ""))[1]) for _, key, plugin in sites
-        ]
+        self.site_kinds: list[tuple[str, str]] = []
         """Id -> (rule name, blanked text of the kind's reasons)."""
-        self.kind_sites: list[int] = list(range(len(sites)))
+        self.kind_sites: list[int] = []
         """Id -> the index of the site whose predicate gives its reasons."""
+        self.slots: list[int] = []
+        """Id -> an int standing for its (rule name, kind) in this table: ids of the same
+        kind share it, no other table's kind has it. A counter of skips keyed by it
+        counts per kind, with no tuple hashed per reason (``EngineStatus.skipped_found``)."""
+        self._slot_of: dict[tuple[str, str], int] = {}
+        for site, (_, key, plugin) in enumerate(sites):
+            self._add((rule, ONE_KIND.get((key, plugin), ("", ""))[1]), site)
+
+    def _add(self, kind: tuple[str, str], site: int) -> int:
+        """A new id for ``kind``, of the predicate of ``site``."""
+        found = len(self.site_kinds)
+        self.site_kinds.append(kind)
+        self.kind_sites.append(site)
+        slot = self._slot_of.get(kind)
+        if slot is None:
+            slot = self._slot_of[kind] = next(_SLOTS)
+        self.slots.append(slot)
+        return found
 
     def first_of(
         self, site: int, sites: Sequence[Site]
@@ -125,9 +145,7 @@ class KindTable:
                 return raised(key, plugin, exc)
             if reason is None or len(ids) >= KINDS_PER_SITE:
                 return reason
-            found = ids[kind] = len(self.kind_sites)
-            self.kind_sites.append(site)
-            self.site_kinds.append((self.rule, blank_numbers(reason)))
+            found = ids[kind] = self._add((self.rule, blank_numbers(reason)), site)
             return found
 
         return ids, first

@@ -374,7 +374,9 @@ class Engine(StepTimes, SnapshotWatch, OperatorControls):
         try:
             if self.paper is not None:
                 await self.paper.saw_feed(event)
-            await self.feedwatch.on_event(event)
+            later = self.feedwatch.take(event)  # (a plain call: most events end there)
+            if later is not None:
+                await later
         except Exception as exc:
             self.guard.failed("feed", exc)
         else:

@@ -19,11 +19,12 @@ once, its verdict the plan's, its kinds the counts.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from ..client import FeedListingEvent
-from ..models import Listing
-from ..rules import CompiledRule, Decision, EvalContext, Judge, NameView, watching
+from ..models import FeedListing, Listing
+from ..rules import CompiledRule, Decision, EvalContext, Judge, NameView, Plan, watching
 from ._auditbook import AuditBook
 from ._confirm import BEYOND, SKIP_KINDS, Candidate, ConfirmQueue
 from ._known import KnownListings
@@ -45,6 +46,18 @@ Watching = tuple[tuple[CompiledRule, ...], int, tuple[CompiledRule, ...], Judge 
 """A name's watching rules, their highest ``max_price``, those of them that confirm a
 feed listing by a search first, and their judge (``None``: a rule is not exact)."""
 
+Named = (
+    tuple[NameView, tuple[CompiledRule, ...], Plan, int, tuple[CompiledRule, ...], Judge | None]
+    | tuple[()]
+)
+"""What a feed event of a name needs: its view, watching rules and their plan (the rules'
+index entry, :func:`engine.rules.watching`) and the rest of its :data:`Watching`; ``()``
+when no rule watches it."""
+
+NAMES_HELD = 65_536
+"""Names whose :data:`Named` is kept before they are all made again (a bound on memory:
+names come from the service)."""
+
 
 class FeedListings:
     """The listing events of :class:`~engine.sniper._feedwatch.FeedWatch` (see the module
@@ -60,15 +73,12 @@ class FeedListings:
     _confirms_of: object
     _any_confirms: bool
     _ceilings: dict[int, Watching]
+    _names: dict[str, Named]
+    _cheap_tier: bool
     _suspects: dict[str, tuple[Suspect, str | None]]
     book: AuditBook
     known: KnownListings
     confirm: ConfirmQueue
-
-    if TYPE_CHECKING:
-
-        @property
-        def cheap_tier(self) -> bool: ...
 
     def _needs_search(self) -> dict[str, bool]:
         """Rule name -> whether its feed listings are confirmed by a search first, for the
@@ -79,6 +89,7 @@ class FeedListings:
             self._any_confirms = any(self._confirms.values())
             self._confirms_of = ruleset
             self._ceilings = {}
+            self._names = {}
         return self._confirms
 
     def _watching(self, rules: tuple[CompiledRule, ...]) -> Watching:
@@ -99,25 +110,48 @@ class FeedListings:
         self._ceilings[id(rules)] = made
         return made
 
-    async def _listing(self, event: FeedListingEvent) -> None:
+    def _name(self, name: str) -> Named:
+        """``name``'s :data:`Named` for the rules running now, made once per name (the
+        rules' index entry and :meth:`_watching`'s, one lookup an event)."""
+        if self._confirms_of is not self.engine.ruleset:
+            self._needs_search()  # a new rule set: what was made for the old one goes
+        named = self._names.get(name)
+        if named is None:
+            entry = watching(self.engine.ruleset, name)
+            if entry:
+                view, rules, plan = entry
+                _, ceiling, confirming, judge = self._watching(rules)
+                named = (view, rules, plan, ceiling, confirming, judge)
+            else:
+                named = ()
+            if len(self._names) >= NAMES_HELD:
+                self._names.clear()
+            self._names[name] = named
+        return named
+
+    def _listing(self, event: FeedListingEvent) -> Awaitable[None] | None:
+        """A ``new`` or ``update`` event: handled now when no rule's checks pass it (nearly
+        every event); else what is left to await, its way through :meth:`Engine.decide`
+        (a plain call then: no coroutine made and awaited per event)."""
         engine = self.engine
         now = engine.clock.now()
         self.events += 1
         self._last_event_at = now
         listing = event.listing
-        entry = watching(engine.ruleset, listing.name)
-        if not entry:
-            return
-        view, rules, plan = entry
+        names = self._names
+        named = names.get(listing.name) if self._confirms_of is engine.ruleset else None
+        if named is None:
+            named = self._name(listing.name)
+        if not named:
+            return None
+        view, rules, plan, ceiling, confirming, judge = named
         # re-told ids move to the end, so the oldest is first (see _forget)
         self._seen.pop(listing.item_id, None)
         self._seen[listing.item_id] = now
-        if self.cheap_tier:
+        if self._cheap_tier:
             self.book.told(listing.name, listing.item_id, listing.price, event.kind, now)
-        confirms = self._needs_search()  # first: it resets the ceilings of a new rule set
-        _, ceiling, confirming, judge = self._watching(rules)
         if listing.price > ceiling:
-            return  # no rule could buy it: no ledger read
+            return None  # no rule could buy it: no ledger read
         # a listing a recent search showed: decided on what it showed, by every rule
         # (its name, so its rules, the event's: only search-only fields are added)
         shown = self.known.enrich(listing, now) if self._any_confirms else None
@@ -132,15 +166,36 @@ class FeedListings:
             found = judge(subject, view, context)
             if found is not None and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
                 engine.status.skipped_found(rules, found, subject, view, context)
-                self._unbought(listing, shown, view, confirming, context, now)
-                return
+                if shown is not None:  # (_unbought, inline: once per event)
+                    self._drop_candidate(listing)
+                elif confirming:
+                    self._maybe_confirm(listing, view, confirming, context, now)
+                return None
         else:
             passed: list[object] = []
             plan(subject, view, context, passed.append)  # scan's first pass, for one listing
             if not passed and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
                 engine.status.skipped_pairs(rules, subject, view, context)
-                self._unbought(listing, shown, view, confirming, context, now)
-                return
+                if shown is not None:  # (_unbought, inline: once per event)
+                    self._drop_candidate(listing)
+                elif confirming:
+                    self._maybe_confirm(listing, view, confirming, context, now)
+                return None
+        return self._decide(listing, shown, subject, view, confirming, now)
+
+    async def _decide(
+        self,
+        listing: FeedListing,
+        shown: Listing | None,
+        subject: Listing,
+        view: NameView,
+        confirming: tuple[CompiledRule, ...],
+        now: float,
+    ) -> None:
+        """``listing``'s event, some rule's checks passing ``subject`` (what a search
+        showed of it, or itself): through :meth:`Engine.decide` and the buyer."""
+        engine = self.engine
+        confirms = self._confirms
         decisions, context = await engine.decide([subject], now, game=listing.game)
         buy = [
             d
@@ -186,13 +241,16 @@ class FeedListings:
         if listing.item_id in self.bought_items:
             return  # told again after the feed's purchase of it
         price = listing.price
-        wanting: list[CompiledRule] = []
+        wanting: list[CompiledRule] | None = None  # (made for a candidate only: few)
         for r in confirming:  # (a loop: no comprehension frame per event)
             if price <= r.max_price and (
                 r.feed_passes is None or r.feed_passes(listing, view, context)
             ):
-                wanting.append(r)
-        if not wanting:
+                if wanting is None:
+                    wanting = [r]
+                else:
+                    wanting.append(r)
+        if wanting is None:
             return
         engine = self.engine
         name = engine._searched_name(listing.name)

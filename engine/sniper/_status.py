@@ -121,6 +121,13 @@ class EngineStatus:
     """Batches whose skip reasons are not counted yet, oldest first (see
     :meth:`skipped_scan`)."""
     _skips_pending_listings: int = field(default=0, repr=False)
+    _found_counts: dict[int, int] = field(default_factory=dict, repr=False)
+    """Reasons of one kind that :meth:`skipped_found` met since the counts were last
+    brought up to date, by the kind's slot (``CompiledRule.kind_slots``), first met first:
+    newer than every batch counted, older than every batch held (:meth:`skipped_found`
+    counts those first)."""
+    _found_latest: dict[int, _Example] = field(default_factory=dict, repr=False)
+    """The latest example of each slot of ``_found_counts``."""
     purchases: deque[PurchaseRecord] = field(default_factory=lambda: deque(maxlen=RECENT_PURCHASES))
     """The latest purchase attempts, oldest first (at most :data:`RECENT_PURCHASES`)."""
     purchases_recorded: int = 0
@@ -220,14 +227,14 @@ class EngineStatus:
     def skip_reasons(self) -> Counter[str]:
         """How often each kind of reason turned a listing down (keys: :func:`reason_kind`,
         an internal key never shown: ``skip_examples`` has a full reason of each kind)."""
-        if self._skips_pending:
+        if self._skips_pending or self._found_counts:
             self._count_skips()
         return self._skip_reasons
 
     @property
     def skip_examples(self) -> dict[tuple[str, str], str]:
         """For each (rule, kind of reason), the latest full reason of that kind."""
-        if self._skips_pending:
+        if self._skips_pending or self._found_counts:
             self._count_skips()
         examples = self._skip_examples
         if self._examples_unmade:
@@ -241,13 +248,13 @@ class EngineStatus:
     @property
     def skip_by_rule(self) -> Counter[tuple[str, str]]:
         """How often each (rule, kind of reason) turned a listing down."""
-        if self._skips_pending:
+        if self._skips_pending or self._found_counts:
             self._count_skips()
         return self._skip_by_rule
 
     def skipped(self, rule: str, reason: str) -> None:
         """Count ``reason`` (a full reason) turning down a listing for ``rule``."""
-        if self._skips_pending:
+        if self._skips_pending or self._found_counts:
             self._count_skips()
         kind = reason_kind(reason)
         self._skip_reasons[kind] += 1
@@ -301,23 +308,45 @@ class EngineStatus:
         context: EvalContext,
     ) -> None:
         """:meth:`skipped_pairs`, given what each rule's ``kinds`` gave ``listing`` (per
-        rule of ``rules``, in order; a feed's judge ran them: ``engine.rules._judge``)."""
+        rule of ``rules``, in order; a feed's judge ran them: ``engine.rules._judge``).
+
+        Per feed event: a reason of one kind is counted by its kind's slot (an int: no
+        tuple made and hashed, no Counter touched per reason) and put in the counts by
+        kind when they are next read or another batch is counted (:meth:`_count_found`),
+        in the order the slots were first met: the same counts, order and examples."""
         if self._skips_pending:  # the batches before this one are counted first
             self._count_skips()
-        kinds_of, kind_of = _KINDS, reason_kind
-        reasons, counted, examples = self._skip_reasons, self._skip_by_rule, self._skip_examples
-        self._examples_unmade = True  # (only a flag to look at the examples when read)
-        for at, rule in enumerate(rules):
-            for reason in found[at]:
+        counts, latest = self._found_counts, self._found_latest
+        count = counts.get
+        for rule, found_by in zip(rules, found, strict=True):
+            slots = rule.kind_slots
+            for reason in found_by:
                 if type(reason) is int:  # of one kind (engine.rules.rejection_kinds): no text
-                    key = rule.site_kinds[reason]
-                    examples[key] = (rule, reason, listing, view, context)
-                else:
+                    slot = slots[reason]
+                    counts[slot] = count(slot, 0) + 1
+                    latest[slot] = (rule, reason, listing, view, context)
+                else:  # its text: counted now, after the slots met before it
+                    if counts:
+                        self._count_found()
                     text = cast(str, reason)
-                    key = (rule.name, kinds_of.get(text) or kind_of(text))
-                    examples[key] = text
-                reasons[key[1]] += 1
-                counted[key] += 1
+                    key = (rule.name, _KINDS.get(text) or reason_kind(text))
+                    self._skip_examples[key] = text
+                    self._skip_reasons[key[1]] += 1
+                    self._skip_by_rule[key] += 1
+
+    def _count_found(self) -> None:
+        """Put the reasons :meth:`skipped_found` counted by slot in the counts by kind."""
+        counts, latest = self._found_counts, self._found_latest
+        reasons, counted, examples = self._skip_reasons, self._skip_by_rule, self._skip_examples
+        for slot, n in counts.items():
+            example = latest[slot]
+            key = example[0].site_kinds[example[1]]  # (a slot's ids share their key)
+            reasons[key[1]] += n
+            counted[key] += n
+            examples[key] = example
+        self._examples_unmade = True
+        counts.clear()
+        latest.clear()
 
     def _hold(self, batch: Scan | Sequence[Decision] | _Tallied, size: int, buying: bool) -> None:
         self._skips_pending.append(batch)
@@ -331,6 +360,8 @@ class EngineStatus:
         self._hold(_Tallied(tallies), sum(t.decisions for t in tallies), False)
 
     def _count_skips(self) -> None:
+        if self._found_counts:  # met before every batch held (skipped_found counts those)
+            self._count_found()
         pending, self._skips_pending = self._skips_pending, []
         self._skips_pending_listings = 0
         by_rule: dict[tuple[str, str], int] = {}

@@ -265,3 +265,54 @@ def test_a_batch_that_buys_never_waits_for_the_held_reasons() -> None:
     status.skipped_all(evaluate(ruleset, listings[:1], make_context()))  # nothing to buy
     assert plugin.reasons_made == SKIPS_HELD + 1
     assert sum(status.skip_by_rule.values()) == SKIPS_HELD + 1
+
+
+def test_feed_counts_by_kind_keep_their_place_among_texts_and_batches() -> None:
+    """A feed event's reasons of one kind are counted by their kind's slot and put in the
+    counts when read; a reason given as text (a criterion without kinds), a single count
+    and a held batch in between keep their places: the counts, order and examples of
+    counting every decision as it is made."""
+    plugin = CountingPlugin()
+    ruleset = rules_for(
+        f"""rules:
+  - name: never
+    match: {{names: ["{NAME}"]}}
+    max_price: "50.00"
+    never: true
+  - name: cheap
+    match: {{names: ["{NAME}"]}}
+    max_price: "5.00"
+    discount: 10
+""",
+        ("never", plugin),
+    )
+    lazy, eager = EngineStatus(), Eager()
+    for n in range(60):
+        listing = make_listing(
+            name=NAME,
+            item_id=str(n),
+            price=(60_000, 3_000, 9_000)[n % 3] + n,  # the first: a kind, then a text
+            platform_price=(None, 1_000, 3_100)[n % 4 % 3],
+        )
+        ctx = make_context()
+        view = ruleset.view(NAME)
+        if n % 9 == 4:  # a search's batch, held
+            decide(lazy, ruleset, [listing], ctx)
+        else:
+            lazy.skipped_pairs(view.rules, listing, view, ctx)
+        decisions = evaluate(ruleset, [listing], ctx)
+        assert not any(d.accepted for d in decisions)
+        eager.count(decisions)
+        if n % 13 == 6:
+            lazy.skipped("cheap", f"already bought (item {n})")
+            eager.skip_reasons[reason_kind(f"already bought (item {n})")] += 1
+            eager.skip_by_rule["cheap", reason_kind(f"already bought (item {n})")] += 1
+            eager.skip_examples["cheap", reason_kind(f"already bought (item {n})")] = (
+                f"already bought (item {n})"
+            )
+        if n % 17 == 8:
+            assert shown(lazy) == shown(eager)
+    assert list(lazy.skip_reasons.items()) == list(eager.skip_reasons.items())
+    assert list(lazy.skip_by_rule.items()) == list(eager.skip_by_rule.items())
+    assert list(lazy.skip_examples.items()) == list(eager.skip_examples.items())
+    assert len(eager.skip_by_rule) >= 4  # texts and kinds of both rules
