@@ -295,18 +295,17 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         """``GET /v1/prices`` as the recording knows it now: per name, the listings held
         and their lowest price, and the reference price the recorded search answers gave
         (none before one did). Recordings do not carry games: ``game`` is not filtered."""
-        # Read from the market's listings by name, kept sorted by price (a name with none
-        # has no entry): its count and cheapest without a pass over every listing held
-        # (a pass was ~9 ms at 100,000 listings, once per cheap audit of the feed).
-        references = self.market.references
-        items: list[dict[str, Any]] = []
-        for name, ranked in sorted(self.market.by_name.items()):
-            row: dict[str, Any] = {"name": name, "count": len(ranked), "min": ranked[0][0]}
-            reference = references.get(name)
-            if reference:
-                row["platform_price"] = reference
-            items.append(row)
-        return _json({"success": True, "items": items})
+        rows: dict[str, dict[str, Any]] = {}
+        for name, price, _, _ in self.market.listings.values():
+            row = rows.get(name)
+            if row is None:
+                row = rows[name] = {"name": name, "count": 0, "min": price}
+                reference = self.market.references.get(name)
+                if reference:
+                    row["platform_price"] = reference
+            row["count"] += 1
+            row["min"] = min(row["min"], price)
+        return _json({"success": True, "items": [rows[n] for n in sorted(rows)]})
 
     def _snapshot_bytes(self, include_hold: bool) -> bytes:
         # Rebuilt after every recorded snapshot for the kept names. Each listing's line is
