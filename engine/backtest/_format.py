@@ -25,6 +25,7 @@ import shutil
 import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import length_hint
 from pathlib import Path
 from typing import IO, Any, Literal, NamedTuple, cast
 
@@ -500,6 +501,8 @@ def _known_names_peek(known: Mapping[str, bool]) -> Callable[[bytes], _Peeked]:
     fields = [("t", float), ("k", Literal["feed"]), ("ev", _LISTING_EVENT), ("item", item)]
     peeked = msgspec.defstruct("_KnownPeeked", fields, gc=False)
     return cast(Callable[[bytes], _Peeked], msgspec.json.Decoder(peeked).decode)
+
+
 _decode_json = msgspec.json.Decoder().decode
 _INFLATE_ERROR = cast(type[Exception], zlib_ng.error)  # (its stub types it as an instance)
 
@@ -565,17 +568,24 @@ class RecordReader(Iterator[Record]):
         if not segments:
             raise RecordingError("the recording has no segments", location=str(root))
         last = float("-inf")
-        peekable, known, peek_line = "feed" in kinds, self._watched, _no_peek
-        skip, in_row, made, misses = self.skipped.append, 0, Record, 0
+        peekable, known = "feed" in kinds, self._watched
+        peek_line: Callable[[bytes], _Peeked] = _no_peek
+        peeked: _Peeked | None
+        skipped, made, misses, left = self.skipped, Record, 0, RUN_MAX
         for path in segments:
             # _read_segment's loop, inlined: one generator fewer per record (a feed hour is
             # 1.5 million of them)
             name, first, line_number = str(path), True, 0
+            # No line is skipped before the segment's first record (its head) is read: the
+            # time of the one before is put back then (one check fewer per skipped line)
+            before, last = last, float("inf")
             for lines in _chunks(path):
                 peek = peekable and self.watched is not None
                 # Hot: 1.5 million lines an hour, most of them feed events of names not
                 # watched; per such line one msgspec look and the checks, nothing more
-                for number, line in enumerate(lines, line_number + 1):
+                # (a line's number is worked out only for a record: from what is left)
+                unread, after = iter(lines), line_number + len(lines)
+                for line in unread:
                     if peek:
                         # (no look for "feed" first: a record's "k" comes second, so any
                         # other record fails at once, and the search cost a fifth as much
@@ -585,45 +595,41 @@ class RecordReader(Iterator[Record]):
                         except (ValueError, RecursionError):  # (UnicodeDecodeError too)
                             peeked = _peek_any(line)  # a name not in peek_line's, or no look
                             if peeked is not None:
+                                if peeked.item.name not in known:
+                                    self._watch(peeked.item.name)
                                 misses += 1
                                 if misses == _MISSES_BEFORE_REBUILD:
                                     misses, peek_line = 0, _known_names_peek(known)
                         if peeked is not None:
-                            t, item_name = peeked.t, peeked.item.name
-                            watched = known.get(item_name)
-                            if watched is None:
-                                watched = self._watch(item_name)
-                            if (
-                                not watched
-                                and t >= last
-                                and not first
-                                # UTF-8, as json.loads wants it: msgspec skips a string
-                                # without looking into it
-                                and (line.isascii() or _utf8(line))
-                            ):
-                                last = t
-                                skip(t)
-                                in_row += 1
-                                if in_row == RUN_MAX:
-                                    in_row = 0
-                                    yield Record(t, "feed", _RUN, f"{name}:{number}")
-                                continue
-                            if watched:  # a listing or removal of a name kept
+                            t = peeked.t
+                            if known[peeked.item.name]:  # a listing or removal of a name kept
                                 made = WatchedRecord
-                    record = _parse_line(line, f"{name}:{number}", kinds, made)
+                            # UTF-8, as json.loads wants it: msgspec skips a string without
+                            # looking into it
+                            elif t >= last and (line.isascii() or _utf8(line)):
+                                last = t
+                                skipped.append(t)
+                                left -= 1
+                                if not left:
+                                    left = RUN_MAX
+                                    where = f"{name}:{after - length_hint(unread)}"
+                                    yield Record(t, "feed", _RUN, where)
+                                continue
+                    where = f"{name}:{after - length_hint(unread)}"
+                    record = _parse_line(line, where, kinds, made)
                     made = Record
-                    if first and record.k != "head":
-                        raise RecordingError(
-                            "a segment must start with a head record", location=record.where
-                        )
-                    first = False
+                    if first:
+                        if record.k != "head":
+                            raise RecordingError(
+                                "a segment must start with a head record", location=where
+                            )
+                        first, last = False, before
                     if record.t < last:
                         raise RecordingError(
-                            f"time runs backwards ({record.t} after {last})",
-                            location=record.where,
+                            f"time runs backwards ({record.t} after {last})", location=where
                         )
                     last = record.t
-                    in_row = 0
+                    left = RUN_MAX
                     yield record
                 line_number += len(lines)
             if first:
