@@ -27,13 +27,14 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import length_hint
 from pathlib import Path
-from typing import IO, Any, Literal, NamedTuple, cast
+from typing import IO, Any, NamedTuple, cast
 
 import msgspec
 from zlib_ng import zlib_ng
 
 from .._errors import ConfigError
 from ..client import FeedConnected, FeedDisconnected, FeedEvent
+from ._feedpeek import MISSES_BEFORE_REBUILD, Peeked, known_names_peek, no_peek, peek_any
 from ._feedrecord import feed_fields, feed_state
 
 __all__ = [
@@ -453,56 +454,6 @@ RUN_MAX = 1024
 :class:`UnwatchedRun`)."""
 
 
-_LISTING_EVENT = Literal["new", "update", "removed"]
-
-
-class _PeekedItem(msgspec.Struct, gc=False):
-    name: str
-
-
-class _Peeked(msgspec.Struct, gc=False):
-    """What tells a feed listing or removal of an unwatched name: the rest of its line is
-    only checked to be JSON (msgspec skips a value checking its syntax, without building
-    it). Any other line fails to decode as one (a connection marker, a missing name) and
-    goes the usual way."""
-
-    t: float
-    k: Literal["feed"]
-    ev: _LISTING_EVENT
-    item: _PeekedItem
-
-
-_PEEK = msgspec.json.Decoder(_Peeked).decode
-_MISSES_BEFORE_REBUILD = 256
-"""Lines of names learnt since :func:`_known_names_peek` last made the look (each read
-twice, ~1.5 us more) after which it is made again (~1.2 ms for 1,300 names)."""
-
-
-def _peek_any(line: bytes) -> _Peeked | None:
-    try:
-        return _PEEK(line)
-    except (ValueError, RecursionError):  # (msgspec's errors and UnicodeDecodeError)
-        return None  # not what a quick look can vouch for: the usual way says why
-
-
-def _no_peek(line: bytes) -> _Peeked:
-    raise ValueError("no names known yet")
-
-
-def _known_names_peek(known: Mapping[str, bool]) -> Callable[[bytes], _Peeked]:
-    """:data:`_PEEK` for lines of the names in ``known`` only (any other fails): msgspec
-    finds a name's bytes in its own table of them and gives back the str of ``known``
-    itself, not a new one, so the name's lookup there hashes nothing and compares one
-    pointer (a fresh str per line, hashed and compared byte by byte, cost ~0.1 us)."""
-    if not known:
-        return _no_peek
-    names = cast(Any, Literal)[tuple(known)]
-    item = msgspec.defstruct("_KnownItem", [("name", names)], gc=False)
-    fields = [("t", float), ("k", Literal["feed"]), ("ev", _LISTING_EVENT), ("item", item)]
-    peeked = msgspec.defstruct("_KnownPeeked", fields, gc=False)
-    return cast(Callable[[bytes], _Peeked], msgspec.json.Decoder(peeked).decode)
-
-
 _decode_json = msgspec.json.Decoder().decode
 _INFLATE_ERROR = cast(type[Exception], zlib_ng.error)  # (its stub types it as an instance)
 
@@ -569,8 +520,8 @@ class RecordReader(Iterator[Record]):
             raise RecordingError("the recording has no segments", location=str(root))
         last = float("-inf")
         peekable, known = "feed" in kinds, self._watched
-        peek_line: Callable[[bytes], _Peeked] = _no_peek
-        peeked: _Peeked | None
+        peek_line: Callable[[bytes], Peeked] = no_peek
+        peeked: Peeked | None
         skipped, made, misses, left = self.skipped, Record, 0, RUN_MAX
         for path in segments:
             # _read_segment's loop, inlined: one generator fewer per record (a feed hour is
@@ -593,13 +544,13 @@ class RecordReader(Iterator[Record]):
                         try:
                             peeked = peek_line(line)
                         except (ValueError, RecursionError):  # (UnicodeDecodeError too)
-                            peeked = _peek_any(line)  # a name not in peek_line's, or no look
+                            peeked = peek_any(line)  # a name not in peek_line's, or no look
                             if peeked is not None:
                                 if peeked.item.name not in known:
                                     self._watch(peeked.item.name)
                                 misses += 1
-                                if misses == _MISSES_BEFORE_REBUILD:
-                                    misses, peek_line = 0, _known_names_peek(known)
+                                if misses == MISSES_BEFORE_REBUILD:
+                                    misses, peek_line = 0, known_names_peek(known)
                         if peeked is not None:
                             t = peeked.t
                             if known[peeked.item.name]:  # a listing or removal of a name kept
