@@ -25,14 +25,16 @@ import shutil
 import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import length_hint
 from pathlib import Path
-from typing import IO, Any, Literal, NamedTuple, cast
+from typing import IO, Any, NamedTuple, cast
 
 import msgspec
 from zlib_ng import zlib_ng
 
 from .._errors import ConfigError
 from ..client import FeedConnected, FeedDisconnected, FeedEvent
+from ._feedpeek import MISSES_BEFORE_REBUILD, Peeked, known_names_peek, no_peek, peek_any
 from ._feedrecord import feed_fields, feed_state
 
 __all__ = [
@@ -452,23 +454,6 @@ RUN_MAX = 1024
 :class:`UnwatchedRun`)."""
 
 
-class _PeekedItem(msgspec.Struct, gc=False):
-    name: str
-
-
-class _Peeked(msgspec.Struct, gc=False):
-    """What tells a feed listing or removal of an unwatched name: the rest of its line is
-    only checked to be JSON (msgspec skips a value checking its syntax, without building
-    it). Any other line fails to decode as one (a connection marker, a missing name) and
-    goes the usual way."""
-
-    t: float
-    k: Literal["feed"]
-    ev: Literal["new", "update", "removed"]
-    item: _PeekedItem
-
-
-_PEEK = msgspec.json.Decoder(_Peeked).decode
 _decode_json = msgspec.json.Decoder().decode
 _INFLATE_ERROR = cast(type[Exception], zlib_ng.error)  # (its stub types it as an instance)
 
@@ -534,61 +519,74 @@ class RecordReader(Iterator[Record]):
         if not segments:
             raise RecordingError("the recording has no segments", location=str(root))
         last = float("-inf")
-        peekable, known, peek_line = "feed" in kinds, self._watched, _PEEK
-        skip, in_row, made = self.skipped.append, 0, Record
+        peekable, known = "feed" in kinds, self._watched
+        peek_line: Callable[[bytes], Peeked] = no_peek
+        peeked: Peeked | None
+        skipped, made, misses, left = self.skipped, Record, 0, RUN_MAX
         for path in segments:
             # _read_segment's loop, inlined: one generator fewer per record (a feed hour is
             # 1.5 million of them)
             name, first, line_number = str(path), True, 0
+            # No line is skipped before the segment's first record (its head) is read: the
+            # time of the one before is put back then (one check fewer per skipped line)
+            before, last = last, float("inf")
             for lines in _chunks(path):
                 peek = peekable and self.watched is not None
                 # Hot: 1.5 million lines an hour, most of them feed events of names not
                 # watched; per such line one msgspec look and the checks, nothing more
-                for number, line in enumerate(lines, line_number + 1):
+                # (a line's number is worked out only for a record: from what is left)
+                unread, after = iter(lines), line_number + len(lines)
+                for line in unread:
                     if peek:
                         # (no look for "feed" first: a record's "k" comes second, so any
                         # other record fails at once, and the search cost a fifth as much
                         # as the look itself on each of the feed's lines)
                         try:
                             peeked = peek_line(line)
-                        except (msgspec.MsgspecError, RecursionError):
-                            pass  # not what a quick look can vouch for: the usual way says why
-                        else:
-                            t, item_name = peeked.t, peeked.item.name
-                            watched = known.get(item_name)
-                            if watched is None:
-                                watched = self._watch(item_name)
-                            if (
-                                not watched
-                                and t >= last
-                                and not first
-                                # UTF-8, as json.loads wants it: msgspec skips a string
-                                # without looking into it
-                                and (line.isascii() or _utf8(line))
-                            ):
-                                last = t
-                                skip(t)
-                                in_row += 1
-                                if in_row == RUN_MAX:
-                                    in_row = 0
-                                    yield Record(t, "feed", _RUN, f"{name}:{number}")
-                                continue
-                            if watched:  # a listing or removal of a name kept
+                        except (ValueError, RecursionError):  # (UnicodeDecodeError too)
+                            peeked = peek_any(line)  # a name not in peek_line's, or no look
+                            if peeked is not None:
+                                if peeked.item.name not in known:
+                                    self._watch(peeked.item.name)
+                                misses += 1
+                                if misses == MISSES_BEFORE_REBUILD:
+                                    misses, peek_line = 0, known_names_peek(known)
+                        if peeked is not None:
+                            t = peeked.t
+                            if known[peeked.item.name]:  # a listing or removal of a name kept
                                 made = WatchedRecord
-                    record = _parse_line(line, f"{name}:{number}", kinds, made)
+                            elif t >= last:
+                                # UTF-8, as json.loads wants it (msgspec skips a string
+                                # without looking into it); decoded here, not in a call: a
+                                # third of the feed's lines have a ™ or a ★
+                                try:
+                                    line.isascii() or line.decode("utf-8", "surrogatepass")
+                                except UnicodeDecodeError:
+                                    pass  # the usual way says why
+                                else:
+                                    last = t
+                                    skipped.append(t)
+                                    left -= 1
+                                    if not left:
+                                        left = RUN_MAX
+                                        where = f"{name}:{after - length_hint(unread)}"
+                                        yield Record(t, "feed", _RUN, where)
+                                    continue
+                    where = f"{name}:{after - length_hint(unread)}"
+                    record = _parse_line(line, where, kinds, made)
                     made = Record
-                    if first and record.k != "head":
-                        raise RecordingError(
-                            "a segment must start with a head record", location=record.where
-                        )
-                    first = False
+                    if first:
+                        if record.k != "head":
+                            raise RecordingError(
+                                "a segment must start with a head record", location=where
+                            )
+                        first, last = False, before
                     if record.t < last:
                         raise RecordingError(
-                            f"time runs backwards ({record.t} after {last})",
-                            location=record.where,
+                            f"time runs backwards ({record.t} after {last})", location=where
                         )
                     last = record.t
-                    in_row = 0
+                    left = RUN_MAX
                     yield record
                 line_number += len(lines)
             if first:
@@ -602,14 +600,6 @@ class RecordReader(Iterator[Record]):
 
 
 _RUN = cast(Mapping[str, Any], UnwatchedRun())
-
-
-def _utf8(line: bytes) -> bool:
-    try:
-        line.decode("utf-8", "surrogatepass")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _read_segment(path: Path, kinds: frozenset[str] = KINDS) -> Iterator[Record]:
@@ -695,7 +685,8 @@ def _parse_line(
         raise RecordingError("a record must be a JSON object", location=where)
     t = value.pop("t", None)
     kind = value.pop("k", None)
-    if not isinstance(t, int | float) or isinstance(t, bool):
+    # (a float's the usual time: one type check; `int | float` would be made per line)
+    if type(t) is not float and (not isinstance(t, _NUMBER) or isinstance(t, bool)):
         raise RecordingError("missing or non-numeric time", location=where, field="t")
     if kind not in kinds:
         raise RecordingError(
@@ -704,7 +695,13 @@ def _parse_line(
             location=where,
             field="k",
         )
-    return made(float(t), kind, value, where)
+    # (tuple's own constructor: a named tuple's __new__ is a Python frame, ~1,000
+    # instructions of the ~20,000 a feed line's parse costs)
+    return _new_tuple(made, (float(t), kind, value, where))
+
+
+_NUMBER = (int, float)
+_new_tuple = tuple.__new__
 
 
 def _json_loads(line: bytes, where: str) -> Any:

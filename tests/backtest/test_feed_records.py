@@ -508,6 +508,7 @@ async def test_unwatched_feed_records_replay_as_when_built(tmp_path: Path) -> No
         (b'{"item_id":"9","name":"%s","price":1,"float":[1,}', r":\d+: not a JSON record"),
         (b'{"item_id":"9","name":"%s","price":1,"x":"\xff"}', r": not a JSON record"),
         (b'{"item_id":"9","name":"%s","price":1}} trailing', r":\d+: not a JSON record"),
+        (b'{"item_id":"9","name":"%s\xff","price":1}', r": not a JSON record"),
     ],
 )
 async def test_a_damaged_line_of_an_unwatched_name_still_names_its_place(
