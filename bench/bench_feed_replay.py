@@ -20,10 +20,12 @@ CPU seconds (the machine is shared: wall time mostly measures the others' load):
 
     python bench/bench_feed_replay.py [--minutes 15] [--size 100000] [--keep DIR]
 
-(c) also says where its time went: the engine's steps (the searches confirming feed
-listings for rules the feed cannot judge, the snapshot and audits), its handling of the
-feed's events (Engine.on_feed_event: FeedWatch, the one decision path, the audit book,
-the confirm queue), and the rest, the replay (reading, the market, the driver).
+(c') says where (c)'s time went, from a second run with a timer around each of the
+engine's steps (the searches confirming feed listings for rules the feed cannot judge, the
+snapshot and audits) and each of its feed events (Engine.on_feed_event: FeedWatch, the one
+decision path, the audit book, the confirm queue); the rest is the replay (reading, the
+market, the driver). The timers cost 0.7-1.5 s an hour, so (c) itself runs without them
+(until session 12, (c) was the timed run: its earlier figures below include them).
 
 Last measured (2026-11-28, session 8, 2 shared cores, CPython 3.11; rules.example.yaml
 watches ~24% of the events). (b) and (c) hand the market the reader itself (no cut: the
@@ -253,23 +255,12 @@ def main() -> None:
         f"(b) replay market alone: {market_s:.2f} s CPU ({feed / market_s:,.0f} feed events/s;"
         f" {taken:,} events of watched names handed over); (b)/(a) {market_s / read_s:.2f}"
     )
-    spent: dict[str, float] = {}
-    _timed(spent)
-    spent.clear()
     with_feed, run, print_on = engine_run(directory, end, "auto")
-    steps, events = spent.get("step", 0.0), spent.get("on_feed_event", 0.0)
     print(
         f"(c) engine with the feed: {with_feed:.2f} s CPU: {seconds / with_feed:,.0f}x real time "
         f"(target 300x), {feed / with_feed:,.0f} feed events/s, "
         f"{with_feed / feed * 1e6:.1f} us per feed event; {run.searches} searches, "  # type: ignore[attr-defined]
         f"{run.snapshots} snapshots, feed {run.feed}; fingerprint {print_on[:16]}"  # type: ignore[attr-defined]
-    )
-    replay = with_feed - steps - events
-    print(
-        f"    of which the engine's steps (searches, snapshots, audits) {steps:.2f} s, its feed "
-        f"events {events:.2f} s ({events / max(1, taken) * 1e6:.1f} us per watched event), "
-        f"the replay (reading, market, driver) {replay:.2f} s ({replay / feed * 1e6:.1f} us "
-        f"per feed event); without the steps: {seconds / (events + replay):,.0f}x real time"
     )
     without, run, print_off = engine_run(directory, end, "off")
     print(
@@ -280,6 +271,19 @@ def main() -> None:
     print(
         f"    ratio (c)/(d) {with_feed / without:.2f}; the feed's own cost (c)-(d): "
         f"{(with_feed - without) / feed * 1e6:.1f} us per feed event"
+    )
+    # Where (c)'s time goes, from a second run with a timer around each step and feed
+    # event: ~800,000 process_time() calls an hour add 0.7-1.5 s, so (c) itself is untimed.
+    spent: dict[str, float] = {}
+    _timed(spent)
+    timed, _, _ = engine_run(directory, end, "auto")
+    steps, events = spent.get("step", 0.0), spent.get("on_feed_event", 0.0)
+    replay = timed - steps - events
+    print(
+        f"(c') where (c) goes, a run with timers ({timed:.2f} s): the engine's steps "
+        f"(searches, snapshots, audits) {steps:.2f} s, its feed events {events:.2f} s "
+        f"({events / max(1, taken) * 1e6:.1f} us per watched event), the replay (reading, "
+        f"market, driver) {replay:.2f} s ({replay / feed * 1e6:.1f} us per feed event)"
     )
 
 
