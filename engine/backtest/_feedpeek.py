@@ -9,7 +9,14 @@ from typing import Any, Literal, cast
 
 import msgspec
 
-__all__ = ["MISSES_BEFORE_REBUILD", "Peeked", "known_names_peek", "no_peek", "peek_any"]
+__all__ = [
+    "MISSES_BEFORE_REBUILD",
+    "Peeked",
+    "known_names_peek",
+    "misses_before_rebuild",
+    "no_peek",
+    "peek_any",
+]
 
 _LISTING_EVENT = Literal["new", "update", "removed"]
 
@@ -33,7 +40,15 @@ class Peeked(msgspec.Struct, gc=False):
 _PEEK = msgspec.json.Decoder(Peeked).decode
 MISSES_BEFORE_REBUILD = 256
 """Lines of names learnt since :func:`known_names_peek` last made the look (each looked
-at twice, ~2 us more) after which it is made again (~1.2 ms for 1,300 names)."""
+at twice, ~2 us more) after which it is made again (~1.2 ms for 1,300 names), at least."""
+
+
+def misses_before_rebuild(names: int) -> int:
+    """The misses after which the look of ``names`` known names is made again: a making
+    costs ~1 us a name, so with a long tail of new names (a real market has tens of
+    thousands) a fixed count would cost the square of the names; a quarter of them keeps
+    each miss's share of a making near 4 us."""
+    return max(MISSES_BEFORE_REBUILD, names // 4)
 
 
 def peek_any(line: bytes) -> Peeked | None:

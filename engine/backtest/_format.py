@@ -34,7 +34,7 @@ from zlib_ng import zlib_ng
 
 from .._errors import ConfigError
 from ..client import FeedConnected, FeedDisconnected, FeedEvent
-from ._feedpeek import MISSES_BEFORE_REBUILD, Peeked, known_names_peek, no_peek, peek_any
+from ._feedpeek import Peeked, known_names_peek, misses_before_rebuild, no_peek, peek_any
 from ._feedrecord import feed_fields, feed_state
 
 __all__ = [
@@ -523,6 +523,7 @@ class RecordReader(Iterator[Record]):
         peek_line: Callable[[bytes], Peeked] = no_peek
         peeked: Peeked | None
         skipped, made, misses, left = self.skipped, Record, 0, RUN_MAX
+        rebuild_after = misses_before_rebuild(0)
         for path in segments:
             # _read_segment's loop, inlined: one generator fewer per record (a feed hour is
             # 1.5 million of them)
@@ -549,8 +550,9 @@ class RecordReader(Iterator[Record]):
                                 if peeked.item.name not in known:
                                     self._watch(peeked.item.name)
                                 misses += 1
-                                if misses == MISSES_BEFORE_REBUILD:
+                                if misses == rebuild_after:
                                     misses, peek_line = 0, known_names_peek(known)
+                                    rebuild_after = misses_before_rebuild(len(known))
                         if peeked is not None:
                             t = peeked.t
                             if known[peeked.item.name]:  # a listing or removal of a name kept

@@ -366,7 +366,8 @@ class ReplayMarket:
     def _looked(self, name: str, at: int) -> None:
         """An answer looked at ``name``'s listings up to position ``at`` (as :meth:`ranked`
         gives them: a name in :attr:`_reach` has no changes pending)."""
-        if name in self._stale:  # (never: answers read the name by ranked() first)
+        if name in self._stale:  # (answers read it by ranked() first; a caller that did
+            # not would leave a name in _reach with changes pending: its bisects would lie)
             self.ranked(name)
         reach = self._reach.get(name)
         self._reach[name] = at if reach is None else max(reach, at)

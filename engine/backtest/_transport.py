@@ -421,7 +421,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         """:meth:`_name_part` with ``include_hold`` (the name's first 50 listings, locked
         or not), patched from the name's last part: a changed name mostly changed in one
         or two of its 50 listings. A listing whose place in the name's sorted listings
-        (:attr:`ReplayMarket.by_name`) is the same object as in the last part is the same
+        (:meth:`ReplayMarket.ranked`) is the same object as in the last part is the same
         listing at the same price, with the same lock (a listing's ``unlock_at`` is set
         when it is added, and a new one gets a new place): its entry is kept unless its
         details are another object now. Made anew when the name's reference changed or

@@ -19,6 +19,7 @@ from engine.metrics import EngineMetrics
 from engine.models import FeedListing, FeedRemoval
 from engine.rules import Compiled, Criterion, RuleContext, evaluate
 from engine.sandbox import Sandbox
+from engine.sandbox._catalogue import CatalogueItem
 from engine.sandbox._feed import listing_payload, removed_payload
 from engine.sandbox._market import Listing as SandboxListing
 from engine.sandbox._market import PlacedSticker
@@ -156,16 +157,26 @@ async def test_a_listing_no_rule_passes_costs_no_ledger_read_and_keeps_its_skip_
     assert purchase.item_id == str(deal.item_id)
 
 
-async def test_a_rule_reading_sticker_wear_confirms_with_one_search_first(
-    clock: VirtualClock,
-) -> None:
+def _sticker_wear_rule(clock: VirtualClock) -> tuple[Sandbox, CatalogueItem, str]:
+    """A quiet sandbox, an item that takes stickers, and a rule reading their wear (which
+    the feed does not tell: its listings are confirmed by a search)."""
     sandbox = quiet_sandbox(clock)
     item = next(
         i
         for i in sandbox.market.items
         if i.takes_stickers and not i.phases and 5_000 < i.reference < 150_000
     )
-    rules = rules_text(item.name, rule_extra="    stickers: {min_count: 1, max_wear: 0.5}")
+    return (
+        sandbox,
+        item,
+        rules_text(item.name, rule_extra="    stickers: {min_count: 1, max_wear: 0.5}"),
+    )
+
+
+async def test_a_rule_reading_sticker_wear_confirms_with_one_search_first(
+    clock: VirtualClock,
+) -> None:
+    sandbox, item, rules = _sticker_wear_rule(clock)
     async with rig(clock, sandbox, rules, settings=SETTINGS) as r:
         engine = feed_on(r)
         await engine.start()
@@ -390,13 +401,7 @@ async def test_a_deal_listed_just_before_a_reconnection_is_bought_within_seconds
 async def test_the_next_due_time_follows_the_feed_between_steps(clock: VirtualClock) -> None:
     # A backtest's driver asks next_due() after every feed event, and it is kept until a
     # step or a wake: a flag or a lost feed must still make the search or the snapshot due.
-    sandbox = quiet_sandbox(clock)
-    item = next(
-        i
-        for i in sandbox.market.items
-        if i.takes_stickers and not i.phases and 5_000 < i.reference < 150_000
-    )
-    rules = rules_text(item.name, rule_extra="    stickers: {min_count: 1, max_wear: 0.5}")
+    sandbox, item, rules = _sticker_wear_rule(clock)
     async with rig(clock, sandbox, rules, settings=SETTINGS) as r:
         engine = feed_on(r)
 
