@@ -115,6 +115,25 @@ reader ~3.5 s (per unwatched line the msgspec look ~0.4 us, the split, the name 
 and UTF-8 check), the client model of each watched event (~2 us: pydantic's floor for
 its ~26 fields), the market's dict bookkeeping per event. Tried, no gain: holding
 turned-down events per pattern for the skip counts; gc.freeze for the replay.
+
+Session 12 (2026-11-28, main fef148f -> the merge of s12-read, s12-market, s12-engine,
+s12-driver; each profiled first with py-spy, steps decided by cachegrind instruction
+counts). The reader's look gives back the known names' own str (a msgspec Literal of
+them, made again as names are learnt) and does less per skipped line; a name no answer
+looked at since its last change keeps its changes pending and is sorted when read (of
+262,944 listing events and 133,798 removals an hour, 787 touch a name an answer had
+looked at); the journal and the pending notes stay bounded; a feed event's skip counts
+go by an int slot per (rule, kind); one lookup per name for its rules, ceiling and judge,
+and an event handled by a plain call unless it goes on to a decision; Engine.next_due()
+kept until the next step or wake (asked 396,206 times an hour, changed 320 times). Same
+fingerprints. (c) without timers (/work/s9/feedprof.py), alternated 3x at load 0.8-0.9:
+main 13.41 / 13.04 / 13.18 s -> 11.01 / 11.22 / 11.29 s CPU (~270x -> ~325x). All four
+here at load ~1: (a) 4.15 s, (b) 5.10 s, (c) 10.49 s: **343x real time, the 300x target
+met**; (c') with timers 11.23 s (steps 0.80 s, feed events 2.55 s = 6.4 us per watched
+event, the replay 7.88 s = 4.8 us per feed event); (d) 21.87 s. Each branch alone kept
+the fingerprint, but the driver's /v1/prices read from by_name and the market's lazy
+lists together changed it (a name's stale list): the walk over the listings is back
+(tests/backtest/test_lazy_ranks.py now holds the lists to the listings).
 """
 
 from __future__ import annotations
