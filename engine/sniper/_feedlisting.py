@@ -164,23 +164,19 @@ class FeedListings:
         # path to a purchase.
         if judge is not None:  # each rule's checks run once, for the verdict and counts
             found = judge(subject, view, context)
-            if found is not None and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
-                engine.status.skipped_found(rules, found, subject, view, context)
-                if shown is not None:  # (_unbought, inline: once per event)
-                    self._drop_candidate(listing)
-                elif confirming:
-                    self._maybe_confirm(listing, view, confirming, context, now)
-                return None
+            turned_down = found is not None
         else:
+            found = None
             passed: list[object] = []
             plan(subject, view, context, passed.append)  # scan's first pass, for one listing
-            if not passed and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
+            turned_down = not passed
+        if turned_down and not _ENGINE_LOG.isEnabledFor(logging.DEBUG):
+            if found is not None:
+                engine.status.skipped_found(rules, found, subject, view, context)
+            else:
                 engine.status.skipped_pairs(rules, subject, view, context)
-                if shown is not None:  # (_unbought, inline: once per event)
-                    self._drop_candidate(listing)
-                elif confirming:
-                    self._maybe_confirm(listing, view, confirming, context, now)
-                return None
+            self._unbought(listing, shown, view, confirming, context, now)
+            return None
         return self._decide(listing, shown, subject, view, confirming, now)
 
     async def _decide(

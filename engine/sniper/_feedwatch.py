@@ -373,16 +373,9 @@ class FeedWatch(FeedListings):
                 self._skipped([(gone, REMOVED)])
                 self._unflag(gone.listing.name)
             name = removal.name
-            if self._cheap_tier:
-                if name is None:
-                    watched = True  # (the book knows its name if it was told)
-                else:  # _name's, without its call when known (as _listing looks)
-                    named = (
-                        self._names.get(name) if self._confirms_of is self.engine.ruleset else None
-                    )
-                    watched = bool(named if named is not None else self._name(name))
-                if watched:
-                    self.book.told(name, removal.item_id, None, "removed", now)
+            # (a removal without a name: the book knows its name if it was told)
+            if self._cheap_tier and (name is None or self._name(name)):
+                self.book.told(name, removal.item_id, None, "removed", now)
         elif isinstance(event, FeedConnected):
             self._connected(event)
         elif isinstance(event, FeedDisconnected):
