@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from engine._plugins import make_plugin_host
+from engine._slots import slots_maker
 from engine.backtest import (
     BacktestOptions,
     RecordingError,
@@ -29,7 +30,7 @@ from engine.backtest import (
     recording_span,
     run_backtest,
 )
-from engine.backtest._feedrecord import _slot_setters, feed_fields
+from engine.backtest._feedrecord import feed_fields
 from engine.backtest._format import RUN_MAX, UnwatchedRun, WatchedRecord
 from engine.backtest._synthetic import record_sandbox_market
 from engine.client import FeedConnected, FeedEvent, FeedListingEvent
@@ -145,7 +146,7 @@ def test_a_read_back_event_is_as_equal_and_immutable_as_the_clients(tmp_path: Pa
 
 def test_the_events_fields_are_the_ones_the_replay_fills() -> None:
     with pytest.raises(TypeError, match="FeedListingEvent's fields are not"):
-        _slot_setters(FeedListingEvent, "listing", "kind", "received_at", "generation")
+        slots_maker(FeedListingEvent, ("listing", "kind", "received_at", "generation"))
 
 
 def test_before_the_first_snapshot_only_the_connection_is_kept(tmp_path: Path) -> None:
