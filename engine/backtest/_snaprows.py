@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from itertools import compress
 from typing import TYPE_CHECKING, Any
 
-from ._ranked import rank, resort, unsort
+from ._ranked import rank, resort
 
 if TYPE_CHECKING:
     from ._market import ReplayMarket
@@ -65,36 +65,14 @@ def apply_diff(market: ReplayMarket, body: Mapping[str, Any]) -> None:
 
 
 def delete_ids(market: ReplayMarket, removed: list[str]) -> None:
-    """The listings a diff removes (:meth:`ReplayMarket._remove` inline): the feed has
-    removed most of them already."""
-    listings, by_name, gone, prices = market.listings, market.by_name, market._gone, market._prices
-    details, candidates, counters = market.details, market._candidates, market.counters
-    journal, changed, reach, defer = market.journal, market._changed, market._reach, market._defer
-    held = [*filter(listings.__contains__, removed)]
-    if gone:  # (a listing gone is never held: the others' discard, as one pass)
-        gone.difference_update(removed)
+    """The listings a diff removes (not sales): the feed has removed most of them already,
+    so only the ones held are looked at."""
+    held = [*filter(market.listings.__contains__, removed)]
+    if market._gone:  # (a listing gone is never held: the others' discard, as one pass)
+        market._gone.difference_update(removed)
+    remove = market._remove
     for item_id in held:
-        row = listings.pop(item_id, None)
-        if row is None:  # (the id twice)
-            continue
-        name = row[0]
-        if name in reach:
-            changed(name, unsort(by_name, prices, name, row[1], item_id))
-        else:
-            defer(name, item_id, row[1], None)
-        if journal is not None:
-            if journal.get(item_id) is True:  # (no served answer held it)
-                del journal[item_id]
-            else:
-                journal[item_id] = None
-            del market._order[item_id]
-        if details:
-            details.pop(item_id, None)
-        if item_id in candidates:
-            candidates.discard(item_id)
-            counters.unseen_candidates += 1
-            unseen = counters.unseen_by_name
-            unseen[name] = unseen.get(name, 0) + 1
+        remove(item_id, gone=False)
 
 
 def add_rows(market: ReplayMarket, rows: Mapping[str, list[Any]]) -> None:
