@@ -82,11 +82,7 @@ def rank(
         prices_by_name[name] = array("q", (price,))
         by_name[name] = [(price, item_id)]
         return 0
-    prices = prices_by_name[name]
-    at = place(ranked, prices, price, item_id)
-    prices.insert(at, price)
-    ranked.insert(at, (price, item_id))
-    return at
+    return _put(ranked, prices_by_name[name], price, item_id)
 
 
 def unsort(
@@ -98,10 +94,7 @@ def unsort(
 ) -> int:
     """Take a listing out of its name's sorted listings; returns where it was."""
     ranked = by_name[name]
-    prices = prices_by_name[name]
-    at = find(ranked, prices, price, item_id)
-    del ranked[at]
-    del prices[at]
+    at = _take(ranked, prices_by_name[name], price, item_id)
     if not ranked:
         del by_name[name]
         del prices_by_name[name]
@@ -110,13 +103,25 @@ def unsort(
 
 def resort(ranked: Ranked, prices: Prices, old: int, price: int, item_id: str) -> int:
     """Move a repriced listing to its place; returns the first position that changed."""
-    was = find(ranked, prices, old, item_id)
-    del ranked[was]
-    del prices[was]
+    was = _take(ranked, prices, old, item_id)
+    at = _put(ranked, prices, price, item_id)
+    return at if at < was else was  # (min without its call: once per repricing)
+
+
+def _put(ranked: Ranked, prices: Prices, price: int, item_id: str) -> int:
+    """Insert ``(price, item_id)`` at its place; returns where."""
     at = place(ranked, prices, price, item_id)
     prices.insert(at, price)
     ranked.insert(at, (price, item_id))
-    return at if at < was else was  # (min without its call: once per repricing)
+    return at
+
+
+def _take(ranked: Ranked, prices: Prices, price: int, item_id: str) -> int:
+    """Delete ``(price, item_id)``, which is in ``ranked``; returns where it was."""
+    at = find(ranked, prices, price, item_id)
+    del ranked[at]
+    del prices[at]
+    return at
 
 
 def settle(
@@ -136,15 +141,10 @@ def settle(
     if len(pending) * 16 < len(ranked):
         for item_id, old in pending.items():
             if old is not None:
-                at = find(ranked, prices, old, item_id)
-                del ranked[at]
-                del prices[at]
+                _take(ranked, prices, old, item_id)
             row = listings.get(item_id)
             if row is not None and row[0] == name:
-                price = row[1]
-                at = place(ranked, prices, price, item_id)
-                prices.insert(at, price)
-                ranked.insert(at, (price, item_id))
+                _put(ranked, prices, row[1], item_id)
     else:
         untouched = map(not_, map(pending.__contains__, map(_ITEM_ID, ranked)))
         ranked = list(compress(ranked, untouched))
