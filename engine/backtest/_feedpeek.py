@@ -72,7 +72,7 @@ def known_names_peek(known: Mapping[str, bool]) -> Callable[[bytes], Peeked]:
     if not known:
         return no_peek
     names = cast(Any, Literal)[tuple(known)]
-    item = msgspec.defstruct("_KnownItem", [("name", names)], gc=False)
-    fields = [("t", float), ("k", Literal["feed"]), ("ev", _LISTING_EVENT), ("item", item)]
-    peeked = msgspec.defstruct("_KnownPeeked", fields, gc=False)
+    # Peeked, its item's name one of these (subclasses: the same fields, one retyped)
+    item = msgspec.defstruct("_KnownItem", [("name", names)], bases=(_PeekedItem,), gc=False)
+    peeked = msgspec.defstruct("_KnownPeeked", [("item", item)], bases=(Peeked,), gc=False)
     return cast(Callable[[bytes], Peeked], msgspec.json.Decoder(peeked).decode)
